@@ -1,0 +1,105 @@
+package queen.server;
+
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+/** The {@code queen} command line. */
+@Command(
+    name = "queen",
+    mixinStandardHelpOptions = true,
+    versionProvider = Main.Version.class,
+    description = "Queen for the JVM: a PostgreSQL-backed message broker.",
+    subcommands = {Main.Serve.class, CommandLine.HelpCommand.class},
+    footer = {"", "The ./queen launcher also runs the test suite: ./queen test"})
+public final class Main implements Runnable {
+  @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+  public static void main(String[] args) {
+    System.exit(new CommandLine(new Main()).execute(args));
+  }
+
+  @Override
+  public void run() {
+    throw new CommandLine.ParameterException(spec.commandLine(), "Missing subcommand");
+  }
+
+  /** {@code queen serve}. */
+  @Command(
+      name = "serve",
+      mixinStandardHelpOptions = true,
+      description = "Start the broker against PostgreSQL (migrating its schema first).",
+      footer = {
+        "",
+        "Environment:",
+        "  PORT            port to listen on (default 6632)",
+        "  HOST            address to listen on (default 0.0.0.0)",
+        "  PG_HOST         PostgreSQL host (default localhost)",
+        "  PG_PORT         PostgreSQL port (default 5432)",
+        "  PG_USER         PostgreSQL user (default postgres)",
+        "  PG_PASSWORD     PostgreSQL password (default empty)",
+        "  PG_DB           PostgreSQL database (default postgres)",
+        "  DB_POOL_SIZE    most connections the broker opens (default 20)",
+        "  MAX_BODY_BYTES  largest request body accepted (default 67108864)",
+        "",
+        "Stops cleanly on SIGTERM or Ctrl-C."
+      })
+  static final class Serve implements Callable<Integer> {
+    private static final Logger log = LoggerFactory.getLogger("queen");
+
+    @Override
+    public Integer call() throws InterruptedException {
+      BrokerConfig config;
+      try {
+        config = BrokerConfig.fromEnv(System.getenv());
+      } catch (BrokerConfig.InvalidConfigException e) {
+        System.err.println("queen: " + e.getMessage());
+        return 2;
+      }
+      Broker broker;
+      try {
+        broker = Broker.start(config);
+      } catch (RuntimeException e) {
+        log.error("cannot start against {}: {}", config.db().describe(), rootMessage(e));
+        return 1;
+      }
+      log.info(
+          "Queen {} listening on http://{}:{} using database {}",
+          Broker.version(),
+          config.host(),
+          broker.port(),
+          config.db().describe());
+      CountDownLatch stopped = new CountDownLatch(1);
+      Runtime.getRuntime()
+          .addShutdownHook(
+              new Thread(
+                  () -> {
+                    broker.close();
+                    log.info("Queen stopped");
+                    stopped.countDown();
+                  },
+                  "queen-shutdown"));
+      stopped.await();
+      return 0;
+    }
+
+    private static String rootMessage(Throwable e) {
+      Throwable t = e;
+      while (t.getCause() != null) {
+        t = t.getCause();
+      }
+      return t.getMessage() == null ? t.toString() : t.getMessage();
+    }
+  }
+
+  /** Reads the version from the jar manifest. */
+  static final class Version implements CommandLine.IVersionProvider {
+    @Override
+    public String[] getVersion() {
+      return new String[] {"queen " + Broker.version()};
+    }
+  }
+}

@@ -1,0 +1,11 @@
+package queen.server.ack;
+
+import java.util.UUID;
+
+/**
+ * One acknowledgement as received.
+ *
+ * @param leaseId as sent: null or empty skips the lease check; anything else must name a live
+ *     lease
+ */
+public record AckRequest(UUID partitionId, String transactionId, String status, String leaseId) {}

@@ -1,0 +1,61 @@
+package queen.server.ack;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.UUID;
+import queen.server.store.AckItem;
+import queen.server.store.AckOutcome;
+import queen.server.store.AckStore;
+
+/**
+ * Applies acknowledgements. A lease id that is not even a UUID cannot name a live lease: it is
+ * refused here, per item, like any stale lease, without a database round trip.
+ */
+public final class AckService {
+  static final String INVALID_LEASE = "Invalid or expired lease";
+
+  private final AckStore store;
+
+  public AckService(AckStore store) {
+    this.store = store;
+  }
+
+  /** Acks for one consumer group; outcomes in input order. */
+  public List<AckOutcome> ack(String group, List<AckRequest> requests) {
+    AckOutcome[] out = new AckOutcome[requests.size()];
+    List<AckItem> items = new ArrayList<>(requests.size());
+    List<Integer> positions = new ArrayList<>(requests.size());
+    for (int i = 0; i < requests.size(); i++) {
+      AckRequest r = requests.get(i);
+      UUID lease = null;
+      if (r.leaseId() != null && !r.leaseId().isEmpty()) {
+        lease = parseUuid(r.leaseId());
+        if (lease == null) {
+          out[i] = new AckOutcome(i, false, INVALID_LEASE, null, null, false, false);
+          continue;
+        }
+      }
+      items.add(new AckItem(r.partitionId(), r.transactionId(), lease, r.status()));
+      positions.add(i);
+    }
+    if (!items.isEmpty()) {
+      for (AckOutcome o : store.ack(group, items)) {
+        int i = positions.get(o.index());
+        out[i] =
+            new AckOutcome(
+                i, o.success(), o.error(), o.queueName(), o.partitionName(), o.leaseReleased(),
+                o.dlq());
+      }
+    }
+    return Arrays.asList(out);
+  }
+
+  private static UUID parseUuid(String s) {
+    try {
+      return UUID.fromString(s);
+    } catch (IllegalArgumentException e) {
+      return null;
+    }
+  }
+}

@@ -1,0 +1,63 @@
+package queen.server.codec;
+
+import java.util.Arrays;
+import java.util.Objects;
+import java.util.UUID;
+
+/**
+ * One message inside a segment blob.
+ *
+ * <p>The offset of a frame is not stored: it is the segment's base offset plus the frame's
+ * position, which is why a segment must hold consecutive offsets.
+ *
+ * @param messageId UUIDv7 assigned by the broker at push time
+ * @param transactionId the producer's idempotency key, verbatim
+ * @param traceId optional trace id, or null
+ * @param producerSub the JWT subject of the producer, or null
+ * @param createdAtMicros broker time of the push, microseconds since the epoch
+ * @param flags {@link #FLAG_ENCRYPTED} or 0
+ * @param payload the message body as UTF-8 JSON bytes (encrypted when flagged)
+ */
+public record Frame(
+    UUID messageId,
+    String transactionId,
+    UUID traceId,
+    String producerSub,
+    long createdAtMicros,
+    int flags,
+    byte[] payload) {
+
+  /** The payload is encrypted at rest; the broker decrypts it before rendering. */
+  public static final int FLAG_ENCRYPTED = 1;
+
+  public Frame {
+    Objects.requireNonNull(messageId, "messageId");
+    Objects.requireNonNull(transactionId, "transactionId");
+    Objects.requireNonNull(payload, "payload");
+    if ((flags & ~FLAG_ENCRYPTED) != 0) {
+      throw new IllegalArgumentException("unknown frame flags: " + flags);
+    }
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof Frame f
+        && messageId.equals(f.messageId)
+        && transactionId.equals(f.transactionId)
+        && Objects.equals(traceId, f.traceId)
+        && Objects.equals(producerSub, f.producerSub)
+        && createdAtMicros == f.createdAtMicros
+        && flags == f.flags
+        && Arrays.equals(payload, f.payload);
+  }
+
+  @Override
+  public int hashCode() {
+    return Objects.hash(messageId, transactionId, createdAtMicros) * 31 + Arrays.hashCode(payload);
+  }
+
+  @Override
+  public String toString() {
+    return "Frame[" + messageId + ", " + transactionId + ", " + payload.length + " bytes]";
+  }
+}

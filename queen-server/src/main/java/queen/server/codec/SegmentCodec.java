@@ -1,0 +1,362 @@
+package queen.server.codec;
+
+import com.github.luben.zstd.Zstd;
+import com.github.luben.zstd.ZstdException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.UUID;
+import java.util.zip.CRC32C;
+
+/**
+ * Encodes the messages of one push to one partition into a segment blob, and back.
+ *
+ * <p>PostgreSQL never looks inside a blob: the broker builds it before the push transaction and
+ * slices it after the pop answered. Layout, version 1:
+ *
+ * <pre>
+ *   u8      version (1)
+ *   u8      body encoding: 0 = raw, 1 = zstd
+ *   varint  frame count
+ *   varint  raw body length
+ *   u32     CRC32C of the raw body
+ *   bytes   body (raw, or one zstd frame)
+ * </pre>
+ *
+ * A raw frame is: u8 bits (encrypted, has trace, has producer), 16-byte message id, varint-prefixed
+ * transaction id, optional 16-byte trace id, optional varint-prefixed producer, i64 created-at
+ * micros, varint-prefixed payload. The checksum covers the raw body so that corruption of an
+ * uncompressed blob is detected as surely as a zstd error: every decode failure is a {@link
+ * CorruptSegmentException}, never a wrong message.
+ */
+public final class SegmentCodec {
+  static final int VERSION = 1;
+  static final int BODY_RAW = 0;
+  static final int BODY_ZSTD = 1;
+  /** Bodies shorter than this are stored raw: zstd's frame overhead would not pay for itself. */
+  static final int COMPRESS_THRESHOLD = 128;
+  /** Fast level: pushes are latency-bound and payloads are usually small JSON. */
+  static final int ZSTD_LEVEL = 1;
+  /** Refuses to allocate for a corrupted header claiming an absurd size. */
+  static final int MAX_RAW_BYTES = 1 << 30;
+
+  private static final int BIT_ENCRYPTED = Frame.FLAG_ENCRYPTED;
+  private static final int BIT_TRACE = 2;
+  private static final int BIT_PRODUCER = 4;
+  private static final int MIN_FRAME_BYTES = 1 + 16 + 1 + 8 + 1;
+
+  private SegmentCodec() {}
+
+  /** Encodes frames (at least one) into a blob. */
+  public static byte[] encode(List<Frame> frames) {
+    if (frames.isEmpty()) {
+      throw new IllegalArgumentException("a segment holds at least one frame");
+    }
+    ByteWriter body = new ByteWriter(frames.size() * 64);
+    for (Frame f : frames) {
+      writeFrame(body, f);
+    }
+    byte[] raw = body.toArray();
+    int encoding = BODY_RAW;
+    byte[] stored = raw;
+    if (raw.length >= COMPRESS_THRESHOLD) {
+      byte[] packed = Zstd.compress(raw, ZSTD_LEVEL);
+      if (packed.length < raw.length) {
+        encoding = BODY_ZSTD;
+        stored = packed;
+      }
+    }
+    ByteWriter out = new ByteWriter(stored.length + 16);
+    out.u8(VERSION);
+    out.u8(encoding);
+    out.varint(frames.size());
+    out.varint(raw.length);
+    out.u32(crc32c(raw));
+    out.bytes(stored, 0, stored.length);
+    return out.toArray();
+  }
+
+  /** Decodes every frame of a blob. */
+  public static List<Frame> decode(byte[] blob) {
+    return decode(blob, 0, Integer.MAX_VALUE);
+  }
+
+  /**
+   * Decodes frames {@code [start, start + take)} of a blob, the slice a pop delivers. Frames before
+   * {@code start} are skipped without materialising them; {@code take} is capped by the count.
+   */
+  public static List<Frame> decode(byte[] blob, int start, int take) {
+    if (start < 0 || take < 0) {
+      throw new IllegalArgumentException("negative slice: " + start + "+" + take);
+    }
+    ByteReader header = new ByteReader(blob, 0, blob.length);
+    int version = header.u8();
+    if (version != VERSION) {
+      throw new CorruptSegmentException("unknown segment version " + version);
+    }
+    int encoding = header.u8();
+    int count = header.varintInt();
+    int rawLength = header.varintInt();
+    int crc = header.u32();
+    if (rawLength > MAX_RAW_BYTES || (long) count * MIN_FRAME_BYTES > rawLength || count == 0) {
+      throw new CorruptSegmentException(
+          "implausible segment header: " + count + " frames in " + rawLength + " bytes");
+    }
+    byte[] raw = body(blob, header.position(), encoding, rawLength);
+    if (crc32c(raw) != crc) {
+      throw new CorruptSegmentException("segment checksum mismatch");
+    }
+    ByteReader in = new ByteReader(raw, 0, raw.length);
+    int end = (int) Math.min((long) start + take, count);
+    List<Frame> frames = new ArrayList<>(Math.max(0, end - start));
+    for (int i = 0; i < count; i++) {
+      if (i >= start && i < end) {
+        frames.add(readFrame(in));
+      } else {
+        skipFrame(in);
+      }
+    }
+    if (in.remaining() != 0) {
+      throw new CorruptSegmentException(in.remaining() + " trailing bytes after the last frame");
+    }
+    return frames;
+  }
+
+  private static byte[] body(byte[] blob, int offset, int encoding, int rawLength) {
+    int storedLength = blob.length - offset;
+    switch (encoding) {
+      case BODY_RAW -> {
+        if (storedLength != rawLength) {
+          throw new CorruptSegmentException(
+              "raw body is " + storedLength + " bytes, header says " + rawLength);
+        }
+        return Arrays.copyOfRange(blob, offset, blob.length);
+      }
+      case BODY_ZSTD -> {
+        byte[] raw = new byte[rawLength];
+        try {
+          long n = Zstd.decompressByteArray(raw, 0, rawLength, blob, offset, storedLength);
+          if (Zstd.isError(n) || n != rawLength) {
+            throw new CorruptSegmentException(
+                "zstd body inflated to " + n + " bytes, header says " + rawLength);
+          }
+        } catch (ZstdException e) {
+          throw new CorruptSegmentException("zstd body cannot be decompressed", e);
+        }
+        return raw;
+      }
+      default -> throw new CorruptSegmentException("unknown body encoding " + encoding);
+    }
+  }
+
+  private static void writeFrame(ByteWriter out, Frame f) {
+    int bits = f.flags();
+    if (f.traceId() != null) {
+      bits |= BIT_TRACE;
+    }
+    if (f.producerSub() != null) {
+      bits |= BIT_PRODUCER;
+    }
+    out.u8(bits);
+    out.uuid(f.messageId());
+    out.string(f.transactionId());
+    if (f.traceId() != null) {
+      out.uuid(f.traceId());
+    }
+    if (f.producerSub() != null) {
+      out.string(f.producerSub());
+    }
+    out.i64(f.createdAtMicros());
+    out.varint(f.payload().length);
+    out.bytes(f.payload(), 0, f.payload().length);
+  }
+
+  private static Frame readFrame(ByteReader in) {
+    int bits = in.u8();
+    if ((bits & ~(BIT_ENCRYPTED | BIT_TRACE | BIT_PRODUCER)) != 0) {
+      throw new CorruptSegmentException("unknown frame bits " + bits);
+    }
+    UUID id = in.uuid();
+    String txn = in.string();
+    UUID trace = (bits & BIT_TRACE) != 0 ? in.uuid() : null;
+    String producer = (bits & BIT_PRODUCER) != 0 ? in.string() : null;
+    long created = in.i64();
+    byte[] payload = in.bytes(in.varintInt());
+    return new Frame(id, txn, trace, producer, created, bits & BIT_ENCRYPTED, payload);
+  }
+
+  private static void skipFrame(ByteReader in) {
+    int bits = in.u8();
+    in.skip(16);
+    in.skip(in.varintInt());
+    if ((bits & BIT_TRACE) != 0) {
+      in.skip(16);
+    }
+    if ((bits & BIT_PRODUCER) != 0) {
+      in.skip(in.varintInt());
+    }
+    in.skip(8);
+    in.skip(in.varintInt());
+  }
+
+  private static int crc32c(byte[] data) {
+    CRC32C crc = new CRC32C();
+    crc.update(data, 0, data.length);
+    return (int) crc.getValue();
+  }
+
+  /** Growable big-endian writer; the codec's only allocation per segment besides the result. */
+  private static final class ByteWriter {
+    private byte[] buf;
+    private int pos;
+
+    ByteWriter(int capacity) {
+      buf = new byte[Math.max(16, capacity)];
+    }
+
+    private void ensure(int extra) {
+      if (pos + extra > buf.length) {
+        buf = Arrays.copyOf(buf, Math.max(buf.length * 2, pos + extra));
+      }
+    }
+
+    void u8(int v) {
+      ensure(1);
+      buf[pos++] = (byte) v;
+    }
+
+    void u32(int v) {
+      ensure(4);
+      for (int shift = 24; shift >= 0; shift -= 8) {
+        buf[pos++] = (byte) (v >>> shift);
+      }
+    }
+
+    void i64(long v) {
+      ensure(8);
+      for (int shift = 56; shift >= 0; shift -= 8) {
+        buf[pos++] = (byte) (v >>> shift);
+      }
+    }
+
+    void varint(int v) {
+      ensure(5);
+      while ((v & ~0x7F) != 0) {
+        buf[pos++] = (byte) ((v & 0x7F) | 0x80);
+        v >>>= 7;
+      }
+      buf[pos++] = (byte) v;
+    }
+
+    void uuid(UUID u) {
+      i64(u.getMostSignificantBits());
+      i64(u.getLeastSignificantBits());
+    }
+
+    void string(String s) {
+      byte[] b = s.getBytes(StandardCharsets.UTF_8);
+      varint(b.length);
+      bytes(b, 0, b.length);
+    }
+
+    void bytes(byte[] b, int off, int len) {
+      ensure(len);
+      System.arraycopy(b, off, buf, pos, len);
+      pos += len;
+    }
+
+    byte[] toArray() {
+      return Arrays.copyOf(buf, pos);
+    }
+  }
+
+  /** Bounds-checked reader: running off the end is a corrupt segment, never an index error. */
+  private static final class ByteReader {
+    private final byte[] buf;
+    private final int limit;
+    private int pos;
+
+    ByteReader(byte[] buf, int offset, int limit) {
+      this.buf = buf;
+      this.pos = offset;
+      this.limit = limit;
+    }
+
+    int position() {
+      return pos;
+    }
+
+    int remaining() {
+      return limit - pos;
+    }
+
+    private void need(int n) {
+      if (n < 0 || n > limit - pos) {
+        throw new CorruptSegmentException("segment truncated: need " + n + " bytes at " + pos);
+      }
+    }
+
+    int u8() {
+      need(1);
+      return buf[pos++] & 0xFF;
+    }
+
+    int u32() {
+      need(4);
+      int v = 0;
+      for (int i = 0; i < 4; i++) {
+        v = (v << 8) | (buf[pos++] & 0xFF);
+      }
+      return v;
+    }
+
+    long i64() {
+      need(8);
+      long v = 0;
+      for (int i = 0; i < 8; i++) {
+        v = (v << 8) | (buf[pos++] & 0xFF);
+      }
+      return v;
+    }
+
+    int varintInt() {
+      int v = 0;
+      for (int shift = 0; shift < 35; shift += 7) {
+        int b = u8();
+        v |= (b & 0x7F) << shift;
+        if ((b & 0x80) == 0) {
+          if (v < 0) {
+            throw new CorruptSegmentException("negative length in segment");
+          }
+          return v;
+        }
+      }
+      throw new CorruptSegmentException("varint longer than 5 bytes");
+    }
+
+    UUID uuid() {
+      return new UUID(i64(), i64());
+    }
+
+    String string() {
+      int n = varintInt();
+      need(n);
+      String s = new String(buf, pos, n, StandardCharsets.UTF_8);
+      pos += n;
+      return s;
+    }
+
+    byte[] bytes(int n) {
+      need(n);
+      byte[] b = Arrays.copyOfRange(buf, pos, pos + n);
+      pos += n;
+      return b;
+    }
+
+    void skip(int n) {
+      need(n);
+      pos += n;
+    }
+  }
+}

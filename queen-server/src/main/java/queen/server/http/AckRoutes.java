@@ -1,0 +1,103 @@
+package queen.server.http;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.helidon.webserver.http.HttpRules;
+import io.helidon.webserver.http.HttpService;
+import java.util.ArrayList;
+import java.util.List;
+import queen.server.ack.AckRequest;
+import queen.server.ack.AckService;
+import queen.server.store.AckOutcome;
+
+/**
+ * {@code POST /api/v1/ack} and {@code /api/v1/ack/batch}. Malformed requests are 400s; business
+ * failures (unknown message, stale lease) are per item inside a 200: the clients treat any 4xx as
+ * fatal and never read per-item errors from an HTTP error.
+ */
+public final class AckRoutes implements HttpService {
+  private final AckService acks;
+
+  public AckRoutes(AckService acks) {
+    this.acks = acks;
+  }
+
+  @Override
+  public void routing(HttpRules rules) {
+    rules.post(
+        "/api/v1/ack",
+        (req, res) -> {
+          JsonNode body = Json.objectBody(req);
+          if (!body.path("transactionId").isTextual()) {
+            throw ApiException.badRequest("transactionId is required");
+          }
+          if (!body.path("partitionId").isTextual()) {
+            throw ApiException.badRequest("partitionId is required to ensure message uniqueness");
+          }
+          String group = group(body);
+          List<AckRequest> one = List.of(request(body, ""));
+          Replies.json(res, 200, render(one, acks.ack(group, one)));
+        });
+    rules.post(
+        "/api/v1/ack/batch",
+        (req, res) -> {
+          JsonNode body = Json.objectBody(req);
+          JsonNode list = body.get("acknowledgments");
+          if (list == null || !list.isArray()) {
+            throw ApiException.badRequest("acknowledgments array is required");
+          }
+          List<AckRequest> requests = new ArrayList<>(list.size());
+          for (int i = 0; i < list.size(); i++) {
+            JsonNode item = list.get(i);
+            String at = " (acknowledgments[" + i + "])";
+            if (!item.path("transactionId").isTextual()) {
+              throw ApiException.badRequest(
+                  "Each acknowledgment must have a valid transactionId string" + at);
+            }
+            if (!item.path("partitionId").isTextual()) {
+              throw ApiException.badRequest(
+                  "Each acknowledgment must have a valid partitionId string to ensure message"
+                      + " uniqueness"
+                      + at);
+            }
+            requests.add(request(item, at));
+          }
+          String group = group(body);
+          List<AckOutcome> outcomes = requests.isEmpty() ? List.of() : acks.ack(group, requests);
+          Replies.json(res, 200, render(requests, outcomes));
+        });
+  }
+
+  /** The group comes only from the top level; absent or null means queue mode. */
+  private static String group(JsonNode body) {
+    String group = Fields.optionalString(body, "consumerGroup", PopRoutes.QUEUE_MODE);
+    return group.isEmpty() ? PopRoutes.QUEUE_MODE : group;
+  }
+
+  private static AckRequest request(JsonNode item, String at) {
+    String status = Fields.optionalString(item, "status", "completed");
+    String lease = Fields.optionalString(item, "leaseId", null);
+    return new AckRequest(
+        Fields.uuid(item.get("partitionId").asText(), "partitionId" + at),
+        item.get("transactionId").asText(),
+        status,
+        lease);
+  }
+
+  private static ArrayNode render(List<AckRequest> requests, List<AckOutcome> outcomes) {
+    ArrayNode out = Json.MAPPER.createArrayNode();
+    for (AckOutcome o : outcomes) {
+      ObjectNode n = out.addObject();
+      n.put("index", o.index());
+      n.put("transactionId", requests.get(o.index()).transactionId());
+      n.put("success", o.success());
+      n.put("error", o.error());
+      n.put("queueName", o.queueName());
+      n.put("partitionName", o.partitionName());
+      n.put("leaseReleased", o.leaseReleased());
+      n.put("dlq", o.dlq());
+    }
+    return out;
+  }
+}

@@ -1,0 +1,130 @@
+package queen.server.http;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.helidon.webserver.http.HttpRules;
+import io.helidon.webserver.http.HttpService;
+import java.util.List;
+import queen.server.store.ConfiguredQueue;
+import queen.server.store.QueueOptions;
+import queen.server.store.QueueStore;
+
+/**
+ * {@code POST /api/v1/configure}: create or fully replace a queue's options (Queen's semantics:
+ * absent keys take their defaults), except minPopWaitTime, which Queen's clients never send and
+ * which keeps its stored value when absent.
+ */
+public final class ConfigureRoutes implements HttpService {
+  private static final List<String> NON_NEGATIVE_INTS =
+      List.of(
+          "leaseTime",
+          "retryLimit",
+          "retryDelay",
+          "maxSize",
+          "ttl",
+          "delayedProcessing",
+          "windowBuffer",
+          "retentionSeconds",
+          "completedRetentionSeconds",
+          "maxWaitTimeSeconds",
+          "minPopWaitTime");
+  private static final List<String> BOOLEANS =
+      List.of("deadLetterQueue", "dlqAfterMaxRetries", "retentionEnabled", "encryptionEnabled");
+
+  private final QueueStore queues;
+
+  public ConfigureRoutes(QueueStore queues) {
+    this.queues = queues;
+  }
+
+  @Override
+  public void routing(HttpRules rules) {
+    rules.post(
+        "/api/v1/configure",
+        (req, res) -> {
+          JsonNode body = Json.objectBody(req);
+          JsonNode name = body.get("queue");
+          if (name == null || !name.isTextual() || name.asText().isEmpty()) {
+            throw ApiException.badRequest("queue is required");
+          }
+          String namespace = Fields.optionalString(body, "namespace", "");
+          String task = Fields.optionalString(body, "task", "");
+          ObjectNode options = validOptions(body.get("options"));
+          ConfiguredQueue q =
+              queues.configure(name.asText(), namespace, task, options.toString());
+          Replies.json(res, 200, render(q, options.has("minPopWaitTime")));
+        });
+  }
+
+  /** Only known keys with values of the right type, so the SQL casts cannot fail. */
+  private static ObjectNode validOptions(JsonNode raw) {
+    ObjectNode clean = Json.object();
+    if (raw == null || raw.isNull()) {
+      return clean;
+    }
+    if (!raw.isObject()) {
+      throw ApiException.badRequest("options must be an object");
+    }
+    for (String key : NON_NEGATIVE_INTS) {
+      JsonNode v = raw.get(key);
+      if (v != null && !v.isNull()) {
+        if (!v.isIntegralNumber() || !v.canConvertToInt() || v.intValue() < 0) {
+          throw ApiException.badRequest("options." + key + " must be a non-negative integer");
+        }
+        clean.put(key, v.intValue());
+      }
+    }
+    JsonNode priority = raw.get("priority");
+    if (priority != null && !priority.isNull()) {
+      if (!priority.isIntegralNumber() || !priority.canConvertToInt()) {
+        throw ApiException.badRequest("options.priority must be an integer");
+      }
+      clean.put("priority", priority.intValue());
+    }
+    for (String key : BOOLEANS) {
+      JsonNode v = raw.get(key);
+      if (v != null && !v.isNull()) {
+        if (!v.isBoolean()) {
+          throw ApiException.badRequest("options." + key + " must be a boolean");
+        }
+        clean.put(key, v.booleanValue());
+      }
+    }
+    if (clean.path("encryptionEnabled").asBoolean(false)) {
+      throw ApiException.badRequest(
+          "options.encryptionEnabled: payload encryption is not supported by this broker yet");
+    }
+    return clean;
+  }
+
+  private static ObjectNode render(ConfiguredQueue q, boolean withMinPopWait) {
+    ObjectNode body = Json.object();
+    body.put("configured", true);
+    body.put("queueId", q.queueId().toString());
+    body.put("partitionId", q.defaultPartitionId().toString());
+    body.put("queue", q.name());
+    body.put("namespace", q.namespace());
+    body.put("task", q.task());
+    QueueOptions o = q.options();
+    ObjectNode opts = body.putObject("options");
+    opts.put("priority", o.priority());
+    opts.put("leaseTime", o.leaseTime());
+    opts.put("retryLimit", o.retryLimit());
+    opts.put("retryDelay", o.retryDelay());
+    opts.put("maxSize", o.maxSize());
+    opts.put("ttl", o.ttl());
+    opts.put("deadLetterQueue", o.deadLetterQueue());
+    opts.put("dlqAfterMaxRetries", o.dlqAfterMaxRetries());
+    opts.put("delayedProcessing", o.delayedProcessing());
+    opts.put("windowBuffer", o.windowBuffer());
+    opts.put("retentionSeconds", o.retentionSeconds());
+    opts.put("completedRetentionSeconds", o.completedRetentionSeconds());
+    opts.put("retentionEnabled", o.retentionEnabled());
+    opts.put("encryptionEnabled", o.encryptionEnabled());
+    opts.put("maxWaitTimeSeconds", o.maxWaitTimeSeconds());
+    if (withMinPopWait || o.minPopWaitTime() != 0) {
+      opts.put("minPopWaitTime", o.minPopWaitTime());
+    }
+    return body;
+  }
+}

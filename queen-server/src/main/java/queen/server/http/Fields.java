@@ -1,0 +1,37 @@
+package queen.server.http;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.util.UUID;
+import java.util.regex.Pattern;
+
+/** Typed reads of request fields, each failure a 400 that names the field. */
+final class Fields {
+  private static final Pattern UUID_TEXT =
+      Pattern.compile("[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}");
+
+  private Fields() {}
+
+  /** A string field that may be absent or null (then {@code fallback}), but not another type. */
+  static String optionalString(JsonNode obj, String field, String fallback) {
+    JsonNode v = obj.get(field);
+    if (v == null || v.isNull()) {
+      return fallback;
+    }
+    if (!v.isTextual()) {
+      throw ApiException.badRequest(field + " must be a string");
+    }
+    return v.asText();
+  }
+
+  /** True when text is a canonical 8-4-4-4-12 hex UUID. */
+  static boolean isUuid(String text) {
+    return UUID_TEXT.matcher(text).matches();
+  }
+
+  static UUID uuid(String text, String field) {
+    if (!isUuid(text)) {
+      throw ApiException.badRequest(field + " must be a UUID");
+    }
+    return UUID.fromString(text);
+  }
+}

@@ -1,0 +1,35 @@
+package queen.server.http;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.helidon.webserver.http.HttpRules;
+import io.helidon.webserver.http.HttpService;
+import queen.server.store.Database;
+
+/** {@code GET /health}: 200 when PostgreSQL answers, else 503. */
+public final class HealthRoutes implements HttpService {
+  private final Database db;
+  private final String version;
+
+  public HealthRoutes(Database db, String version) {
+    this.db = db;
+    this.version = version;
+  }
+
+  @Override
+  public void routing(HttpRules rules) {
+    rules.get(
+        "/health",
+        (req, res) -> {
+          boolean up = db.ping();
+          ObjectNode body = Json.object();
+          body.put("status", up ? "healthy" : "unhealthy");
+          body.put("database", up ? "connected" : "disconnected");
+          body.put("server", "Queen JVM");
+          body.put("worker_id", 0);
+          body.put("version", version);
+          body.putObject("shared_state").put("enabled", false).put("running", false);
+          body.putObject("queen").put("worker_id", 0).put("status", "active");
+          Replies.json(res, up ? 200 : 503, body);
+        });
+  }
+}

@@ -1,0 +1,107 @@
+package queen.server.http;
+
+import io.helidon.http.DirectHandler;
+import io.helidon.http.HeaderName;
+import io.helidon.http.HeaderNames;
+import io.helidon.http.HttpException;
+import io.helidon.http.Status;
+import io.helidon.webserver.http.DirectHandlers;
+import io.helidon.webserver.http.HttpRouting;
+import io.helidon.webserver.http.HttpService;
+import io.helidon.webserver.http.ServerRequest;
+import io.helidon.webserver.http.ServerResponse;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import queen.server.store.StoreException;
+
+/**
+ * The broker's HTTP surface: the routes, CORS, and the rule that every failure is a JSON error.
+ *
+ * <p>Client mistakes are 4xx naming the field; a database that does not answer is 503 with a
+ * retry hint (the clients retry 5xx and treat any 4xx as fatal); anything else is our bug, a 500
+ * with a generic message, logged with its stack trace here and never sent to the client.
+ */
+public final class HttpApi {
+  private static final Logger log = LoggerFactory.getLogger(HttpApi.class);
+
+  private HttpApi() {}
+
+  /** Installs the routes of the given services, then the JSON 404 for everything else. */
+  public static void install(HttpRouting.Builder routing, List<HttpService> services) {
+    routing.addFilter(
+        (chain, req, res) -> {
+          cors(res);
+          chain.proceed();
+        });
+    routing.options(
+        (req, res) -> {
+          res.header(HeaderNames.CONTENT_LENGTH, "0");
+          res.status(Status.OK_200).send();
+        });
+    for (HttpService service : services) {
+      routing.register(service);
+    }
+    routing.any((req, res) -> Replies.error(res, 404, "Not found"));
+    routing.error(Exception.class, HttpApi::fail);
+  }
+
+  private static final HeaderName ALLOW_ORIGIN = HeaderNames.create("Access-Control-Allow-Origin");
+  private static final HeaderName ALLOW_METHODS =
+      HeaderNames.create("Access-Control-Allow-Methods");
+  private static final HeaderName ALLOW_HEADERS =
+      HeaderNames.create("Access-Control-Allow-Headers");
+  private static final HeaderName MAX_AGE = HeaderNames.create("Access-Control-Max-Age");
+
+  private static void cors(ServerResponse res) {
+    res.header(ALLOW_ORIGIN, "*");
+    res.header(ALLOW_METHODS, "GET, POST, PUT, DELETE, OPTIONS");
+    res.header(ALLOW_HEADERS, "Content-Type, Authorization");
+    res.header(MAX_AGE, "86400");
+  }
+
+  /**
+   * JSON bodies for the errors Helidon answers before routing (malformed HTTP, a body over
+   * MAX_BODY_BYTES), so that every error a client sees has the same shape.
+   */
+  public static DirectHandlers directHandlers() {
+    DirectHandler json =
+        (request, event, status, headers, message) ->
+            DirectHandler.TransportResponse.builder()
+                .status(status)
+                .headers(headers)
+                .header(HeaderNames.CONTENT_TYPE, "application/json")
+                .entity(
+                    Json.bytes(
+                        Json.object()
+                            .put(
+                                "error",
+                                event == DirectHandler.EventType.PAYLOAD_TOO_LARGE
+                                    ? "Request body too large"
+                                    : status.reasonPhrase())))
+                .build();
+    DirectHandlers.Builder b = DirectHandlers.builder();
+    for (DirectHandler.EventType event : DirectHandler.EventType.values()) {
+      b.addHandler(event, json);
+    }
+    return b.build();
+  }
+
+  private static void fail(ServerRequest req, ServerResponse res, Exception e) {
+    switch (e) {
+      case ApiException api -> Replies.error(res, api.status(), api.getMessage());
+      case HttpException http ->
+          Replies.error(res, http.status().code(), http.status().reasonPhrase());
+      case StoreException store when store.unavailable() -> {
+        log.warn("{} {}: database unavailable: {}", req.prologue().method(), req.path().path(),
+            e.getMessage());
+        res.header(HeaderNames.RETRY_AFTER, "1");
+        Replies.error(res, 503, "Database unavailable, retry later");
+      }
+      default -> {
+        log.error("{} {} failed", req.prologue().method(), req.path().path(), e);
+        Replies.error(res, 500, "Internal error");
+      }
+    }
+  }
+}

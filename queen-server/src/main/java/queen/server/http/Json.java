@@ -1,0 +1,84 @@
+package queen.server.http;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.StreamReadConstraints;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.json.JsonMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.helidon.webserver.http.ServerRequest;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+
+/** The broker's one JSON mapper and the timestamp formats of the wire contract. */
+final class Json {
+  static final ObjectMapper MAPPER = JsonMapper.builder().build();
+
+  static {
+    // payloads are the users' own documents: allow big ones, the body limit bounds them
+    MAPPER
+        .getFactory()
+        .setStreamReadConstraints(
+            StreamReadConstraints.builder().maxStringLength(Integer.MAX_VALUE).build());
+  }
+
+  /** Popped messages carry microseconds: {@code 2026-05-16T08:41:27.123456Z}. */
+  private static final DateTimeFormatter MICROS =
+      DateTimeFormatter.ofPattern("yyyy-MM-dd'T'HH:mm:ss.SSSSSS'Z'").withZone(ZoneOffset.UTC);
+
+  /** Every other endpoint uses milliseconds: {@code 2026-05-16T08:41:27.123Z}. */
+  private static final DateTimeFormatter MILLIS =
+      DateTimeFormatter.ofPattern("yyyy-MM-dd'T'HH:mm:ss.SSS'Z'").withZone(ZoneOffset.UTC);
+
+  private Json() {}
+
+  static String micros(long epochMicros) {
+    return MICROS.format(Instant.EPOCH.plusNanos(epochMicros * 1_000));
+  }
+
+  static String millis(Instant t) {
+    return MILLIS.format(t);
+  }
+
+  static ObjectNode object() {
+    return MAPPER.createObjectNode();
+  }
+
+  static byte[] bytes(JsonNode node) {
+    try {
+      return MAPPER.writeValueAsBytes(node);
+    } catch (JsonProcessingException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** The request body as a JSON object; empty, malformed or not an object is a 400. */
+  static JsonNode objectBody(ServerRequest req) {
+    byte[] body = req.content().hasEntity() ? req.content().as(byte[].class) : new byte[0];
+    JsonNode node = parse(body);
+    if (!node.isObject()) {
+      throw ApiException.badRequest("Request body must be a JSON object");
+    }
+    return node;
+  }
+
+  private static JsonNode parse(byte[] body) {
+    if (body.length == 0) {
+      throw ApiException.badRequest("Empty request body");
+    }
+    try {
+      JsonNode node = MAPPER.readTree(body);
+      if (node == null || node.isMissingNode()) {
+        throw ApiException.badRequest("Empty request body");
+      }
+      return node;
+    } catch (JsonProcessingException e) {
+      throw ApiException.badRequest("Invalid JSON: " + e.getOriginalMessage());
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+}

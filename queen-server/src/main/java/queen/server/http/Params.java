@@ -1,0 +1,40 @@
+package queen.server.http;
+
+import io.helidon.webserver.http.ServerRequest;
+
+/**
+ * Query parameters read the way Queen reads them: booleans are true only for {@code true} or
+ * {@code 1}, integers that fail to parse take the default, values arrive URL-decoded.
+ */
+final class Params {
+  private final ServerRequest req;
+
+  Params(ServerRequest req) {
+    this.req = req;
+  }
+
+  String string(String name, String fallback) {
+    return req.query().first(name).orElse(fallback);
+  }
+
+  boolean bool(String name, boolean fallback) {
+    return req.query().first(name).map(v -> v.equals("true") || v.equals("1")).orElse(fallback);
+  }
+
+  int integer(String name, int fallback) {
+    String v = req.query().first(name).orElse(null);
+    if (v == null) {
+      return fallback;
+    }
+    try {
+      return Integer.parseInt(v.trim());
+    } catch (NumberFormatException e) {
+      return fallback;
+    }
+  }
+
+  /** A path parameter, percent-decoded once. */
+  String path(String name) {
+    return req.path().pathParameters().get(name);
+  }
+}

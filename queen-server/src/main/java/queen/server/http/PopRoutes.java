@@ -1,0 +1,134 @@
+package queen.server.http;
+
+import com.fasterxml.jackson.core.JsonGenerator;
+import io.helidon.webserver.http.HttpRules;
+import io.helidon.webserver.http.HttpService;
+import io.helidon.webserver.http.ServerRequest;
+import io.helidon.webserver.http.ServerResponse;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.time.LocalDateTime;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.time.format.DateTimeParseException;
+import java.time.temporal.TemporalAccessor;
+import queen.server.pop.PopRequest;
+import queen.server.pop.PopResult;
+import queen.server.pop.PoppedMessage;
+import queen.server.pop.PopService;
+
+/**
+ * The pop routes. Nothing to deliver is always 204 with no body, never a 4xx: a 4xx ends the
+ * clients' consume loops, so an unknown queue or partition is simply empty.
+ */
+public final class PopRoutes implements HttpService {
+  /** The seed's default batch: raw HTTP callers that omit it get up to 200 under one lease. */
+  static final int DEFAULT_BATCH = 200;
+
+  /** Bounds one response; larger requests are served this many. */
+  static final int MAX_BATCH = 10_000;
+
+  static final String QUEUE_MODE = "__QUEUE_MODE__";
+
+  private final PopService pops;
+
+  public PopRoutes(PopService pops) {
+    this.pops = pops;
+  }
+
+  @Override
+  public void routing(HttpRules rules) {
+    rules.get("/api/v1/pop/queue/{queue}/partition/{partition}", this::popPartition);
+  }
+
+  private void popPartition(ServerRequest req, ServerResponse res) {
+    Params p = new Params(req);
+    PopRequest request = request(p, p.path("queue"), p.path("partition"));
+    send(res, pops.popSpecific(request));
+  }
+
+  static PopRequest request(Params p, String queue, String partition) {
+    int batch = Math.min(Math.max(p.integer("batch", DEFAULT_BATCH), 1), MAX_BATCH);
+    String group = p.string("consumerGroup", QUEUE_MODE);
+    if (group.isEmpty()) {
+      group = QUEUE_MODE;
+    }
+    String mode = p.string("subscriptionMode", "all");
+    String from = p.string("subscriptionFrom", "");
+    boolean newOnly = mode.equals("new") || mode.equals("new-only") || from.equals("now");
+    Instant fromTime = from.isEmpty() || from.equals("now") ? null : timestamp(from);
+    return new PopRequest(
+        queue, partition, group, batch, p.bool("autoAck", false), newOnly, fromTime);
+  }
+
+  /** ISO-8601 with or without an offset (none means UTC), or a bare date. */
+  static Instant timestamp(String text) {
+    try {
+      String t = text.trim().replace(' ', 'T');
+      if (t.length() == 10) {
+        return LocalDate.parse(t).atStartOfDay(ZoneOffset.UTC).toInstant();
+      }
+      TemporalAccessor parsed =
+          DateTimeFormatter.ISO_DATE_TIME.parseBest(t, OffsetDateTime::from, LocalDateTime::from);
+      return parsed instanceof OffsetDateTime odt
+          ? odt.toInstant()
+          : ((LocalDateTime) parsed).toInstant(ZoneOffset.UTC);
+    } catch (DateTimeParseException e) {
+      throw ApiException.badRequest(
+          "subscriptionFrom must be 'now' or an ISO-8601 timestamp, got '" + text + "'");
+    }
+  }
+
+  static void send(ServerResponse res, PopResult result) {
+    if (result.isEmpty()) {
+      Replies.noContent(res);
+      return;
+    }
+    Replies.json(res, 200, render(result));
+  }
+
+  /** Streams the answer, copying each payload's stored JSON bytes verbatim under {@code data}. */
+  private static byte[] render(PopResult result) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream(256 + result.messages().size() * 256);
+    String leaseId = result.leaseId() == null ? "" : result.leaseId().toString();
+    PoppedMessage first = result.messages().getFirst();
+    try (JsonGenerator g = Json.MAPPER.getFactory().createGenerator(out)) {
+      g.writeStartObject();
+      g.writeBooleanField("success", true);
+      g.writeStringField("queue", first.queue());
+      g.writeStringField("partition", first.partition());
+      g.writeStringField("partitionId", first.partitionId().toString());
+      g.writeStringField("leaseId", leaseId);
+      g.writeStringField("consumerGroup", result.group());
+      g.writeNumberField("partitionsClaimed", result.partitionsClaimed());
+      g.writeArrayFieldStart("messages");
+      for (PoppedMessage m : result.messages()) {
+        g.writeStartObject();
+        g.writeStringField("id", m.frame().messageId().toString());
+        g.writeStringField("transactionId", m.frame().transactionId());
+        g.writeStringField("partitionId", m.partitionId().toString());
+        g.writeStringField("partition", m.partition());
+        g.writeStringField("queue", m.queue());
+        g.writeStringField("leaseId", leaseId);
+        g.writeStringField("consumerGroup", result.group());
+        g.writeFieldName("data");
+        g.writeRawValue(new String(m.frame().payload(), StandardCharsets.UTF_8));
+        g.writeStringField(
+            "traceId", m.frame().traceId() == null ? null : m.frame().traceId().toString());
+        g.writeStringField("producerSub", m.frame().producerSub());
+        g.writeStringField("createdAt", Json.micros(m.frame().createdAtMicros()));
+        g.writeEndObject();
+      }
+      g.writeEndArray();
+      g.writeEndObject();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return out.toByteArray();
+  }
+}

@@ -1,0 +1,8 @@
+package queen.server.pop;
+
+import java.util.UUID;
+import queen.server.codec.Frame;
+
+/** One delivered message with where it came from. */
+public record PoppedMessage(
+    String queue, UUID partitionId, String partition, long offset, int attempt, Frame frame) {}

@@ -1,0 +1,112 @@
+package queen.server.store;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import java.sql.Connection;
+import java.sql.SQLException;
+import org.flywaydb.core.Flyway;
+
+/**
+ * The broker's connection pool and schema.
+ *
+ * <p>Migrations run on every start under Flyway's advisory lock, so several brokers starting at
+ * once against one database are harmless and an older schema is migrated forward. Everything
+ * that talks to PostgreSQL goes through {@link #transaction} or {@link #autocommit}: a connection
+ * is never held outside those calls, so a parked long-poll never pins one.
+ */
+public final class Database implements AutoCloseable {
+  private final HikariDataSource pool;
+
+  private Database(HikariDataSource pool) {
+    this.pool = pool;
+  }
+
+  /** Opens the pool. It does not connect yet: the first use does, and fails if PG is down. */
+  public static Database open(DbConfig config) {
+    HikariConfig hikari = new HikariConfig();
+    hikari.setPoolName("queen");
+    hikari.setJdbcUrl(config.jdbcUrl());
+    hikari.setUsername(config.user());
+    hikari.setPassword(config.password());
+    hikari.setMaximumPoolSize(config.poolSize());
+    hikari.setMinimumIdle(Math.min(2, config.poolSize()));
+    hikari.setConnectionTimeout(5_000);
+    hikari.setInitializationFailTimeout(-1);
+    hikari.addDataSourceProperty("ApplicationName", "queen");
+    hikari.addDataSourceProperty("tcpKeepAlive", "true");
+    return new Database(new HikariDataSource(hikari));
+  }
+
+  /** Creates or migrates the queen schema to this build's version. */
+  public void migrate() {
+    Flyway.configure()
+        .dataSource(pool)
+        .schemas("queen")
+        .createSchemas(true)
+        .locations("classpath:db/migration")
+        .load()
+        .migrate();
+  }
+
+  /** True when PostgreSQL answers a trivial query within the pool's connection timeout. */
+  public boolean ping() {
+    try {
+      return autocommit(
+          c -> {
+            try (var st = c.createStatement()) {
+              st.setQueryTimeout(2);
+              return st.execute("select 1");
+            }
+          });
+    } catch (StoreException e) {
+      return false;
+    }
+  }
+
+  /** Runs work in one transaction: committed when it returns, rolled back when it throws. */
+  <T> T transaction(SqlWork<T> work) {
+    try (Connection c = pool.getConnection()) {
+      c.setAutoCommit(false);
+      try {
+        T result = work.run(c);
+        c.commit();
+        return result;
+      } catch (SQLException | RuntimeException e) {
+        rollbackQuietly(c, e);
+        throw e;
+      } finally {
+        c.setAutoCommit(true);
+      }
+    } catch (SQLException e) {
+      throw StoreException.from(e);
+    }
+  }
+
+  /** Runs work on a connection in autocommit mode: each statement is its own transaction. */
+  <T> T autocommit(SqlWork<T> work) {
+    try (Connection c = pool.getConnection()) {
+      return work.run(c);
+    } catch (SQLException e) {
+      throw StoreException.from(e);
+    }
+  }
+
+  private static void rollbackQuietly(Connection c, Exception cause) {
+    try {
+      c.rollback();
+    } catch (SQLException e) {
+      cause.addSuppressed(e);
+    }
+  }
+
+  @Override
+  public void close() {
+    pool.close();
+  }
+
+  /** A unit of JDBC work. */
+  @FunctionalInterface
+  interface SqlWork<T> {
+    T run(Connection c) throws SQLException;
+  }
+}

@@ -1,0 +1,35 @@
+package queen.server.store;
+
+import java.sql.SQLException;
+import java.sql.SQLTransientConnectionException;
+
+/**
+ * A database failure, classified for the HTTP layer: {@link #unavailable()} failures (no
+ * connection, PostgreSQL down or restarting) are answered 503 with a retry hint; anything else is
+ * our bug and answered 500. The PostgreSQL message is kept for the log, never sent to clients.
+ */
+public final class StoreException extends RuntimeException {
+  private final boolean unavailable;
+
+  private StoreException(String message, Throwable cause, boolean unavailable) {
+    super(message, cause);
+    this.unavailable = unavailable;
+  }
+
+  static StoreException from(SQLException e) {
+    return new StoreException(e.getMessage(), e, isUnavailable(e));
+  }
+
+  public boolean unavailable() {
+    return unavailable;
+  }
+
+  /** Connection failures (SQLSTATE class 08), shutdowns (57P), and pool timeouts. */
+  private static boolean isUnavailable(SQLException e) {
+    if (e instanceof SQLTransientConnectionException) {
+      return true;
+    }
+    String state = e.getSQLState();
+    return state != null && (state.startsWith("08") || state.startsWith("57P"));
+  }
+}

@@ -1,0 +1,103 @@
+-- Queues and partitions: configuration and the lazy creation that pushes rely on.
+
+-- Create or replace a queue's options (a full replace, as Queen's configure is), and make sure its
+-- Default partition exists. Keys absent from p_options take the column defaults, except
+-- minPopWaitTime, which keeps its stored value: Queen's clients never send it.
+create or replace function queen.configure_queue_v1(
+    p_name text, p_namespace text, p_task text, p_options jsonb)
+returns table (queue queen.queues, default_partition_id uuid)
+language plpgsql
+as $$
+#variable_conflict use_column
+declare
+    v_queue queen.queues;
+    v_pid   uuid;
+begin
+    insert into queen.queues as q (
+        name, namespace, task, lease_time, retry_limit, retry_delay, priority, max_size, ttl,
+        dead_letter_queue, dlq_after_max_retries, delayed_processing, window_buffer,
+        retention_enabled, retention_seconds, completed_retention_seconds, max_wait_time_seconds,
+        encryption_enabled, min_pop_wait_time)
+    values (
+        p_name, coalesce(p_namespace, ''), coalesce(p_task, ''),
+        coalesce((p_options ->> 'leaseTime')::integer, 300),
+        coalesce((p_options ->> 'retryLimit')::integer, 3),
+        coalesce((p_options ->> 'retryDelay')::integer, 1000),
+        coalesce((p_options ->> 'priority')::integer, 0),
+        coalesce((p_options ->> 'maxSize')::integer, 0),
+        coalesce((p_options ->> 'ttl')::integer, 3600),
+        coalesce((p_options ->> 'deadLetterQueue')::boolean, false),
+        coalesce((p_options ->> 'dlqAfterMaxRetries')::boolean, false),
+        coalesce((p_options ->> 'delayedProcessing')::integer, 0),
+        coalesce((p_options ->> 'windowBuffer')::integer, 0),
+        coalesce((p_options ->> 'retentionEnabled')::boolean, false),
+        coalesce((p_options ->> 'retentionSeconds')::integer, 0),
+        coalesce((p_options ->> 'completedRetentionSeconds')::integer, 0),
+        coalesce((p_options ->> 'maxWaitTimeSeconds')::integer, 0),
+        coalesce((p_options ->> 'encryptionEnabled')::boolean, false),
+        coalesce((p_options ->> 'minPopWaitTime')::integer, 0))
+    on conflict (name) do update set
+        namespace = excluded.namespace,
+        task = excluded.task,
+        lease_time = excluded.lease_time,
+        retry_limit = excluded.retry_limit,
+        retry_delay = excluded.retry_delay,
+        priority = excluded.priority,
+        max_size = excluded.max_size,
+        ttl = excluded.ttl,
+        dead_letter_queue = excluded.dead_letter_queue,
+        dlq_after_max_retries = excluded.dlq_after_max_retries,
+        delayed_processing = excluded.delayed_processing,
+        window_buffer = excluded.window_buffer,
+        retention_enabled = excluded.retention_enabled,
+        retention_seconds = excluded.retention_seconds,
+        completed_retention_seconds = excluded.completed_retention_seconds,
+        max_wait_time_seconds = excluded.max_wait_time_seconds,
+        encryption_enabled = excluded.encryption_enabled,
+        min_pop_wait_time = case when p_options ? 'minPopWaitTime'
+                                 then excluded.min_pop_wait_time else q.min_pop_wait_time end,
+        updated_at = now()
+    returning q.* into v_queue;
+
+    insert into queen.log_partitions (queue_id, name) values (v_queue.id, 'Default')
+    on conflict (queue_id, name) do nothing;
+    select p.id into v_pid from queen.log_partitions p
+     where p.queue_id = v_queue.id and p.name = 'Default';
+
+    return query select v_queue, v_pid;
+end;
+$$;
+
+-- Resolve (queue, partition) names to ids, creating what is missing. Called in its own short
+-- transaction before a push, never inside it: a creating insert that other pushers wait on must
+-- commit at once, or every concurrent pusher of a new partition would convoy behind the whole push.
+-- Inserts run in name order so that two creators of overlapping sets cannot deadlock.
+create or replace function queen.log_ensure_partitions_v1(p_queues text[], p_partitions text[])
+returns table (queue_name text, partition_name text, queue_id uuid, partition_id uuid)
+language plpgsql
+as $$
+#variable_conflict use_column
+begin
+    -- auto-created queues derive namespace and task from a dotted name, as Queen does
+    insert into queen.queues (name, namespace, task)
+    select n.name, split_part(n.name, '.', 1), split_part(n.name, '.', 2)
+      from (select distinct unnest(p_queues) as name) n
+     where not exists (select 1 from queen.queues q where q.name = n.name)
+     order by n.name
+    on conflict (name) do nothing;
+
+    insert into queen.log_partitions (queue_id, name)
+    select q.id, w.pname
+      from (select distinct u.qname, u.pname from unnest(p_queues, p_partitions) as u(qname, pname)) w
+      join queen.queues q on q.name = w.qname
+     where not exists (select 1 from queen.log_partitions p where p.queue_id = q.id and p.name = w.pname)
+     order by q.id, w.pname
+    on conflict (queue_id, name) do nothing;
+
+    return query
+    select w.qname, w.pname, q.id, p.id
+      from (select distinct u.qname, u.pname from unnest(p_queues, p_partitions) as u(qname, pname)) w
+      join queen.queues q on q.name = w.qname
+      join queen.log_partitions p on p.queue_id = q.id and p.name = w.pname;
+end;
+$$;

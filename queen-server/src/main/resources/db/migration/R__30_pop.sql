@@ -1,0 +1,336 @@
+-- Pop: which offsets may this consumer group take from this partition right now.
+
+-- Seeds the cursor of a (partition, group) seen for the first time; an existing cursor is never
+-- re-seeded. Preference: the group's durable subscription record, then the pop-carried intent,
+-- then everything retained. __QUEUE_MODE__ skips the first two: a queue-mode pop carrying
+-- subscriptionMode=new must never skip backlog. The intent is p_sub_mode 'new' (subscriptionMode
+-- new or subscriptionFrom=now) or a p_sub_from timestamp. Returns null when another transaction is
+-- creating the group's record: the caller skips the partition for this cycle instead of waiting.
+create or replace function queen.log_seed_cursor_v1(
+    p_partition_id uuid, p_queue_id uuid, p_group text, p_last bigint,
+    p_sub_mode text, p_sub_from timestamptz, p_now timestamptz)
+returns bigint
+language plpgsql
+as $$
+#variable_conflict use_column
+declare
+    v_mode text;
+    v_ts   timestamptz;
+    v_seek bigint;
+begin
+    if p_group = '__QUEUE_MODE__' then
+        return -1;
+    end if;
+
+    select m.subscription_mode, m.subscription_timestamp into v_mode, v_ts
+      from queen.consumer_groups_metadata m
+     where m.queue_id = p_queue_id and m.consumer_group = p_group;
+    if not found then
+        -- Record the pop-carried intent durably, so later pops without it continue from there and
+        -- partitions created later deliver their whole backlog. Try, never wait (see log_pop_v1).
+        if not pg_try_advisory_xact_lock(hashtextextended(p_queue_id::text || '/' || p_group, 43)) then
+            return null;
+        end if;
+        if p_sub_from is not null then
+            v_mode := 'timestamp';
+            v_ts := p_sub_from;
+        elsif p_sub_mode = 'new' then
+            v_mode := 'new';
+            v_ts := p_now;
+        else
+            v_mode := 'all';
+            v_ts := null;
+        end if;
+        insert into queen.consumer_groups_metadata (queue_id, consumer_group, subscription_mode, subscription_timestamp)
+        values (p_queue_id, p_group, v_mode, v_ts)
+        on conflict (queue_id, consumer_group) do nothing;
+        -- a record committed by someone else meanwhile wins
+        select m.subscription_mode, m.subscription_timestamp into v_mode, v_ts
+          from queen.consumer_groups_metadata m
+         where m.queue_id = p_queue_id and m.consumer_group = p_group;
+    end if;
+
+    if v_ts is null then
+        return -1;
+    end if;
+    -- Land just before the first segment at or after the timestamp: a forward walk from the oldest
+    -- retained segment (created_at is monotone in base_offset). Nothing that recent: future only.
+    select s.base_offset - 1 into v_seek
+      from queen.log_segments s
+     where s.partition_id = p_partition_id and s.created_at >= v_ts
+     order by s.base_offset
+     limit 1;
+    return coalesce(v_seek, p_last);
+end;
+$$;
+
+-- The claim for one partition. Returns one row per delivered segment slice (verdict 'delivered'),
+-- or a single row with the verdict why nothing was delivered:
+--   empty     nothing pending for this group
+--   locked    leased by another worker or locked by a concurrent pop; retry_at = lease expiry if known
+--   deferred  held by windowBuffer or delayedProcessing until retry_at
+--   missing   the partition does not exist
+-- Never waits on another transaction: a wildcard pop keeps its transaction open across its whole
+-- candidate loop, and any wait there chains into stalls the deadlock detector cannot see.
+create or replace function queen.log_pop_v1(
+    p_partition_id uuid,
+    p_group text,
+    p_worker uuid,
+    p_budget integer,
+    p_auto_ack boolean,
+    p_lease_seconds integer default null,
+    p_sub_mode text default 'all',
+    p_sub_from timestamptz default null,
+    p_skip_window_debounce boolean default false,
+    p_now timestamptz default null)
+returns table (verdict text, retry_at timestamptz, base_offset bigint, start_idx integer,
+               take integer, msg_count integer, created_at timestamptz, blob bytea, attempt integer)
+language plpgsql
+as $$
+#variable_conflict use_column
+declare
+    v_now        timestamptz := coalesce(p_now, now());
+    v_queue_id   uuid;
+    v_last       bigint;
+    v_delay      integer;
+    v_window     integer;
+    v_lease_time integer;
+    v_newest     timestamptz;
+    v_visible    timestamptz;
+    v_committed  bigint;
+    v_until      timestamptz;
+    v_wanted     bigint;
+    v_budget     integer := greatest(p_budget, 1);
+    v_bases      bigint[] := '{}';
+    v_starts     integer[] := '{}';
+    v_takes      integer[] := '{}';
+    v_taken      integer := 0;
+    v_first      bigint;
+    v_end        bigint;
+    v_deferred   timestamptz;
+    v_attempt    integer := 1;
+    v_n          integer;
+    h            record;
+    s            record;
+begin
+    select p.queue_id, p.last_offset, q.delayed_processing, q.window_buffer, q.lease_time
+      into v_queue_id, v_last, v_delay, v_window, v_lease_time
+      from queen.log_partitions p
+      join queen.queues q on q.id = p.queue_id
+     where p.id = p_partition_id;
+    if not found then
+        return query select 'missing'::text, null::timestamptz, null::bigint, null::integer,
+                            null::integer, null::integer, null::timestamptz, null::bytea, null::integer;
+        return;
+    end if;
+
+    -- windowBuffer: a quiet-period debounce checked by one backward primary-key step to the newest
+    -- segment (created_at is monotone in base_offset). The broker's revisit wheel may bypass it.
+    if v_window > 0 and not p_skip_window_debounce then
+        select s.created_at into v_newest
+          from queen.log_segments s
+         where s.partition_id = p_partition_id
+         order by s.base_offset desc
+         limit 1;
+        if v_newest > v_now - make_interval(secs => v_window) then
+            return query select 'deferred'::text, v_newest + make_interval(secs => v_window),
+                                null::bigint, null::integer, null::integer, null::integer,
+                                null::timestamptz, null::bytea, null::integer;
+            return;
+        end if;
+    end if;
+    -- delayedProcessing is never bypassed: only segments at least D seconds old are visible
+    v_visible := case when v_delay > 0 then v_now - make_interval(secs => v_delay)
+                      else 'infinity'::timestamptz end;
+
+    -- The claim. SKIP LOCKED: another worker's live lease, or another pop mid-flight on this row,
+    -- means this partition is simply skipped this cycle.
+    select c.committed into v_committed
+      from queen.log_consumers c
+     where c.partition_id = p_partition_id and c.consumer_group = p_group
+       and (c.worker_id is null or c.lease_expires_at is null or c.lease_expires_at < v_now)
+       for update skip locked;
+
+    if not found then
+        -- Re-probe without the lease filter to tell "missing" from "leased or locked". No
+        -- unconditional INSERT ... ON CONFLICT here: per-pop inserts serialize concurrent pops on
+        -- the inserter's transaction id and, across randomly ordered partitions, deadlock.
+        select c.lease_expires_at into v_until
+          from queen.log_consumers c
+         where c.partition_id = p_partition_id and c.consumer_group = p_group;
+        if found then
+            return query select 'locked'::text, case when v_until > v_now then v_until end,
+                                null::bigint, null::integer, null::integer, null::integer,
+                                null::timestamptz, null::bytea, null::integer;
+            return;
+        end if;
+        -- Missing: try, not take. ON CONFLICT against a key another open transaction is inserting
+        -- would wait for that transaction, and those waits chain into a livelock with no cycle.
+        -- A hash collision false-skips an unrelated partition for one cycle, which is harmless.
+        if not pg_try_advisory_xact_lock(hashtextextended(p_partition_id::text || '/' || p_group, 42)) then
+            return query select 'locked'::text, null::timestamptz, null::bigint, null::integer,
+                                null::integer, null::integer, null::timestamptz, null::bytea, null::integer;
+            return;
+        end if;
+        v_committed := queen.log_seed_cursor_v1(p_partition_id, v_queue_id, p_group, v_last,
+                                                p_sub_mode, p_sub_from, v_now);
+        if v_committed is null then
+            return query select 'locked'::text, null::timestamptz, null::bigint, null::integer,
+                                null::integer, null::integer, null::timestamptz, null::bytea, null::integer;
+            return;
+        end if;
+        -- holding the advisory lock, a conflict can only be with a committed row: no wait
+        insert into queen.log_consumers (partition_id, consumer_group, committed)
+        values (p_partition_id, p_group, v_committed)
+        on conflict (partition_id, consumer_group) do nothing;
+        select c.committed into v_committed
+          from queen.log_consumers c
+         where c.partition_id = p_partition_id and c.consumer_group = p_group
+           and (c.worker_id is null or c.lease_expires_at is null or c.lease_expires_at < v_now)
+           for update skip locked;
+        if not found then
+            return query select 'locked'::text, null::timestamptz, null::bigint, null::integer,
+                                null::integer, null::integer, null::timestamptz, null::bytea, null::integer;
+            return;
+        end if;
+    end if;
+
+    v_wanted := v_committed + 1;
+    if v_wanted <= v_last then
+        -- Head probe: a bare backward LIMIT 1 with the covering test applied afterwards, so that a
+        -- miss (fully consumed head, or a retention gap) can never walk the partition's head.
+        select s.base_offset, s.end_offset, s.created_at into h
+          from queen.log_segments s
+         where s.partition_id = p_partition_id and s.base_offset <= v_wanted
+         order by s.base_offset desc
+         limit 1;
+        if found and h.end_offset >= v_wanted then
+            if h.created_at > v_visible then
+                v_deferred := h.created_at + make_interval(secs => v_delay);
+            else
+                v_n := least(h.end_offset - v_wanted + 1, v_budget)::integer;
+                v_bases := v_bases || h.base_offset;
+                v_starts := v_starts || (v_wanted - h.base_offset)::integer;
+                v_takes := v_takes || v_n;
+                v_taken := v_n;
+            end if;
+        end if;
+        -- Forward scan: the FOR loop is a cursor, so leaving at the budget stops the index walk and
+        -- a deep backlog costs only the rows delivered. Monotone created_at means the delay filter
+        -- cuts a contiguous suffix: the first invisible segment ends the scan.
+        if v_deferred is null and v_taken < v_budget then
+            for s in
+                select s.base_offset, s.msg_count, s.created_at
+                  from queen.log_segments s
+                 where s.partition_id = p_partition_id and s.base_offset > v_wanted
+                 order by s.base_offset
+            loop
+                if s.created_at > v_visible then
+                    v_deferred := s.created_at + make_interval(secs => v_delay);
+                    exit;
+                end if;
+                v_n := least(s.msg_count, v_budget - v_taken);
+                v_bases := v_bases || s.base_offset;
+                v_starts := v_starts || 0;
+                v_takes := v_takes || v_n;
+                v_taken := v_taken + v_n;
+                exit when v_taken >= v_budget;
+            end loop;
+        end if;
+    end if;
+
+    if v_taken = 0 then
+        if v_deferred is not null then
+            return query select 'deferred'::text, v_deferred, null::bigint, null::integer,
+                                null::integer, null::integer, null::timestamptz, null::bytea, null::integer;
+            return;
+        end if;
+        -- Cursor seal: a partition whose segments were all removed by retention would otherwise
+        -- stay phantom pending forever. Only when it holds no segments at all and nothing is
+        -- deferred (sealing past delayed segments would skip live messages); a concurrent push is
+        -- safe because it lands above the snapshotted last_offset. A seal, not a claim: no lease
+        -- or attempt field is touched.
+        if v_last > v_committed
+           and not exists (select 1 from queen.log_segments s where s.partition_id = p_partition_id) then
+            update queen.log_consumers c set committed = v_last
+             where c.partition_id = p_partition_id and c.consumer_group = p_group;
+        end if;
+        return query select 'empty'::text, null::timestamptz, null::bigint, null::integer,
+                            null::integer, null::integer, null::timestamptz, null::bytea, null::integer;
+        return;
+    end if;
+
+    v_n := array_length(v_bases, 1);
+    v_first := v_bases[1] + v_starts[1];
+    v_end := v_bases[v_n] + v_starts[v_n] + v_takes[v_n] - 1;
+    if p_auto_ack then
+        -- autoAck commits inside the pop: no lease, at-most-once
+        update queen.log_consumers c
+           set committed = v_end, worker_id = null, lease_expires_at = null,
+               lease_acquired_at = null, batch_end = null, acked_offsets = null,
+               total_consumed = c.total_consumed + v_taken, last_consumed_at = v_now
+         where c.partition_id = p_partition_id and c.consumer_group = p_group;
+    else
+        -- The lease covers (committed, batch_end]; only an ack moves the cursor. A batch starting
+        -- where the previous delivery started is a redelivery (nack or lease expiry): attempt_count
+        -- counts it, and it is telemetry only, never the retry budget.
+        update queen.log_consumers c
+           set worker_id = p_worker,
+               lease_expires_at = v_now + make_interval(secs =>
+                   coalesce(nullif(p_lease_seconds, 0), nullif(v_lease_time, 0), 60)),
+               lease_acquired_at = v_now,
+               batch_end = v_end,
+               acked_offsets = null,
+               attempt_count = case when c.attempt_offset is not distinct from v_first
+                                    then c.attempt_count + 1 else 1 end,
+               attempt_offset = v_first
+         where c.partition_id = p_partition_id and c.consumer_group = p_group
+        returning c.attempt_count into v_attempt;
+    end if;
+
+    return query
+    select 'delivered'::text, null::timestamptz, s.base_offset, u.start_idx, u.take,
+           s.msg_count, s.created_at, s.blob, v_attempt
+      from unnest(v_bases, v_starts, v_takes) with ordinality as u(base, start_idx, take, ord)
+      join queen.log_segments s on s.partition_id = p_partition_id and s.base_offset = u.base
+     order by u.ord;
+end;
+$$;
+
+-- The single-partition route. The response is assembled here, after the claim, from the partition
+-- the claim actually ran on: the partitionId reported for a delivered batch is never empty (a pop
+-- racing the partition-creating push either finds the committed partition or answers nothing).
+-- An unknown queue or partition returns no rows: "nothing to deliver", never an error.
+create or replace function queen.log_pop_specific_v1(
+    p_queue text,
+    p_partition text,
+    p_group text,
+    p_worker uuid,
+    p_batch integer,
+    p_auto_ack boolean,
+    p_sub_mode text default 'all',
+    p_sub_from timestamptz default null,
+    p_now timestamptz default null)
+returns table (partition_id uuid, partition_name text, queue_name text,
+               verdict text, retry_at timestamptz, base_offset bigint, start_idx integer,
+               take integer, msg_count integer, created_at timestamptz, blob bytea, attempt integer)
+language plpgsql
+as $$
+#variable_conflict use_column
+declare
+    v_pid uuid;
+begin
+    select p.id into v_pid
+      from queen.log_partitions p
+      join queen.queues q on q.id = p.queue_id
+     where q.name = p_queue and p.name = p_partition;
+    if not found then
+        return;
+    end if;
+    return query
+    select v_pid, p_partition, p_queue, r.verdict, r.retry_at, r.base_offset, r.start_idx,
+           r.take, r.msg_count, r.created_at, r.blob, r.attempt
+      from queen.log_pop_v1(v_pid, p_group, p_worker, p_batch, p_auto_ack, null,
+                            p_sub_mode, p_sub_from, false, p_now) r;
+end;
+$$;

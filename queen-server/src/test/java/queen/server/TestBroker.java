@@ -1,0 +1,198 @@
+package queen.server;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpHeaders;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
+import queen.server.store.DbConfig;
+
+/**
+ * A real broker on a free port over a real PostgreSQL database created for one test class and
+ * dropped after it, so test classes share nothing and run in any order. Register it as a static
+ * field with {@code @RegisterExtension}.
+ *
+ * <p>The server is reached the way clients reach it: HTTP over a socket. Assertions about stored
+ * state read PostgreSQL directly through {@link #sql}.
+ */
+public final class TestBroker implements BeforeAllCallback, AfterAllCallback {
+  public static final ObjectMapper JSON = new ObjectMapper();
+
+  private final HttpClient http =
+      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+  private final Map<String, String> env;
+  private DbConfig db;
+  private Broker broker;
+
+  public TestBroker() {
+    this(Map.of());
+  }
+
+  /** Extra environment for the broker, as if set in the shell. */
+  public TestBroker(Map<String, String> env) {
+    this.env = env;
+  }
+
+  /** Connection settings of the local PostgreSQL, from the same PG_* variables the broker uses. */
+  public static DbConfig localDb(String database) {
+    Map<String, String> e = System.getenv();
+    return new DbConfig(
+        e.getOrDefault("PG_HOST", "127.0.0.1"),
+        Integer.parseInt(e.getOrDefault("PG_PORT", "5432")),
+        e.getOrDefault("PG_USER", "postgres"),
+        e.getOrDefault("PG_PASSWORD", ""),
+        database,
+        8);
+  }
+
+  @Override
+  public void beforeAll(ExtensionContext context) throws Exception {
+    String name =
+        "queen_t_"
+            + context.getRequiredTestClass().getSimpleName().toLowerCase(Locale.ROOT)
+            + "_"
+            + Integer.toHexString(ThreadLocalRandom.current().nextInt(1 << 24));
+    db = createDatabase(name);
+    broker = Broker.start(config());
+  }
+
+  @Override
+  public void afterAll(ExtensionContext context) throws Exception {
+    if (broker != null) {
+      broker.close();
+    }
+    if (db != null) {
+      dropDatabase(db.database());
+    }
+  }
+
+  /** The configuration the broker runs with: the class's database, any free port. */
+  public BrokerConfig config() {
+    Map<String, String> vars = new java.util.HashMap<>(env);
+    vars.put("PG_HOST", db.host());
+    vars.put("PG_PORT", Integer.toString(db.port()));
+    vars.put("PG_USER", db.user());
+    vars.put("PG_PASSWORD", db.password());
+    vars.put("PG_DB", db.database());
+    vars.put("PORT", "0");
+    vars.put("HOST", "127.0.0.1");
+    return BrokerConfig.fromEnv(vars);
+  }
+
+  public DbConfig db() {
+    return db;
+  }
+
+  public int port() {
+    return broker.port();
+  }
+
+  /** Starts another broker on the same database, for multi-broker tests; the caller closes it. */
+  public Broker startAnother() {
+    return Broker.start(config());
+  }
+
+  public static DbConfig createDatabase(String name) throws SQLException {
+    try (Connection c = admin();
+        Statement st = c.createStatement()) {
+      st.execute("create database " + name + " template template0");
+    }
+    return localDb(name);
+  }
+
+  public static void dropDatabase(String name) throws SQLException {
+    try (Connection c = admin();
+        Statement st = c.createStatement()) {
+      st.execute("drop database if exists " + name + " with (force)");
+    }
+  }
+
+  private static Connection admin() throws SQLException {
+    DbConfig a = localDb("postgres");
+    return DriverManager.getConnection(a.jdbcUrl(), a.user(), a.password());
+  }
+
+  /** A new JDBC connection to the class's database; the caller closes it. */
+  public Connection connect() throws SQLException {
+    return DriverManager.getConnection(db.jdbcUrl(), db.user(), db.password());
+  }
+
+  /** Runs a query and returns the first column of the first row as a long (0 if no row). */
+  public long sqlLong(String query) {
+    try (Connection c = connect();
+        Statement st = c.createStatement();
+        ResultSet rs = st.executeQuery(query)) {
+      return rs.next() ? rs.getLong(1) : 0;
+    } catch (SQLException e) {
+      throw new IllegalStateException(query, e);
+    }
+  }
+
+  /** Runs a statement. */
+  public void sql(String statement) {
+    try (Connection c = connect();
+        Statement st = c.createStatement()) {
+      st.execute(statement);
+    } catch (SQLException e) {
+      throw new IllegalStateException(statement, e);
+    }
+  }
+
+  /** An HTTP answer: status, headers, and the body parsed as JSON (null when empty). */
+  public record Reply(int status, HttpHeaders headers, String text) {
+    public JsonNode json() {
+      try {
+        return text.isEmpty() ? null : JSON.readTree(text);
+      } catch (IOException e) {
+        throw new IllegalStateException("not JSON: " + text, e);
+      }
+    }
+  }
+
+  public Reply get(String path) {
+    return send(HttpRequest.newBuilder(uri(path)).GET().build());
+  }
+
+  public Reply post(String path, String body) {
+    return send(
+        HttpRequest.newBuilder(uri(path))
+            .header("Content-Type", "application/json")
+            .POST(HttpRequest.BodyPublishers.ofString(body))
+            .build());
+  }
+
+  public Reply post(String path, JsonNode body) {
+    return post(path, body.toString());
+  }
+
+  public Reply send(HttpRequest request) {
+    try {
+      HttpResponse<String> r = http.send(request, HttpResponse.BodyHandlers.ofString());
+      return new Reply(r.statusCode(), r.headers(), r.body());
+    } catch (IOException e) {
+      throw new IllegalStateException(request.uri().toString(), e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+  }
+
+  public URI uri(String path) {
+    return URI.create("http://127.0.0.1:" + broker.port() + path);
+  }
+}

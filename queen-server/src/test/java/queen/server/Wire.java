@@ -1,0 +1,87 @@
+package queen.server;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.ArrayList;
+import java.util.List;
+
+/** Request bodies and calls of the wire contract, built the way Queen's clients build them. */
+public final class Wire {
+  private final TestBroker broker;
+
+  public Wire(TestBroker broker) {
+    this.broker = broker;
+  }
+
+  public static ObjectNode object() {
+    return TestBroker.JSON.createObjectNode();
+  }
+
+  /** A push item with an explicit transaction id. */
+  public static ObjectNode item(String queue, String partition, String txn, JsonNode payload) {
+    ObjectNode i = object().put("queue", queue).put("partition", partition);
+    if (txn != null) {
+      i.put("transactionId", txn);
+    }
+    i.set("payload", payload);
+    return i;
+  }
+
+  public static ObjectNode items(List<? extends JsonNode> items) {
+    ObjectNode body = object();
+    ArrayNode arr = body.putArray("items");
+    items.forEach(arr::add);
+    return body;
+  }
+
+  /** Pushes payloads {"n": from..from+count-1} to one partition; returns the push answer. */
+  public JsonNode pushNumbered(String queue, String partition, int from, int count) {
+    List<ObjectNode> items = new ArrayList<>();
+    for (int n = from; n < from + count; n++) {
+      items.add(item(queue, partition, queue + "-" + partition + "-" + n, object().put("n", n)));
+    }
+    TestBroker.Reply r = broker.post("/api/v1/push", items(items));
+    if (r.status() != 201) {
+      throw new AssertionError("push answered " + r.status() + ": " + r.text());
+    }
+    return r.json();
+  }
+
+  /** GET on the single-partition pop route with a raw query string. */
+  public TestBroker.Reply popPartition(String queue, String partition, String query) {
+    return broker.get("/api/v1/pop/queue/" + queue + "/partition/" + partition + "?" + query);
+  }
+
+  /** Acks every message of a pop answer as completed with its lease, in one batch call. */
+  public JsonNode ackAll(JsonNode popAnswer) {
+    ObjectNode body = object();
+    ArrayNode acks = body.putArray("acknowledgments");
+    for (JsonNode m : popAnswer.get("messages")) {
+      acks.addObject()
+          .put("transactionId", m.get("transactionId").asText())
+          .put("partitionId", m.get("partitionId").asText())
+          .put("leaseId", m.get("leaseId").asText())
+          .put("status", "completed");
+    }
+    body.put("consumerGroup", popAnswer.get("consumerGroup").asText());
+    return broker.post("/api/v1/ack/batch", body).json();
+  }
+
+  /** The "n" field of every message of a pop answer, in order. */
+  public static List<Integer> numbers(JsonNode popAnswer) {
+    List<Integer> ns = new ArrayList<>();
+    for (JsonNode m : popAnswer.get("messages")) {
+      ns.add(m.get("data").get("n").asInt());
+    }
+    return ns;
+  }
+
+  public void configure(String queue, ObjectNode options) {
+    TestBroker.Reply r =
+        broker.post("/api/v1/configure", object().put("queue", queue).set("options", options));
+    if (r.status() != 200) {
+      throw new AssertionError("configure answered " + r.status() + ": " + r.text());
+    }
+  }
+}
