@@ -51,8 +51,7 @@ public final class Broker implements AutoCloseable {
     try {
       db.migrate();
       QueueStore queues = new QueueStore(db);
-      PushService push =
-          new PushService(new PushStore(db), new PartitionDirectory(queues), clock);
+      PushService push = new PushService(new PushStore(db), new PartitionDirectory(queues), clock);
       PopService pop = new PopService(new PopStore(db), clock);
       AckService ack = new AckService(new AckStore(db));
       WebServer server =

@@ -83,6 +83,11 @@ public final class TestBroker implements BeforeAllCallback, AfterAllCallback {
 
   /** The configuration the broker runs with: the class's database, any free port. */
   public BrokerConfig config() {
+    return configFor(db, env);
+  }
+
+  /** A broker on the given database and any free port of the loopback interface. */
+  public static BrokerConfig configFor(DbConfig db, Map<String, String> env) {
     Map<String, String> vars = new java.util.HashMap<>(env);
     vars.put("PG_HOST", db.host());
     vars.put("PG_PORT", Integer.toString(db.port()));

@@ -5,7 +5,6 @@ import java.util.UUID;
 /**
  * One acknowledgement as received.
  *
- * @param leaseId as sent: null or empty skips the lease check; anything else must name a live
- *     lease
+ * @param leaseId as sent: null or empty skips the lease check; anything else must name a live lease
  */
 public record AckRequest(UUID partitionId, String transactionId, String status, String leaseId) {}

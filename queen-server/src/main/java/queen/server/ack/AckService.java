@@ -44,7 +44,12 @@ public final class AckService {
         int i = positions.get(o.index());
         out[i] =
             new AckOutcome(
-                i, o.success(), o.error(), o.queueName(), o.partitionName(), o.leaseReleased(),
+                i,
+                o.success(),
+                o.error(),
+                o.queueName(),
+                o.partitionName(),
+                o.leaseReleased(),
                 o.dlq());
       }
     }

@@ -34,10 +34,13 @@ public final class SegmentCodec {
   static final int VERSION = 1;
   static final int BODY_RAW = 0;
   static final int BODY_ZSTD = 1;
+
   /** Bodies shorter than this are stored raw: zstd's frame overhead would not pay for itself. */
   static final int COMPRESS_THRESHOLD = 128;
+
   /** Fast level: pushes are latency-bound and payloads are usually small JSON. */
   static final int ZSTD_LEVEL = 1;
+
   /** Refuses to allocate for a corrupted header claiming an absurd size. */
   static final int MAX_RAW_BYTES = 1 << 30;
 

@@ -2,8 +2,8 @@ package queen.server.http;
 
 /**
  * A request the broker refuses, answered with {@code status} and {@code {"error": message}}. The
- * message names the field or parameter at fault; it is written for the client, never a stack
- * trace or PostgreSQL text.
+ * message names the field or parameter at fault; it is written for the client, never a stack trace
+ * or PostgreSQL text.
  */
 final class ApiException extends RuntimeException {
   private final int status;

@@ -50,8 +50,7 @@ public final class ConfigureRoutes implements HttpService {
           String namespace = Fields.optionalString(body, "namespace", "");
           String task = Fields.optionalString(body, "task", "");
           ObjectNode options = validOptions(body.get("options"));
-          ConfiguredQueue q =
-              queues.configure(name.asText(), namespace, task, options.toString());
+          ConfiguredQueue q = queues.configure(name.asText(), namespace, task, options.toString());
           Replies.json(res, 200, render(q, options.has("minPopWaitTime")));
         });
   }

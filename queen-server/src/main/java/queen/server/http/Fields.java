@@ -7,7 +7,8 @@ import java.util.regex.Pattern;
 /** Typed reads of request fields, each failure a 400 that names the field. */
 final class Fields {
   private static final Pattern UUID_TEXT =
-      Pattern.compile("[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}");
+      Pattern.compile(
+          "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}");
 
   private Fields() {}
 

@@ -18,9 +18,9 @@ import queen.server.store.StoreException;
 /**
  * The broker's HTTP surface: the routes, CORS, and the rule that every failure is a JSON error.
  *
- * <p>Client mistakes are 4xx naming the field; a database that does not answer is 503 with a
- * retry hint (the clients retry 5xx and treat any 4xx as fatal); anything else is our bug, a 500
- * with a generic message, logged with its stack trace here and never sent to the client.
+ * <p>Client mistakes are 4xx naming the field; a database that does not answer is 503 with a retry
+ * hint (the clients retry 5xx and treat any 4xx as fatal); anything else is our bug, a 500 with a
+ * generic message, logged with its stack trace here and never sent to the client.
  */
 public final class HttpApi {
   private static final Logger log = LoggerFactory.getLogger(HttpApi.class);
@@ -71,14 +71,7 @@ public final class HttpApi {
                 .status(status)
                 .headers(headers)
                 .header(HeaderNames.CONTENT_TYPE, "application/json")
-                .entity(
-                    Json.bytes(
-                        Json.object()
-                            .put(
-                                "error",
-                                event == DirectHandler.EventType.PAYLOAD_TOO_LARGE
-                                    ? "Request body too large"
-                                    : status.reasonPhrase())))
+                .entity(Json.bytes(Json.object().put("error", describe(status))))
                 .build();
     DirectHandlers.Builder b = DirectHandlers.builder();
     for (DirectHandler.EventType event : DirectHandler.EventType.values()) {
@@ -87,13 +80,21 @@ public final class HttpApi {
     return b.build();
   }
 
+  private static String describe(Status status) {
+    return status.code() == Status.REQUEST_ENTITY_TOO_LARGE_413.code()
+        ? "Request body too large"
+        : status.reasonPhrase();
+  }
+
   private static void fail(ServerRequest req, ServerResponse res, Exception e) {
     switch (e) {
       case ApiException api -> Replies.error(res, api.status(), api.getMessage());
-      case HttpException http ->
-          Replies.error(res, http.status().code(), http.status().reasonPhrase());
+      case HttpException http -> Replies.error(res, http.status().code(), describe(http.status()));
       case StoreException store when store.unavailable() -> {
-        log.warn("{} {}: database unavailable: {}", req.prologue().method(), req.path().path(),
+        log.warn(
+            "{} {}: database unavailable: {}",
+            req.prologue().method(),
+            req.path().path(),
             e.getMessage());
         res.header(HeaderNames.RETRY_AFTER, "1");
         Replies.error(res, 503, "Database unavailable, retry later");

@@ -3,8 +3,8 @@ package queen.server.http;
 import io.helidon.webserver.http.ServerRequest;
 
 /**
- * Query parameters read the way Queen reads them: booleans are true only for {@code true} or
- * {@code 1}, integers that fail to parse take the default, values arrive URL-decoded.
+ * Query parameters read the way Queen reads them: booleans are true only for {@code true} or {@code
+ * 1}, integers that fail to parse take the default, values arrive URL-decoded.
  */
 final class Params {
   private final ServerRequest req;

@@ -19,8 +19,8 @@ import java.time.format.DateTimeParseException;
 import java.time.temporal.TemporalAccessor;
 import queen.server.pop.PopRequest;
 import queen.server.pop.PopResult;
-import queen.server.pop.PoppedMessage;
 import queen.server.pop.PopService;
+import queen.server.pop.PoppedMessage;
 
 /**
  * The pop routes. Nothing to deliver is always 204 with no body, never a 4xx: a 4xx ends the

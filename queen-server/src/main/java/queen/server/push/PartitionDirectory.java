@@ -14,8 +14,8 @@ import queen.server.store.QueueStore;
  *
  * <p>Unknown names are created in their own short transaction before the push transaction (see
  * {@code queen.log_ensure_partitions_v1}). A cached id goes stale only when its queue is deleted,
- * by this broker or another; the push then finds the partition missing, and the caller calls
- * {@link #forget()} and retries once.
+ * by this broker or another; the push then finds the partition missing, and the caller calls {@link
+ * #forget()} and retries once.
  */
 public final class PartitionDirectory {
   /** Past this many names the cache is dropped rather than grown without bound. */

@@ -24,10 +24,10 @@ import queen.server.store.SegmentWrite;
 /**
  * Turns a push request into one segment per (queue, partition) and appends them atomically.
  *
- * <p>Dedup is per (partition, transactionId): inside one request the first item with a key wins
- * and later ones report the winner's message id; against stored messages the partition's own
- * lock decides (see {@link PushStore#append}). Segments are appended in partition-id order, the
- * same order every pusher uses, so concurrent multi-partition pushes cannot deadlock.
+ * <p>Dedup is per (partition, transactionId): inside one request the first item with a key wins and
+ * later ones report the winner's message id; against stored messages the partition's own lock
+ * decides (see {@link PushStore#append}). Segments are appended in partition-id order, the same
+ * order every pusher uses, so concurrent multi-partition pushes cannot deadlock.
  */
 public final class PushService {
   /** PostgreSQL orders uuids by unsigned bytes; locking in that order everywhere avoids cycles. */

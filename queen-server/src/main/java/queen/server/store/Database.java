@@ -10,9 +10,9 @@ import org.flywaydb.core.Flyway;
  * The broker's connection pool and schema.
  *
  * <p>Migrations run on every start under Flyway's advisory lock, so several brokers starting at
- * once against one database are harmless and an older schema is migrated forward. Everything
- * that talks to PostgreSQL goes through {@link #transaction} or {@link #autocommit}: a connection
- * is never held outside those calls, so a parked long-poll never pins one.
+ * once against one database are harmless and an older schema is migrated forward. Everything that
+ * talks to PostgreSQL goes through {@link #transaction} or {@link #autocommit}: a connection is
+ * never held outside those calls, so a parked long-poll never pins one.
  */
 public final class Database implements AutoCloseable {
   private final HikariDataSource pool;

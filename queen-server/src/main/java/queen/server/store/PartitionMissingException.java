@@ -3,8 +3,8 @@ package queen.server.store;
 import java.util.UUID;
 
 /**
- * A push named a partition id that no longer exists, because its queue was deleted since the id
- * was resolved. Nothing was written; the caller re-resolves and retries.
+ * A push named a partition id that no longer exists, because its queue was deleted since the id was
+ * resolved. Nothing was written; the caller re-resolves and retries.
  */
 public final class PartitionMissingException extends RuntimeException {
   public PartitionMissingException(UUID partitionId) {

@@ -28,10 +28,10 @@ public final class PushStore {
   }
 
   /**
-   * Appends the segments in one transaction, all or nothing. Segments must be ordered by
-   * partition id (see {@code queen.log_push_v1}) and hold no transaction id twice. In the common
-   * case this is one round trip; a segment with stored duplicates costs one more, in the same
-   * transaction, still holding its partition lock.
+   * Appends the segments in one transaction, all or nothing. Segments must be ordered by partition
+   * id (see {@code queen.log_push_v1}) and hold no transaction id twice. In the common case this is
+   * one round trip; a segment with stored duplicates costs one more, in the same transaction, still
+   * holding its partition lock.
    *
    * @throws PartitionMissingException if a partition was deleted since it was resolved
    */
@@ -54,7 +54,8 @@ public final class PushStore {
             for (Row row : call(c, batch)) {
               int i = pending.get(row.seg() - 1);
               switch (row.status()) {
-                case "queued" -> out[i] = new AppendOutcome(current[i], row.baseOffset(), dups.get(i));
+                case "queued" ->
+                    out[i] = new AppendOutcome(current[i], row.baseOffset(), dups.get(i));
                 case "duplicate" -> {
                   dups.get(i).putAll(row.duplicates());
                   SegmentWrite rest = remover.without(current[i], dups.get(i).keySet());
@@ -113,7 +114,8 @@ public final class PushStore {
               dups.put(t[k], m[k]);
             }
           }
-          rows.add(new Row(rs.getInt("seg"), rs.getString("status"), rs.getLong("base_offset"), dups));
+          rows.add(
+              new Row(rs.getInt("seg"), rs.getString("status"), rs.getLong("base_offset"), dups));
         }
       }
       return rows;

@@ -12,8 +12,7 @@ import java.time.ZoneOffset;
 final class Sql {
   private Sql() {}
 
-  static void setTimestamptz(PreparedStatement ps, int index, Instant instant)
-      throws SQLException {
+  static void setTimestamptz(PreparedStatement ps, int index, Instant instant) throws SQLException {
     if (instant == null) {
       ps.setNull(index, Types.TIMESTAMP_WITH_TIMEZONE);
     } else {

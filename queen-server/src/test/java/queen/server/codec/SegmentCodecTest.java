@@ -130,7 +130,8 @@ class SegmentCodecTest {
   }
 
   @Property
-  void sizesOfVarintBoundariesRoundTrip(@ForAll @Size(max = 3) List<@IntRange(max = 20000) Integer> sizes) {
+  void sizesOfVarintBoundariesRoundTrip(
+      @ForAll @Size(max = 3) List<@IntRange(max = 20000) Integer> sizes) {
     List<Frame> frames = new ArrayList<>();
     for (int n : sizes) {
       frames.add(frame(new byte[n]));

@@ -64,11 +64,15 @@ class PushTest {
   void onePushToOnePartitionIsOneSegmentWithConsecutiveOffsets() {
     wire.pushNumbered("segments", "p", 0, 50);
     wire.pushNumbered("segments", "p", 50, 30);
-    String pid = "(select p.id from queen.log_partitions p join queen.queues q on q.id = p.queue_id"
-        + " where q.name = 'segments' and p.name = 'p')";
-    assertThat(broker.sqlLong("select count(*) from queen.log_segments where partition_id = " + pid))
+    String pid =
+        "(select p.id from queen.log_partitions p join queen.queues q on q.id = p.queue_id"
+            + " where q.name = 'segments' and p.name = 'p')";
+    assertThat(
+            broker.sqlLong("select count(*) from queen.log_segments where partition_id = " + pid))
         .isEqualTo(2);
-    assertThat(broker.sqlLong("select max(end_offset) from queen.log_segments where partition_id = " + pid))
+    assertThat(
+            broker.sqlLong(
+                "select max(end_offset) from queen.log_segments where partition_id = " + pid))
         .isEqualTo(79);
     assertThat(broker.sqlLong("select last_offset from queen.log_partitions where id = " + pid))
         .isEqualTo(79);
@@ -121,8 +125,11 @@ class PushTest {
     assertThat(second.json().get(0).get("message_id")).isEqualTo(first.get(0).get("message_id"));
     assertThat(second.json().get(1).get("status").asText()).isEqualTo("queued");
     assertThat(broker.sqlLong(countInPartition("again"))).isEqualTo(2);
-    assertThat(broker.sqlLong("select last_offset from queen.log_partitions p join queen.queues q"
-        + " on q.id = p.queue_id where q.name = 'again'")).isEqualTo(1);
+    assertThat(
+            broker.sqlLong(
+                "select last_offset from queen.log_partitions p join queen.queues q"
+                    + " on q.id = p.queue_id where q.name = 'again'"))
+        .isEqualTo(1);
 
     TestBroker.Reply onlyDup =
         broker.post("/api/v1/push", items(List.of(item("again", "p", "k1", object()))));
@@ -135,7 +142,10 @@ class PushTest {
         broker
             .post(
                 "/api/v1/push",
-                items(List.of(item("twoparts", "a", "k", object()), item("twoparts", "b", "k", object()))))
+                items(
+                    List.of(
+                        item("twoparts", "a", "k", object()),
+                        item("twoparts", "b", "k", object()))))
             .json();
     assertThat(r.get(0).get("status").asText()).isEqualTo("queued");
     assertThat(r.get(1).get("status").asText()).isEqualTo("queued");
@@ -249,7 +259,8 @@ class PushTest {
     assertBad("{\"items\":[{\"payload\":{}}]}", "Queue must be a string");
     assertBad("{\"items\":[{\"queue\":7}]}", "Queue must be a string");
     assertBad("{\"items\":[{\"queue\":\"q\",\"partition\":null}]}", "Partition must be a string");
-    assertBad("{\"items\":[{\"queue\":\"q\",\"transactionId\":5}]}", "TransactionId must be a string");
+    assertBad(
+        "{\"items\":[{\"queue\":\"q\",\"transactionId\":5}]}", "TransactionId must be a string");
     assertBad("{\"items\":[{\"queue\":\"q\",\"traceId\":null}]}", "TraceId must be a string");
     // one bad item fails the whole request before anything is written
     assertBad(

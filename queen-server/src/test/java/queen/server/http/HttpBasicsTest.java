@@ -1,0 +1,69 @@
+package queen.server.http;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.net.http.HttpRequest;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import queen.server.TestBroker;
+
+class HttpBasicsTest {
+  @RegisterExtension
+  static final TestBroker broker = new TestBroker(Map.of("MAX_BODY_BYTES", "4096"));
+
+  @Test
+  void everyAnswerCarriesCorsHeaders() {
+    TestBroker.Reply r = broker.get("/health");
+    assertThat(r.headers().firstValue("access-control-allow-origin")).hasValue("*");
+    assertThat(r.headers().firstValue("access-control-allow-methods"))
+        .hasValue("GET, POST, PUT, DELETE, OPTIONS");
+    assertThat(r.headers().firstValue("access-control-allow-headers"))
+        .hasValue("Content-Type, Authorization");
+  }
+
+  @Test
+  void optionsAnswers200WithNoBody() {
+    TestBroker.Reply r =
+        broker.send(
+            HttpRequest.newBuilder(broker.uri("/api/v1/push"))
+                .method("OPTIONS", HttpRequest.BodyPublishers.noBody())
+                .build());
+    assertThat(r.status()).isEqualTo(200);
+    assertThat(r.text()).isEmpty();
+    assertThat(r.headers().firstValue("access-control-allow-origin")).hasValue("*");
+  }
+
+  @Test
+  void unknownPathsAreAJson404() {
+    TestBroker.Reply r = broker.get("/api/v1/nothing-here");
+    assertThat(r.status()).isEqualTo(404);
+    assertThat(r.headers().firstValue("content-type")).hasValue("application/json");
+    assertThat(r.json().get("error").asText()).isEqualTo("Not found");
+  }
+
+  @Test
+  void aBodyOverTheLimitIsAJson413() {
+    String big = "{\"items\":[{\"queue\":\"q\",\"payload\":\"" + "x".repeat(8000) + "\"}]}";
+    TestBroker.Reply r = broker.post("/api/v1/push", big);
+    assertThat(r.status()).isEqualTo(413);
+    assertThat(r.json().get("error").asText()).isEqualTo("Request body too large");
+    assertThat(broker.sqlLong("select count(*) from queen.queues")).isZero();
+  }
+
+  @Test
+  void getOnAPostRouteIsNotFound() {
+    assertThat(broker.get("/api/v1/push").status()).isEqualTo(404);
+  }
+
+  @Test
+  void aJsonContentTypeOnAGetIsAccepted() {
+    TestBroker.Reply r =
+        broker.send(
+            HttpRequest.newBuilder(broker.uri("/api/v1/pop/queue/x/partition/Default"))
+                .header("Content-Type", "application/json")
+                .GET()
+                .build());
+    assertThat(r.status()).isEqualTo(204);
+  }
+}
