@@ -20,15 +20,15 @@ import java.util.zip.CRC32C;
  *   u8      body encoding: 0 = raw, 1 = zstd
  *   varint  frame count
  *   varint  raw body length
- *   u32     CRC32C of the raw body
  *   bytes   body (raw, or one zstd frame)
+ *   u32     CRC32C of every byte before it
  * </pre>
  *
  * A raw frame is: u8 bits (encrypted, has trace, has producer), 16-byte message id, varint-prefixed
  * transaction id, optional 16-byte trace id, optional varint-prefixed producer, i64 created-at
- * micros, varint-prefixed payload. The checksum covers the raw body so that corruption of an
- * uncompressed blob is detected as surely as a zstd error: every decode failure is a {@link
- * CorruptSegmentException}, never a wrong message.
+ * micros, varint-prefixed payload. The checksum covers the stored bytes, header included, and is
+ * verified before anything is parsed: a CRC catches every burst of up to 32 bits, so any truncation
+ * or corrupted byte is a {@link CorruptSegmentException}, never a wrong message.
  */
 public final class SegmentCodec {
   static final int VERSION = 1;
@@ -75,8 +75,8 @@ public final class SegmentCodec {
     out.u8(encoding);
     out.varint(frames.size());
     out.varint(raw.length);
-    out.u32(crc32c(raw));
     out.bytes(stored, 0, stored.length);
+    out.u32(out.crc32c());
     return out.toArray();
   }
 
@@ -93,7 +93,14 @@ public final class SegmentCodec {
     if (start < 0 || take < 0) {
       throw new IllegalArgumentException("negative slice: " + start + "+" + take);
     }
-    ByteReader header = new ByteReader(blob, 0, blob.length);
+    int bodyEnd = blob.length - 4;
+    if (bodyEnd < 4) {
+      throw new CorruptSegmentException("segment truncated: " + blob.length + " bytes");
+    }
+    if (crc32c(blob, bodyEnd) != new ByteReader(blob, bodyEnd, blob.length).u32()) {
+      throw new CorruptSegmentException("segment checksum mismatch");
+    }
+    ByteReader header = new ByteReader(blob, 0, bodyEnd);
     int version = header.u8();
     if (version != VERSION) {
       throw new CorruptSegmentException("unknown segment version " + version);
@@ -101,15 +108,11 @@ public final class SegmentCodec {
     int encoding = header.u8();
     int count = header.varintInt();
     int rawLength = header.varintInt();
-    int crc = header.u32();
     if (rawLength > MAX_RAW_BYTES || (long) count * MIN_FRAME_BYTES > rawLength || count == 0) {
       throw new CorruptSegmentException(
           "implausible segment header: " + count + " frames in " + rawLength + " bytes");
     }
-    byte[] raw = body(blob, header.position(), encoding, rawLength);
-    if (crc32c(raw) != crc) {
-      throw new CorruptSegmentException("segment checksum mismatch");
-    }
+    byte[] raw = body(blob, header.position(), bodyEnd, encoding, rawLength);
     ByteReader in = new ByteReader(raw, 0, raw.length);
     int end = (int) Math.min((long) start + take, count);
     List<Frame> frames = new ArrayList<>(Math.max(0, end - start));
@@ -126,15 +129,15 @@ public final class SegmentCodec {
     return frames;
   }
 
-  private static byte[] body(byte[] blob, int offset, int encoding, int rawLength) {
-    int storedLength = blob.length - offset;
+  private static byte[] body(byte[] blob, int offset, int end, int encoding, int rawLength) {
+    int storedLength = end - offset;
     switch (encoding) {
       case BODY_RAW -> {
         if (storedLength != rawLength) {
           throw new CorruptSegmentException(
               "raw body is " + storedLength + " bytes, header says " + rawLength);
         }
-        return Arrays.copyOfRange(blob, offset, blob.length);
+        return Arrays.copyOfRange(blob, offset, end);
       }
       case BODY_ZSTD -> {
         byte[] raw = new byte[rawLength];
@@ -203,9 +206,9 @@ public final class SegmentCodec {
     in.skip(in.varintInt());
   }
 
-  private static int crc32c(byte[] data) {
+  private static int crc32c(byte[] data, int length) {
     CRC32C crc = new CRC32C();
-    crc.update(data, 0, data.length);
+    crc.update(data, 0, length);
     return (int) crc.getValue();
   }
 
@@ -267,6 +270,10 @@ public final class SegmentCodec {
       ensure(len);
       System.arraycopy(b, off, buf, pos, len);
       pos += len;
+    }
+
+    int crc32c() {
+      return SegmentCodec.crc32c(buf, pos);
     }
 
     byte[] toArray() {
