@@ -100,6 +100,7 @@ declare
     v_committed  bigint;
     v_until      timestamptz;
     v_wanted     bigint;
+    v_next       bigint;
     v_budget     integer := greatest(p_budget, 1);
     v_bases      bigint[] := '{}';
     v_starts     integer[] := '{}';
@@ -110,6 +111,7 @@ declare
     v_deferred   timestamptz;
     v_attempt    integer := 1;
     v_n          integer;
+    v_i          integer;
     h            record;
     s            record;
 begin
@@ -214,15 +216,28 @@ begin
                 v_takes := v_takes || v_n;
                 v_taken := v_n;
             end if;
+            v_next := h.end_offset + 1;
+        else
+            -- the cursor sits in a retention gap: resume at the first retained segment after it
+            select s.base_offset into v_next
+              from queen.log_segments s
+             where s.partition_id = p_partition_id and s.base_offset > v_wanted
+             order by s.base_offset
+             limit 1;
         end if;
-        -- Forward scan: the FOR loop is a cursor, so leaving at the budget stops the index walk and
-        -- a deep backlog costs only the rows delivered. Monotone created_at means the delay filter
-        -- cuts a contiguous suffix: the first invisible segment ends the scan.
-        if v_deferred is null and v_taken < v_budget then
+        -- Forward scan, from the first segment not yet taken. Segments hold consecutive offsets,
+        -- so the rest of the batch can only come from segments starting below v_next + budget
+        -- left: the range bounds the rows read whatever plan the statistics of a hot table give,
+        -- and a deep backlog costs only the rows delivered. The FOR loop is a cursor and leaves at
+        -- the budget; monotone created_at means the delay filter cuts a contiguous suffix, so the
+        -- first invisible segment ends the scan.
+        if v_deferred is null and v_next is not null and v_taken < v_budget then
             for s in
                 select s.base_offset, s.msg_count, s.created_at
                   from queen.log_segments s
-                 where s.partition_id = p_partition_id and s.base_offset > v_wanted
+                 where s.partition_id = p_partition_id
+                   and s.base_offset >= v_next
+                   and s.base_offset < v_next + (v_budget - v_taken)
                  order by s.base_offset
             loop
                 if s.created_at > v_visible then
@@ -288,12 +303,15 @@ begin
         returning c.attempt_count into v_attempt;
     end if;
 
-    return query
-    select 'delivered'::text, null::timestamptz, s.base_offset, u.start_idx, u.take,
-           s.msg_count, s.created_at, s.blob, v_attempt
-      from unnest(v_bases, v_starts, v_takes) with ordinality as u(base, start_idx, take, ord)
-      join queen.log_segments s on s.partition_id = p_partition_id and s.base_offset = u.base
-     order by u.ord;
+    -- one primary-key lookup per delivered segment: the blobs read are exactly those delivered,
+    -- whatever plan a join would get on a table whose statistics lag behind its pushes
+    for v_i in 1 .. v_n loop
+        return query
+        select 'delivered'::text, null::timestamptz, s.base_offset, v_starts[v_i], v_takes[v_i],
+               s.msg_count, s.created_at, s.blob, v_attempt
+          from queen.log_segments s
+         where s.partition_id = p_partition_id and s.base_offset = v_bases[v_i];
+    end loop;
 end;
 $$;
 

@@ -3,7 +3,6 @@ package queen.server.http;
 import com.fasterxml.jackson.core.JsonGenerator;
 import io.helidon.webserver.http.HttpRules;
 import io.helidon.webserver.http.HttpService;
-import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -20,6 +19,7 @@ import java.time.temporal.TemporalAccessor;
 import queen.server.pop.PopRequest;
 import queen.server.pop.PopResult;
 import queen.server.pop.PopService;
+import queen.server.pop.PopTarget;
 import queen.server.pop.PoppedMessage;
 
 /**
@@ -33,6 +33,9 @@ public final class PopRoutes implements HttpService {
   /** Bounds one response; larger requests are served this many. */
   static final int MAX_BATCH = 10_000;
 
+  /** More partitions than the SQL scan's candidate cap cannot be claimed in one pop. */
+  static final int MAX_PARTITIONS = 512;
+
   static final String QUEUE_MODE = "__QUEUE_MODE__";
 
   private final PopService pops;
@@ -43,16 +46,45 @@ public final class PopRoutes implements HttpService {
 
   @Override
   public void routing(HttpRules rules) {
-    rules.get("/api/v1/pop/queue/{queue}/partition/{partition}", this::popPartition);
+    rules.get(
+        "/api/v1/pop/queue/{queue}/partition/{partition}",
+        (req, res) -> {
+          Params p = new Params(req);
+          serve(res, p, new PopTarget.Partition(p.path("queue"), p.path("partition")), 1);
+        });
+    rules.get(
+        "/api/v1/pop/queue/{queue}",
+        (req, res) -> {
+          Params p = new Params(req);
+          serve(res, p, new PopTarget.Queue(p.path("queue")), partitions(p));
+        });
+    rules.get(
+        "/api/v1/pop",
+        (req, res) -> {
+          Params p = new Params(req);
+          String namespace = emptyToNull(p.string("namespace", ""));
+          String task = emptyToNull(p.string("task", ""));
+          // a bare discovery pop would be an unbounded scan of every queue
+          if (namespace == null && task == null) {
+            throw ApiException.badRequest("namespace or task is required to pop without a queue");
+          }
+          serve(res, p, new PopTarget.Discovery(namespace, task), partitions(p));
+        });
   }
 
-  private void popPartition(ServerRequest req, ServerResponse res) {
-    Params p = new Params(req);
-    PopRequest request = request(p, p.path("queue"), p.path("partition"));
-    send(res, pops.popSpecific(request));
+  private void serve(ServerResponse res, Params p, PopTarget target, int partitions) {
+    send(res, pops.pop(request(p, target, partitions)));
   }
 
-  static PopRequest request(Params p, String queue, String partition) {
+  private static int partitions(Params p) {
+    return Math.min(Math.max(p.integer("partitions", 1), 1), MAX_PARTITIONS);
+  }
+
+  private static String emptyToNull(String s) {
+    return s.isEmpty() ? null : s;
+  }
+
+  static PopRequest request(Params p, PopTarget target, int partitions) {
     int batch = Math.min(Math.max(p.integer("batch", DEFAULT_BATCH), 1), MAX_BATCH);
     String group = p.string("consumerGroup", QUEUE_MODE);
     if (group.isEmpty()) {
@@ -63,7 +95,7 @@ public final class PopRoutes implements HttpService {
     boolean newOnly = mode.equals("new") || mode.equals("new-only") || from.equals("now");
     Instant fromTime = from.isEmpty() || from.equals("now") ? null : timestamp(from);
     return new PopRequest(
-        queue, partition, group, batch, p.bool("autoAck", false), newOnly, fromTime);
+        target, group, batch, partitions, p.bool("autoAck", false), newOnly, fromTime);
   }
 
   /** ISO-8601 with or without an offset (none means UTC), or a bare date. */

@@ -5,16 +5,17 @@ import java.time.Instant;
 /**
  * A pop as the consumer asked for it, defaults applied.
  *
- * @param batch the most messages to deliver
+ * @param batch the most messages to deliver, across all claimed partitions
+ * @param partitions the most partitions to claim (1 on the single-partition route)
  * @param newOnly subscriptionMode=new or subscriptionFrom=now: on a named group's first contact,
  *     skip the existing backlog
  * @param from subscriptionFrom as a timestamp, or null
  */
 public record PopRequest(
-    String queue,
-    String partition,
+    PopTarget target,
     String group,
     int batch,
+    int partitions,
     boolean autoAck,
     boolean newOnly,
     Instant from) {}

@@ -7,10 +7,10 @@ import java.util.UUID;
 import queen.server.codec.Frame;
 import queen.server.codec.SegmentCodec;
 import queen.server.codec.UuidV7;
+import queen.server.store.Claim;
 import queen.server.store.PartitionClaim;
 import queen.server.store.PopStore;
 import queen.server.store.SegmentSlice;
-import queen.server.store.SpecificPop;
 import queen.server.store.Verdict;
 
 /**
@@ -21,31 +21,35 @@ import queen.server.store.Verdict;
  */
 public final class PopService {
   private final PopStore store;
+  private final GroupSeeds seeds;
   private final UuidV7 ids;
 
   public PopService(PopStore store, InstantSource clock) {
     this.store = store;
+    this.seeds = new GroupSeeds(store);
     this.ids = new UuidV7(clock);
   }
 
-  /** Pops from one named partition. An unknown queue or partition delivers nothing. */
-  public PopResult popSpecific(PopRequest request) {
+  /** Pops once, without waiting. An unknown queue or partition delivers nothing. */
+  public PopResult pop(PopRequest request) {
     // a fresh UUIDv7 worker id per request; on a leased pop it is the client's leaseId
     UUID worker = ids.next();
+    Claim claim =
+        new Claim(
+            request.group(),
+            worker,
+            request.batch(),
+            request.partitions(),
+            request.autoAck(),
+            request.newOnly(),
+            request.from());
+    seeds.ensure(request.target(), claim);
     List<PartitionClaim> claims =
-        store
-            .popSpecific(
-                new SpecificPop(
-                    request.queue(),
-                    request.partition(),
-                    request.group(),
-                    worker,
-                    request.batch(),
-                    request.autoAck(),
-                    request.newOnly(),
-                    request.from()))
-            .stream()
-            .toList();
+        switch (request.target()) {
+          case PopTarget.Partition p -> store.popSpecific(p.queue(), p.partition(), claim);
+          case PopTarget.Queue q -> store.popWildcard(q.queue(), claim);
+          case PopTarget.Discovery d -> store.popDiscover(d.namespace(), d.task(), claim);
+        };
     return result(request, worker, claims);
   }
 

@@ -5,13 +5,22 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
+import java.util.Objects;
 import java.util.UUID;
 
-/** Claims work: calls the pop functions and returns raw segment slices for the broker to cut. */
+/**
+ * Claims work: calls the pop functions and returns raw segment slices for the broker to cut. Each
+ * pop is one transaction; a parked long-poll holds no connection.
+ */
 public final class PopStore {
   private static final String SPECIFIC =
       "select * from queen.log_pop_specific_v1(?, ?, ?, ?, ?, ?, ?, ?)";
+  private static final String WILDCARD =
+      "select * from queen.log_pop_wildcard_v1(?, ?, ?, ?, ?, ?, ?, ?)";
+  private static final String DISCOVER =
+      "select * from queen.log_pop_discover_v1(?, ?, ?, ?, ?, ?, ?, ?, ?)";
+  private static final String SEED = "select queen.log_seed_group_v1(?, ?, ?, ?, ?, ?)";
+  private static final String HAS_PENDING = "select queen.log_has_pending_v1(?, ?)";
 
   private final Database db;
 
@@ -19,57 +28,136 @@ public final class PopStore {
     this.db = db;
   }
 
-  /** Claims from one named partition; empty when the queue or partition does not exist. */
-  public Optional<PartitionClaim> popSpecific(SpecificPop pop) {
+  /** Claims from one named partition; nothing when the queue or partition does not exist. */
+  public List<PartitionClaim> popSpecific(String queue, String partition, Claim claim) {
     return db.transaction(
         c -> {
           try (PreparedStatement ps = c.prepareStatement(SPECIFIC)) {
-            ps.setString(1, pop.queue());
-            ps.setString(2, pop.partition());
-            ps.setString(3, pop.group());
-            ps.setObject(4, pop.workerId());
-            ps.setInt(5, pop.batch());
-            ps.setBoolean(6, pop.autoAck());
-            ps.setString(7, pop.newOnly() ? "new" : "all");
-            Sql.setTimestamptz(ps, 8, pop.from());
+            ps.setString(1, queue);
+            ps.setString(2, partition);
+            ps.setString(3, claim.group());
+            ps.setObject(4, claim.workerId());
+            ps.setInt(5, claim.batch());
+            ps.setBoolean(6, claim.autoAck());
+            ps.setString(7, claim.subscriptionMode());
+            Sql.setTimestamptz(ps, 8, claim.from());
+            return readClaims(ps);
+          }
+        });
+  }
+
+  /** The SQL wildcard scan over one queue; nothing when the queue does not exist. */
+  public List<PartitionClaim> popWildcard(String queue, Claim claim) {
+    return db.transaction(
+        c -> {
+          try (PreparedStatement ps = c.prepareStatement(WILDCARD)) {
+            ps.setString(1, queue);
+            bindClaim(ps, 2, claim);
+            return readClaims(ps);
+          }
+        });
+  }
+
+  /** The wildcard scan over every queue matching namespace and/or task (null matches any). */
+  public List<PartitionClaim> popDiscover(String namespace, String task, Claim claim) {
+    return db.transaction(
+        c -> {
+          try (PreparedStatement ps = c.prepareStatement(DISCOVER)) {
+            ps.setString(1, namespace);
+            ps.setString(2, task);
+            bindClaim(ps, 3, claim);
+            return readClaims(ps);
+          }
+        });
+  }
+
+  /**
+   * The group-first-contact bulk seed for one queue, or for every queue matching namespace/task
+   * when {@code queue} is null, in its own short transaction. Returns how many queues it seeded.
+   */
+  public int seedGroup(String queue, String namespace, String task, Claim claim) {
+    return db.autocommit(
+        c -> {
+          try (PreparedStatement ps = c.prepareStatement(SEED)) {
+            ps.setString(1, queue);
+            ps.setString(2, namespace);
+            ps.setString(3, task);
+            ps.setString(4, claim.group());
+            ps.setString(5, claim.subscriptionMode());
+            Sql.setTimestamptz(ps, 6, claim.from());
             try (ResultSet rs = ps.executeQuery()) {
-              List<PartitionClaim> claims = readClaims(rs);
-              return claims.isEmpty() ? Optional.empty() : Optional.of(claims.getFirst());
+              rs.next();
+              return rs.getInt(1);
             }
           }
         });
   }
 
-  /** Folds rows (one per slice, or one verdict row) into one claim per partition. */
-  private static List<PartitionClaim> readClaims(ResultSet rs) throws SQLException {
+  /** False when the group has definitively nothing to take from the queue right now. */
+  public boolean hasPending(String queue, String group) {
+    return db.autocommit(
+        c -> {
+          try (PreparedStatement ps = c.prepareStatement(HAS_PENDING)) {
+            ps.setString(1, queue);
+            ps.setString(2, group);
+            try (ResultSet rs = ps.executeQuery()) {
+              rs.next();
+              return rs.getBoolean(1);
+            }
+          }
+        });
+  }
+
+  /** Binds group, worker, batch, partitions, autoAck, mode, from from the given index on. */
+  private static void bindClaim(PreparedStatement ps, int first, Claim claim) throws SQLException {
+    ps.setString(first, claim.group());
+    ps.setObject(first + 1, claim.workerId());
+    ps.setInt(first + 2, claim.batch());
+    ps.setInt(first + 3, claim.partitions());
+    ps.setBoolean(first + 4, claim.autoAck());
+    ps.setString(first + 5, claim.subscriptionMode());
+    Sql.setTimestamptz(ps, first + 6, claim.from());
+  }
+
+  /**
+   * Folds rows (one per delivered slice, or one verdict row) into one claim per partition. The rows
+   * of one partition are contiguous; a partition is named by queue and name because a missing one
+   * has no id.
+   */
+  private static List<PartitionClaim> readClaims(PreparedStatement ps) throws SQLException {
     List<PartitionClaim> claims = new ArrayList<>();
-    UUID current = null;
-    List<SegmentSlice> slices = null;
-    while (rs.next()) {
-      UUID pid = rs.getObject("partition_id", UUID.class);
-      Verdict verdict = Verdict.of(rs.getString("verdict"));
-      if (!pid.equals(current)) {
-        current = pid;
-        slices = new ArrayList<>();
-        claims.add(
-            new PartitionClaim(
-                pid,
-                rs.getString("partition_name"),
-                rs.getString("queue_name"),
-                verdict,
-                Sql.instant(rs, "retry_at"),
-                rs.getInt("attempt"),
-                slices));
-      }
-      if (verdict == Verdict.DELIVERED) {
-        slices.add(
-            new SegmentSlice(
-                rs.getLong("base_offset"),
-                rs.getInt("start_idx"),
-                rs.getInt("take"),
-                rs.getInt("msg_count"),
-                Sql.instant(rs, "created_at"),
-                rs.getBytes("blob")));
+    try (ResultSet rs = ps.executeQuery()) {
+      PartitionClaim current = null;
+      while (rs.next()) {
+        String queue = rs.getString("queue_name");
+        String partition = rs.getString("partition_name");
+        Verdict verdict = Verdict.of(rs.getString("verdict"));
+        if (current == null
+            || !current.partition().equals(partition)
+            || !Objects.equals(current.queue(), queue)) {
+          current =
+              new PartitionClaim(
+                  rs.getObject("partition_id", UUID.class),
+                  partition,
+                  queue,
+                  verdict,
+                  Sql.instant(rs, "retry_at"),
+                  rs.getInt("attempt"),
+                  new ArrayList<>());
+          claims.add(current);
+        }
+        if (verdict == Verdict.DELIVERED) {
+          current
+              .slices()
+              .add(
+                  new SegmentSlice(
+                      rs.getLong("base_offset"),
+                      rs.getInt("start_idx"),
+                      rs.getInt("take"),
+                      rs.getInt("msg_count"),
+                      Sql.instant(rs, "created_at"),
+                      rs.getBytes("blob")));
+        }
       }
     }
     return claims;

@@ -6,6 +6,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -13,7 +14,7 @@ import java.util.UUID;
 
 /** Appends segments; the only writer of log_segments and the transactionId index. */
 public final class PushStore {
-  private static final String APPEND = "select * from queen.log_push_v1(?, ?, ?, ?, ?, ?)";
+  private static final String APPEND = "select * from queen.log_push_v1(?, ?, ?, ?, ?, ?, ?)";
 
   private final Database db;
 
@@ -28,10 +29,9 @@ public final class PushStore {
   }
 
   /**
-   * Appends the segments in one transaction, all or nothing. Segments must be ordered by partition
-   * id (see {@code queen.log_push_v1}) and hold no transaction id twice. In the common case this is
-   * one round trip; a segment with stored duplicates costs one more, in the same transaction, still
-   * holding its partition lock.
+   * Appends the segments in one transaction, all or nothing. No transaction id may occur twice
+   * within one partition. In the common case this is one round trip whatever the number of
+   * segments; stored duplicates cost one more, in the same transaction, still holding the locks.
    *
    * @throws PartitionMissingException if a partition was deleted since it was resolved
    */
@@ -39,51 +39,64 @@ public final class PushStore {
     return db.transaction(
         c -> {
           SegmentWrite[] current = segments.toArray(SegmentWrite[]::new);
-          AppendOutcome[] out = new AppendOutcome[current.length];
           List<Map<String, UUID>> dups = new ArrayList<>();
           for (int i = 0; i < current.length; i++) {
             dups.add(new HashMap<>());
           }
-          List<Integer> pending = new ArrayList<>();
-          for (int i = 0; i < current.length; i++) {
-            pending.add(i);
-          }
-          while (!pending.isEmpty()) {
-            List<SegmentWrite> batch = pending.stream().map(i -> current[i]).toList();
-            List<Integer> retry = new ArrayList<>();
-            for (Row row : call(c, batch)) {
-              int i = pending.get(row.seg() - 1);
-              switch (row.status()) {
-                case "queued" ->
-                    out[i] = new AppendOutcome(current[i], row.baseOffset(), dups.get(i));
-                case "duplicate" -> {
-                  dups.get(i).putAll(row.duplicates());
-                  SegmentWrite rest = remover.without(current[i], dups.get(i).keySet());
-                  if (rest == null) {
-                    out[i] = new AppendOutcome(null, -1, dups.get(i));
-                  } else {
-                    current[i] = rest;
-                    retry.add(i);
-                  }
-                }
-                case "missing" -> throw new PartitionMissingException(current[i].partitionId());
-                default -> throw new IllegalStateException("log_push_v1 said " + row.status());
+          while (true) {
+            List<Integer> live = new ArrayList<>();
+            for (int i = 0; i < current.length; i++) {
+              if (current[i] != null) {
+                live.add(i);
               }
             }
-            pending = retry;
+            if (live.isEmpty()) {
+              return outcomes(current, new long[current.length], dups);
+            }
+            List<Row> rows = call(c, live.stream().map(i -> current[i]).toList());
+            String status = rows.getFirst().status();
+            if (status.equals("queued")) {
+              long[] bases = new long[current.length];
+              for (Row row : rows) {
+                bases[live.get(row.seg() - 1)] = row.baseOffset();
+              }
+              return outcomes(current, bases, dups);
+            }
+            if (status.equals("missing")) {
+              throw new PartitionMissingException(
+                  current[live.get(rows.getFirst().seg() - 1)].partitionId());
+            }
+            Set<Integer> touched = new HashSet<>();
+            for (Row row : rows) {
+              int i = live.get(row.seg() - 1);
+              dups.get(i).put(row.dupTxnId(), row.dupMsgId());
+              touched.add(i);
+            }
+            for (int i : touched) {
+              current[i] = remover.without(current[i], dups.get(i).keySet());
+            }
           }
-          return List.of(out);
         });
   }
 
-  private record Row(int seg, String status, long baseOffset, Map<String, UUID> duplicates) {}
+  private static List<AppendOutcome> outcomes(
+      SegmentWrite[] written, long[] bases, List<Map<String, UUID>> dups) {
+    List<AppendOutcome> out = new ArrayList<>(written.length);
+    for (int i = 0; i < written.length; i++) {
+      out.add(new AppendOutcome(written[i], written[i] == null ? -1 : bases[i], dups.get(i)));
+    }
+    return out;
+  }
+
+  private record Row(int seg, String status, long baseOffset, String dupTxnId, UUID dupMsgId) {}
 
   private static List<Row> call(Connection c, List<SegmentWrite> segments) throws SQLException {
     int n = segments.size();
     UUID[] partitions = new UUID[n];
     Integer[] counts = new Integer[n];
     byte[][] blobs = new byte[n][];
-    Integer[] starts = new Integer[n];
+    List<Integer> msgSeg = new ArrayList<>();
+    List<Integer> msgIdx = new ArrayList<>();
     List<String> txns = new ArrayList<>();
     List<UUID> ids = new ArrayList<>();
     for (int i = 0; i < n; i++) {
@@ -91,7 +104,10 @@ public final class PushStore {
       partitions[i] = s.partitionId();
       counts[i] = s.count();
       blobs[i] = s.blob();
-      starts[i] = txns.size() + 1;
+      for (int k = 0; k < s.count(); k++) {
+        msgSeg.add(i + 1);
+        msgIdx.add(k);
+      }
       txns.addAll(s.transactionIds());
       ids.addAll(s.messageIds());
     }
@@ -99,23 +115,20 @@ public final class PushStore {
       ps.setArray(1, c.createArrayOf("uuid", partitions));
       ps.setArray(2, c.createArrayOf("integer", counts));
       ps.setArray(3, c.createArrayOf("bytea", blobs));
-      ps.setArray(4, c.createArrayOf("integer", starts));
-      ps.setArray(5, c.createArrayOf("text", txns.toArray()));
-      ps.setArray(6, c.createArrayOf("uuid", ids.toArray()));
-      List<Row> rows = new ArrayList<>(n);
+      ps.setArray(4, c.createArrayOf("integer", msgSeg.toArray()));
+      ps.setArray(5, c.createArrayOf("integer", msgIdx.toArray()));
+      ps.setArray(6, c.createArrayOf("text", txns.toArray()));
+      ps.setArray(7, c.createArrayOf("uuid", ids.toArray()));
+      List<Row> rows = new ArrayList<>();
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
-          Map<String, UUID> dups = new HashMap<>();
-          java.sql.Array dtx = rs.getArray("dup_txn_ids");
-          if (dtx != null) {
-            String[] t = (String[]) dtx.getArray();
-            UUID[] m = (UUID[]) rs.getArray("dup_msg_ids").getArray();
-            for (int k = 0; k < t.length; k++) {
-              dups.put(t[k], m[k]);
-            }
-          }
           rows.add(
-              new Row(rs.getInt("seg"), rs.getString("status"), rs.getLong("base_offset"), dups));
+              new Row(
+                  rs.getInt("seg"),
+                  rs.getString("status"),
+                  rs.getLong("base_offset"),
+                  rs.getString("dup_txn_id"),
+                  rs.getObject("dup_msg_id", UUID.class)));
         }
       }
       return rows;

@@ -1,0 +1,361 @@
+-- Candidate selection around log_pop_v1: the hot-list batch call, the SQL wildcard scan, the
+-- discovery pop across queues, the group-first-contact bulk seed and the cheap pending probe.
+
+-- The hot-list path: one log_pop_v1 per named candidate, in the given order, in one transaction,
+-- until p_partitions partitions were claimed or the batch budget is spent. Returns every row of
+-- every candidate tried (its verdict, or its delivered slices) so that the broker can check each
+-- verdict back into its ring; candidates after the stop are not returned. An unknown name answers
+-- 'missing' with a null partition id.
+create or replace function queen.log_pop_list_v1(
+    p_queue text,
+    p_group text,
+    p_names text[],
+    p_worker uuid,
+    p_batch integer,
+    p_partitions integer,
+    p_auto_ack boolean,
+    p_sub_mode text default 'all',
+    p_sub_from timestamptz default null,
+    p_skip_window_debounce boolean default false,
+    p_now timestamptz default null)
+returns table (partition_id uuid, partition_name text, queue_name text,
+               verdict text, retry_at timestamptz, base_offset bigint, start_idx integer,
+               take integer, msg_count integer, created_at timestamptz, blob bytea, attempt integer)
+language plpgsql
+as $$
+#variable_conflict use_column
+declare
+    v_now     timestamptz := coalesce(p_now, now());
+    v_qid     uuid;
+    v_pid     uuid;
+    v_name    text;
+    v_budget  integer := greatest(p_batch, 1);
+    v_claimed integer := 0;
+    v_taken   integer;
+    r         record;
+begin
+    select q.id into v_qid from queen.queues q where q.name = p_queue;
+    if not found then
+        return;
+    end if;
+    foreach v_name in array p_names loop
+        select p.id into v_pid from queen.log_partitions p where p.queue_id = v_qid and p.name = v_name;
+        if not found then
+            return query select null::uuid, v_name, p_queue, 'missing'::text, null::timestamptz,
+                                null::bigint, null::integer, null::integer, null::integer,
+                                null::timestamptz, null::bytea, null::integer;
+            continue;
+        end if;
+        v_taken := 0;
+        for r in
+            select * from queen.log_pop_v1(v_pid, p_group, p_worker, v_budget, p_auto_ack, null,
+                                           p_sub_mode, p_sub_from, p_skip_window_debounce, v_now)
+        loop
+            return query select v_pid, v_name, p_queue, r.verdict, r.retry_at, r.base_offset,
+                                r.start_idx, r.take, r.msg_count, r.created_at, r.blob, r.attempt;
+            if r.verdict = 'delivered' then
+                v_taken := v_taken + r.take;
+            end if;
+        end loop;
+        if v_taken > 0 then
+            v_claimed := v_claimed + 1;
+            v_budget := v_budget - v_taken;
+        end if;
+        exit when v_claimed >= p_partitions or v_budget <= 0;
+    end loop;
+end;
+$$;
+
+-- The SQL candidate scan over one queue (the path the hot-list replaces, still used for first
+-- contact and with QUEEN_HOTLIST=0), then one log_pop_v1 per candidate until p_partitions were
+-- claimed or the budget is spent. Returns the rows of every candidate tried.
+create or replace function queen.log_pop_scan_v1(
+    p_queue_id uuid,
+    p_group text,
+    p_worker uuid,
+    p_batch integer,
+    p_partitions integer,
+    p_auto_ack boolean,
+    p_sub_mode text,
+    p_sub_from timestamptz,
+    p_now timestamptz)
+returns table (partition_id uuid, partition_name text,
+               verdict text, retry_at timestamptz, base_offset bigint, start_idx integer,
+               take integer, msg_count integer, created_at timestamptz, blob bytea, attempt integer)
+language plpgsql
+as $$
+#variable_conflict use_column
+declare
+    v_now       timestamptz := coalesce(p_now, now());
+    v_watermark timestamptz;
+    v_checked   timestamptz;
+    -- more candidates than wanted: some will be claimed by concurrent pops or turn out empty
+    v_cap       integer := case when p_partitions >= 128 then 512
+                                else least(greatest(p_partitions * 4, 64), 512) end;
+    v_budget    integer := greatest(p_batch, 1);
+    v_claimed   integer := 0;
+    v_taken     integer;
+    cand        record;
+    r           record;
+begin
+    select w.watermark, w.checked_at into v_watermark, v_checked
+      from queen.log_scan_watermarks w
+     where w.queue_id = p_queue_id and w.consumer_group = p_group;
+    v_watermark := coalesce(v_watermark, '-infinity'::timestamptz);
+
+    for cand in
+        select p.id, p.name
+          from queen.log_partitions p
+          left join queen.log_consumers c
+            on c.partition_id = p.id and c.consumer_group = p_group
+         -- the write watermark keeps a caught-up consumer from scanning every partition on every
+         -- long-poll; 2 minutes of slack absorb the 1-second quantization of last_write_at
+         where p.queue_id = p_queue_id
+           and p.last_write_at >= v_watermark - interval '2 minutes'
+           and p.last_offset >= 0
+           -- coarse on purpose: log_pop_v1 re-verifies under the row lock
+           and (c.partition_id is null or p.last_offset > c.committed)
+           and (c.worker_id is null or c.lease_expires_at is null or c.lease_expires_at < v_now)
+         -- random order spreads concurrent consumers instead of convoying them on one partition
+         order by random()
+         limit v_cap
+    loop
+        v_taken := 0;
+        for r in
+            select * from queen.log_pop_v1(cand.id, p_group, p_worker, v_budget, p_auto_ack, null,
+                                           p_sub_mode, p_sub_from, false, v_now)
+        loop
+            return query select cand.id, cand.name, r.verdict, r.retry_at, r.base_offset,
+                                r.start_idx, r.take, r.msg_count, r.created_at, r.blob, r.attempt;
+            if r.verdict = 'delivered' then
+                v_taken := v_taken + r.take;
+            end if;
+        end loop;
+        if v_taken > 0 then
+            v_claimed := v_claimed + 1;
+            v_budget := v_budget - v_taken;
+        end if;
+        exit when v_claimed >= p_partitions or v_budget <= 0;
+    end loop;
+
+    -- The empty-scan watermark. A scan may claim nothing only because others hold the leases, so
+    -- it is not advanced blindly: at most every 30 s, re-check for pending data ignoring the lease
+    -- filter, and advance only when the queue is genuinely empty; otherwise record the check and
+    -- keep the floor, so a lease-held backlog is never stranded. Try, never wait, for the row.
+    if v_claimed = 0
+       and (v_checked is null or v_checked < v_now - interval '30 seconds')
+       and pg_try_advisory_xact_lock(hashtextextended(p_queue_id::text || '/' || p_group, 45)) then
+        perform 1
+           from queen.log_partitions p
+           left join queen.log_consumers c
+             on c.partition_id = p.id and c.consumer_group = p_group
+          where p.queue_id = p_queue_id
+            and p.last_write_at >= v_watermark - interval '2 minutes'
+            and p.last_offset >= 0
+            and (c.partition_id is null or p.last_offset > c.committed)
+          limit 1;
+        insert into queen.log_scan_watermarks as w (queue_id, consumer_group, watermark, checked_at)
+        values (p_queue_id, p_group, case when found then v_watermark else v_now end, v_now)
+        on conflict (queue_id, consumer_group) do update
+           set watermark = excluded.watermark, checked_at = excluded.checked_at;
+    end if;
+end;
+$$;
+
+-- The wildcard route (GET /pop/queue/:queue) on the SQL path. An unknown queue returns no rows.
+create or replace function queen.log_pop_wildcard_v1(
+    p_queue text,
+    p_group text,
+    p_worker uuid,
+    p_batch integer,
+    p_partitions integer,
+    p_auto_ack boolean,
+    p_sub_mode text default 'all',
+    p_sub_from timestamptz default null,
+    p_now timestamptz default null)
+returns table (partition_id uuid, partition_name text, queue_name text,
+               verdict text, retry_at timestamptz, base_offset bigint, start_idx integer,
+               take integer, msg_count integer, created_at timestamptz, blob bytea, attempt integer)
+language plpgsql
+as $$
+#variable_conflict use_column
+declare
+    v_qid uuid;
+begin
+    select q.id into v_qid from queen.queues q where q.name = p_queue;
+    if not found then
+        return;
+    end if;
+    return query
+    select s.partition_id, s.partition_name, p_queue, s.verdict, s.retry_at, s.base_offset,
+           s.start_idx, s.take, s.msg_count, s.created_at, s.blob, s.attempt
+      from queen.log_pop_scan_v1(v_qid, p_group, p_worker, p_batch, p_partitions, p_auto_ack,
+                                 p_sub_mode, p_sub_from, p_now) s;
+end;
+$$;
+
+-- The discovery route (GET /pop?namespace=&task=): the wildcard scan over every queue whose
+-- namespace and/or task match, in random order, one budget and one partition count for all.
+-- A null filter matches anything; the caller refuses a pop with neither.
+create or replace function queen.log_pop_discover_v1(
+    p_namespace text,
+    p_task text,
+    p_group text,
+    p_worker uuid,
+    p_batch integer,
+    p_partitions integer,
+    p_auto_ack boolean,
+    p_sub_mode text default 'all',
+    p_sub_from timestamptz default null,
+    p_now timestamptz default null)
+returns table (partition_id uuid, partition_name text, queue_name text,
+               verdict text, retry_at timestamptz, base_offset bigint, start_idx integer,
+               take integer, msg_count integer, created_at timestamptz, blob bytea, attempt integer)
+language plpgsql
+as $$
+#variable_conflict use_column
+declare
+    v_budget  integer := greatest(p_batch, 1);
+    v_claimed integer := 0;
+    v_pid     uuid;
+    q         record;
+    r         record;
+begin
+    for q in
+        select qq.id, qq.name
+          from queen.queues qq
+         where (p_namespace is null or qq.namespace = p_namespace)
+           and (p_task is null or qq.task = p_task)
+         order by random()
+    loop
+        v_pid := null;
+        for r in
+            select * from queen.log_pop_scan_v1(q.id, p_group, p_worker, v_budget,
+                                                p_partitions - v_claimed, p_auto_ack,
+                                                p_sub_mode, p_sub_from, p_now)
+        loop
+            return query select r.partition_id, r.partition_name, q.name, r.verdict, r.retry_at,
+                                r.base_offset, r.start_idx, r.take, r.msg_count, r.created_at,
+                                r.blob, r.attempt;
+            if r.verdict = 'delivered' then
+                v_budget := v_budget - r.take;
+                if v_pid is distinct from r.partition_id then
+                    v_claimed := v_claimed + 1;
+                    v_pid := r.partition_id;
+                end if;
+            end if;
+        end loop;
+        exit when v_claimed >= p_partitions or v_budget <= 0;
+    end loop;
+end;
+$$;
+
+-- The group-first-contact bulk seed, for the queue named p_queue or, when it is null, every queue
+-- matching p_namespace / p_task. Per queue, one insert into consumer_groups_metadata elects a
+-- single seeder (the insert that returns a row; or, when a subscription record already exists,
+-- the update that stamps seeded_at), and the seeder seeds every partition's cursor in one
+-- set-based statement. Without it, log_pop_v1's per-partition lazy creation convoys: concurrent
+-- consumers of a fresh queue each block on another's transaction and the waits form chains that
+-- the deadlock detector never breaks. Run it in its own short transaction, before the pop.
+-- Returns how many queues matched: each of them is seeded for the group when this returns.
+create or replace function queen.log_seed_group_v1(
+    p_queue text,
+    p_namespace text,
+    p_task text,
+    p_group text,
+    p_sub_mode text default 'all',
+    p_sub_from timestamptz default null,
+    p_now timestamptz default null)
+returns integer
+language plpgsql
+as $$
+#variable_conflict use_column
+declare
+    v_now    timestamptz := coalesce(p_now, now());
+    v_mode   text := 'all';
+    v_ts     timestamptz;
+    v_matched integer := 0;
+    v_n       integer;
+    q        record;
+begin
+    -- queue mode never skips backlog, whatever the pop carries
+    if p_group <> '__QUEUE_MODE__' then
+        if p_sub_from is not null then
+            v_mode := 'timestamp';
+            v_ts := p_sub_from;
+        elsif p_sub_mode = 'new' then
+            v_mode := 'new';
+            v_ts := v_now;
+        end if;
+    end if;
+    for q in
+        select qq.id
+          from queen.queues qq
+         where case when p_queue is not null then qq.name = p_queue
+                    else (p_namespace is null or qq.namespace = p_namespace)
+                         and (p_task is null or qq.task = p_task) end
+         order by qq.id
+    loop
+        v_matched := v_matched + 1;
+        continue when exists (select 1 from queen.consumer_groups_metadata m
+                               where m.queue_id = q.id and m.consumer_group = p_group
+                                 and m.seeded_at is not null);
+        insert into queen.consumer_groups_metadata
+               (queue_id, consumer_group, subscription_mode, subscription_timestamp, seeded_at)
+        values (q.id, p_group, v_mode, v_ts, v_now)
+        on conflict (queue_id, consumer_group) do nothing;
+        get diagnostics v_n = row_count;
+        if v_n = 0 then
+            update queen.consumer_groups_metadata m set seeded_at = v_now
+             where m.queue_id = q.id and m.consumer_group = p_group and m.seeded_at is null;
+            get diagnostics v_n = row_count;
+        end if;
+        continue when v_n = 0;
+
+        -- the seeder: every partition's cursor from the group's durable record (existing cursors
+        -- are never re-seeded); queue mode always starts at the beginning
+        insert into queen.log_consumers (partition_id, consumer_group, committed)
+        select p.id, p_group,
+               case when p_group = '__QUEUE_MODE__' or m.subscription_timestamp is null then -1
+                    else coalesce((select s.base_offset - 1
+                                     from queen.log_segments s
+                                    where s.partition_id = p.id
+                                      and s.created_at >= m.subscription_timestamp
+                                    order by s.base_offset
+                                    limit 1),
+                                  p.last_offset)
+               end
+          from queen.log_partitions p
+          join queen.consumer_groups_metadata m
+            on m.queue_id = p.queue_id and m.consumer_group = p_group
+         where p.queue_id = q.id
+         order by p.id
+        on conflict (partition_id, consumer_group) do nothing;
+    end loop;
+    return v_matched;
+end;
+$$;
+
+-- The cheap probe: false means definitively nothing this group can take from the queue right
+-- now, so a long-poll on the SQL path parks without scanning.
+create or replace function queen.log_has_pending_v1(
+    p_queue text, p_group text, p_now timestamptz default null)
+returns boolean
+language sql
+stable
+as $$
+    select exists (
+        select 1
+          from queen.queues q
+          join queen.log_partitions p on p.queue_id = q.id
+          left join queen.log_scan_watermarks w
+            on w.queue_id = q.id and w.consumer_group = p_group
+          left join queen.log_consumers c
+            on c.partition_id = p.id and c.consumer_group = p_group
+         where q.name = p_queue
+           and p.last_write_at >= coalesce(w.watermark, '-infinity'::timestamptz) - interval '2 minutes'
+           and p.last_offset >= 0
+           and (c.partition_id is null or p.last_offset > c.committed)
+           and (c.worker_id is null or c.lease_expires_at is null
+                or c.lease_expires_at < coalesce(p_now, now())))
+$$;
