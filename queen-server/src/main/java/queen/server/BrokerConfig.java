@@ -1,5 +1,6 @@
 package queen.server;
 
+import java.time.Duration;
 import java.util.Map;
 import queen.server.store.DbConfig;
 
@@ -11,8 +12,11 @@ import queen.server.store.DbConfig;
  * @param host HOST, the address to listen on
  * @param port PORT, 0 for any free port
  * @param maxBodyBytes MAX_BODY_BYTES, the largest request body accepted (413 beyond)
+ * @param sweepInterval QUEEN_SWEEP_INTERVAL_MS, how often messages past their queue's
+ *     maxWaitTimeSeconds are moved to the dead letters
  */
-public record BrokerConfig(String host, int port, DbConfig db, long maxBodyBytes) {
+public record BrokerConfig(
+    String host, int port, DbConfig db, long maxBodyBytes, Duration sweepInterval) {
 
   public static BrokerConfig fromEnv(Map<String, String> env) {
     Reader r = new Reader(env);
@@ -28,11 +32,8 @@ public record BrokerConfig(String host, int port, DbConfig db, long maxBodyBytes
         r.string("HOST", "0.0.0.0"),
         r.integer("PORT", 6632, 0, 65_535),
         db,
-        r.integer("MAX_BODY_BYTES", 64 << 20, 1024, Integer.MAX_VALUE));
-  }
-
-  public BrokerConfig withPort(int other) {
-    return new BrokerConfig(host, other, db, maxBodyBytes);
+        r.integer("MAX_BODY_BYTES", 64 << 20, 1024, Integer.MAX_VALUE),
+        Duration.ofMillis(r.integer("QUEEN_SWEEP_INTERVAL_MS", 5_000, 10, 3_600_000)));
   }
 
   /** A configuration value the broker cannot start with. */

@@ -44,6 +44,8 @@ public final class Main implements Runnable {
         "  PG_DB           PostgreSQL database (default postgres)",
         "  DB_POOL_SIZE    most connections the broker opens (default 20)",
         "  MAX_BODY_BYTES  largest request body accepted (default 67108864)",
+        "  QUEEN_SWEEP_INTERVAL_MS  how often messages past maxWaitTimeSeconds are",
+        "                  dead-lettered (default 5000)",
         "",
         "Stops cleanly on SIGTERM or Ctrl-C."
       })

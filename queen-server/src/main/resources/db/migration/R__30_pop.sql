@@ -98,6 +98,7 @@ declare
     v_newest     timestamptz;
     v_visible    timestamptz;
     v_committed  bigint;
+    v_retry_end  bigint;
     v_until      timestamptz;
     v_wanted     bigint;
     v_next       bigint;
@@ -147,7 +148,7 @@ begin
 
     -- The claim. SKIP LOCKED: another worker's live lease, or another pop mid-flight on this row,
     -- means this partition is simply skipped this cycle.
-    select c.committed into v_committed
+    select c.committed, c.retry_end into v_committed, v_retry_end
       from queen.log_consumers c
      where c.partition_id = p_partition_id and c.consumer_group = p_group
        and (c.worker_id is null or c.lease_expires_at is null or c.lease_expires_at < v_now)
@@ -195,6 +196,11 @@ begin
                                 null::integer, null::integer, null::timestamptz, null::bytea, null::integer;
             return;
         end if;
+    end if;
+
+    -- a failed batch is redelivered as it was: its retry budget is not spent on later messages
+    if v_retry_end > v_committed then
+        v_budget := least(v_budget, v_retry_end - v_committed)::integer;
     end if;
 
     v_wanted := v_committed + 1;

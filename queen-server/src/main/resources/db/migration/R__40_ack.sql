@@ -3,41 +3,70 @@
 -- Applies acknowledgements, grouped by (partition, lease) in partition order, then message order
 -- (a stable lock order: concurrent acks cannot deadlock). An ack naming a lease is checked
 -- against that lease, which also decides the consumer group; an ack without one is applied to
--- p_group's cursor. Business failures are per item, never an exception.
+-- p_group's cursor, and joins that cursor's live lease when the message is inside it. Business
+-- failures are per item, never an exception.
 --
--- completed / success: the message joins the lease's acked set and the cursor advances over the
--- contiguous acked prefix; when it reaches batch_end the lease is released and the retry budget
--- resets. A message at or below the cursor is a harmless no-op that never moves the cursor back.
--- Without a lease, a message outside any live lease commits the cursor up to it.
+--   completed, success  the message joins the lease's acked set; the cursor advances over the
+--                       contiguous acked prefix; when it reaches batch_end the lease is released.
+--                       At or below the cursor: a no-op that never moves the cursor back.
+--                       Without a lease, a message outside any live lease commits the cursor to it.
+--   failed              under the queue's retryLimit: charges the retry budget once per failed
+--                       batch and releases the lease (the batch is redelivered from the cursor,
+--                       capped to the failed range); later failed acks of that batch find the
+--                       lease released. Budget spent: the message is dead-lettered and counts as
+--                       acked. With p_transactional, dead-lettered at once.
+--   retry               releases the lease without charging the budget.
+--   dlq                 dead-lettered at once, whatever the budget.
+--   anything else       no change, success false, no error text.
+--
+-- Dead-lettered items come back with dlq = true and their offset: the caller writes the dead
+-- letter rows (payloads live in blobs PostgreSQL never opens) in the same transaction.
+-- has_more tells, for an ack that released a lease, whether the partition still holds messages
+-- for the group (the broker puts such a partition back among its pop candidates).
 create or replace function queen.log_ack_v1(
     p_group text,
     p_partition_ids uuid[],
     p_txn_ids text[],
     p_lease_ids uuid[],
     p_statuses text[],
+    p_transactional boolean default false,
     p_now timestamptz default null)
 returns table (idx integer, success boolean, error text, queue_name text, partition_name text,
-               lease_released boolean, dlq boolean)
+               lease_released boolean, dlq boolean, partition_id uuid, consumer_group text,
+               msg_offset bigint, retry_count integer, has_more boolean)
 language plpgsql
 as $$
 #variable_conflict use_column
 declare
-    v_now        timestamptz := coalesce(p_now, now());
-    v_n          integer := coalesce(array_length(p_partition_ids, 1), 0);
-    r_success    boolean[] := array_fill(false, array[v_n]);
-    r_error      text[] := array_fill(null::text, array[v_n]);
-    r_released   boolean[] := array_fill(false, array[v_n]);
-    g            record;
-    it           record;
-    cur          queen.log_consumers;
-    v_live       boolean;
-    v_acked      bigint[];
-    v_members    integer[];
-    v_commit_to  bigint;
-    v_new        bigint;
-    v_next       bigint;
-    v_off        bigint;
-    v_i          integer;
+    v_now         timestamptz := coalesce(p_now, now());
+    v_n           integer := coalesce(array_length(p_partition_ids, 1), 0);
+    r_success     boolean[] := array_fill(false, array[v_n]);
+    r_error       text[] := array_fill(null::text, array[v_n]);
+    r_released    boolean[] := array_fill(false, array[v_n]);
+    r_dlq         boolean[] := array_fill(false, array[v_n]);
+    r_offset      bigint[] := array_fill(null::bigint, array[v_n]);
+    r_group       text[] := array_fill(null::text, array[v_n]);
+    r_retries     integer[] := array_fill(null::integer, array[v_n]);
+    g             record;
+    it            record;
+    cur           queen.log_consumers;
+    v_limit       integer;
+    v_live        boolean;
+    v_in_lease    boolean;
+    v_release     boolean;
+    v_charged     boolean;
+    v_changed     boolean;
+    v_freed_end   bigint;
+    v_acked       bigint[];
+    v_members     integer[];
+    v_dead        integer[];
+    v_commit_to   bigint;
+    v_new         bigint;
+    v_next        bigint;
+    v_off         bigint;
+    v_count       integer;
+    v_retry_end   bigint;
+    v_i           integer;
 begin
     for g in
         select distinct u.pid, u.lease
@@ -56,10 +85,18 @@ begin
                for update;
             v_live := found and cur.worker_id is not null and cur.lease_expires_at > v_now;
         end if;
+        select q.retry_limit into v_limit
+          from queen.log_partitions p join queen.queues q on q.id = p.queue_id
+         where p.id = g.pid;
 
         v_acked := coalesce(cur.acked_offsets, '{}');
         v_members := '{}';
+        v_dead := '{}';
         v_commit_to := null;
+        v_release := false;
+        v_charged := false;
+        v_changed := false;
+        v_freed_end := null;
         for it in
             select u.i, u.status, t.msg_offset
               from unnest(p_partition_ids, p_lease_ids, p_statuses, p_txn_ids)
@@ -68,31 +105,71 @@ begin
              where u.pid = g.pid and u.lease is not distinct from g.lease
              order by t.msg_offset nulls first, u.i
         loop
+            r_offset[it.i] := it.msg_offset;
+            r_group[it.i] := cur.consumer_group;
+            v_in_lease := v_live and it.msg_offset <= cur.batch_end;
             if it.msg_offset is null then
                 r_error[it.i] := 'Message not found';
             elsif g.lease is not null and not v_live then
                 r_error[it.i] := 'Invalid or expired lease';
             elsif cur.partition_id is null then
                 r_error[it.i] := 'Consumer group has no position on this partition';
-            elsif it.status not in ('completed', 'success') then
+            elsif it.status not in ('completed', 'success', 'failed', 'retry', 'dlq') then
                 null; -- an unknown status changes nothing and reports success false
             elsif it.msg_offset <= cur.committed then
-                r_success[it.i] := true;
-            elsif v_live and it.msg_offset <= cur.batch_end then
-                v_acked := v_acked || it.msg_offset;
-                v_members := v_members || it.i::integer;
-                r_success[it.i] := true;
-            elsif g.lease is not null then
+                r_success[it.i] := true; -- already consumed: never moves the cursor back
+            elsif g.lease is not null and not v_in_lease then
                 r_error[it.i] := 'Message is not part of this lease';
-            else
-                v_commit_to := greatest(v_commit_to, it.msg_offset);
+            elsif it.msg_offset <= v_freed_end then
+                -- a lease-less ack of a batch that an earlier item of this request gave back
+                r_error[it.i] := 'The batch was released by an earlier ack and will be redelivered';
+            elsif it.status in ('completed', 'success') then
+                if v_in_lease then
+                    v_acked := v_acked || it.msg_offset;
+                    v_members := v_members || it.i::integer;
+                else
+                    v_commit_to := greatest(v_commit_to, it.msg_offset);
+                end if;
                 r_success[it.i] := true;
+            elsif it.status = 'retry' then
+                if v_in_lease then
+                    v_release := true;
+                    v_live := false;
+                    v_freed_end := cur.batch_end;
+                end if;
+                r_success[it.i] := true;
+                r_released[it.i] := v_in_lease;
+            elsif it.status = 'failed' and not p_transactional
+                  and cur.retry_count + (case when v_charged then 1 else 0 end) < v_limit then
+                -- charged once per failed batch: the release makes later failed acks of the
+                -- same batch find the lease gone
+                v_charged := true;
+                if v_in_lease then
+                    v_release := true;
+                    v_live := false;
+                    v_freed_end := cur.batch_end;
+                end if;
+                r_success[it.i] := true;
+                r_released[it.i] := v_in_lease;
+            else
+                -- dlq, a failed ack past the budget, or a failed ack inside a transaction
+                v_dead := v_dead || it.i::integer;
+                if v_in_lease then
+                    v_acked := v_acked || it.msg_offset;
+                else
+                    v_commit_to := greatest(v_commit_to, it.msg_offset);
+                end if;
+                r_success[it.i] := true;
+                r_dlq[it.i] := true;
             end if;
         end loop;
 
         continue when cur.partition_id is null;
+        v_changed := v_release or v_charged or v_commit_to is not null
+                     or cardinality(v_acked) > cardinality(coalesce(cur.acked_offsets, '{}'));
+        continue when not v_changed;
         v_new := greatest(cur.committed, coalesce(v_commit_to, cur.committed));
-        if v_live then
+        if cur.worker_id is not null and cur.lease_expires_at > v_now then
             -- advance over the contiguous acked prefix; offsets between the cursor and the batch's
             -- first delivered offset are a retention gap and count as acked
             v_next := greatest(v_new + 1, cur.attempt_offset);
@@ -105,41 +182,86 @@ begin
             if v_next > cur.attempt_offset then
                 v_new := greatest(v_new, v_next - 1);
             end if;
+            if v_new >= cur.batch_end then
+                v_release := true;
+                foreach v_i in array v_members loop
+                    r_released[v_i] := true;
+                end loop;
+            end if;
         end if;
 
-        if v_live and v_new >= cur.batch_end then
+        v_count := cur.retry_count + (case when v_charged then 1 else 0 end);
+        v_retry_end := case when v_charged then coalesce(cur.retry_end, cur.batch_end)
+                            else cur.retry_end end;
+        -- the failed range is done once the cursor passes it; a completed batch resets the budget
+        if (v_retry_end is not null and v_new >= v_retry_end)
+           or (v_retry_end is null and v_release and not v_charged) then
+            v_count := 0;
+            v_retry_end := null;
+        end if;
+        foreach v_i in array v_dead loop
+            r_retries[v_i] := v_count;
+        end loop;
+
+        if v_release then
             update queen.log_consumers c
                set committed = v_new, worker_id = null, lease_expires_at = null,
                    lease_acquired_at = null, batch_end = null, acked_offsets = null,
-                   retry_count = 0,
+                   retry_count = v_count, retry_end = v_retry_end,
                    total_consumed = c.total_consumed + (v_new - cur.committed),
-                   last_consumed_at = v_now
+                   last_consumed_at = case when v_new > cur.committed then v_now
+                                           else c.last_consumed_at end
              where c.partition_id = cur.partition_id and c.consumer_group = cur.consumer_group;
-            foreach v_i in array v_members loop
-                r_released[v_i] := true;
-            end loop;
-        elsif v_live then
+        else
             update queen.log_consumers c
                set committed = v_new,
                    acked_offsets = (select array_agg(distinct a order by a) from unnest(v_acked) a
                                      where a > v_new),
+                   retry_count = v_count, retry_end = v_retry_end,
                    total_consumed = c.total_consumed + (v_new - cur.committed),
-                   last_consumed_at = v_now
-             where c.partition_id = cur.partition_id and c.consumer_group = cur.consumer_group;
-        elsif v_new > cur.committed then
-            update queen.log_consumers c
-               set committed = v_new,
-                   total_consumed = c.total_consumed + (v_new - cur.committed),
-                   last_consumed_at = v_now
+                   last_consumed_at = case when v_new > cur.committed then v_now
+                                           else c.last_consumed_at end
              where c.partition_id = cur.partition_id and c.consumer_group = cur.consumer_group;
         end if;
     end loop;
 
     return query
-    select (u.i - 1)::integer, r_success[u.i], r_error[u.i], q.name, p.name, r_released[u.i], false
+    select (u.i - 1)::integer, r_success[u.i], r_error[u.i], q.name, p.name, r_released[u.i],
+           r_dlq[u.i], p_partition_ids[u.i], r_group[u.i], r_offset[u.i], r_retries[u.i],
+           r_released[u.i] and exists (select 1 from queen.log_consumers c
+                                        where c.partition_id = p.id
+                                          and c.consumer_group = r_group[u.i]
+                                          and c.committed < p.last_offset)
       from generate_series(1, v_n) as u(i)
       left join queen.log_partitions p on p.id = p_partition_ids[u.i]
       left join queen.queues q on q.id = p.queue_id
      order by u.i;
+end;
+$$;
+
+-- Extends every live lease held by one worker id (all partitions of a multi-partition pop) to
+-- max(current expiry, now + seconds). Answers the new expiry, or why nothing was extended.
+create or replace function queen.log_extend_lease_v1(
+    p_worker uuid, p_seconds integer, p_now timestamptz default null)
+returns table (status text, expires_at timestamptz)
+language plpgsql
+as $$
+#variable_conflict use_column
+declare
+    v_now     timestamptz := coalesce(p_now, now());
+    v_expires timestamptz;
+begin
+    update queen.log_consumers c
+       set lease_expires_at = greatest(c.lease_expires_at, v_now + make_interval(secs => p_seconds))
+     where c.worker_id = p_worker and c.lease_expires_at > v_now;
+    if found then
+        select max(c.lease_expires_at) into v_expires
+          from queen.log_consumers c where c.worker_id = p_worker;
+        return query select 'extended'::text, v_expires;
+    elsif exists (select 1 from queen.log_consumers c where c.worker_id = p_worker) then
+        return query select 'expired'::text, null::timestamptz;
+    else
+        return query select 'missing'::text, null::timestamptz;
+    end if;
 end;
 $$;

@@ -32,35 +32,46 @@ public final class AckService {
       if (r.leaseId() != null && !r.leaseId().isEmpty()) {
         lease = parseUuid(r.leaseId());
         if (lease == null) {
-          out[i] = new AckOutcome(i, false, INVALID_LEASE, null, null, false, false);
+          out[i] =
+              new AckOutcome(
+                  i, false, INVALID_LEASE, null, null, false, false, r.partitionId(), group, false);
           continue;
         }
       }
-      items.add(new AckItem(r.partitionId(), r.transactionId(), lease, r.status()));
+      items.add(item(r, lease));
       positions.add(i);
     }
     if (!items.isEmpty()) {
       for (AckOutcome o : store.ack(group, items)) {
         int i = positions.get(o.index());
-        out[i] =
-            new AckOutcome(
-                i,
-                o.success(),
-                o.error(),
-                o.queueName(),
-                o.partitionName(),
-                o.leaseReleased(),
-                o.dlq());
+        out[i] = o.withIndex(i);
       }
     }
     return Arrays.asList(out);
   }
 
-  private static UUID parseUuid(String s) {
+  /** The store's form of a request; a dead letter always carries some error text. */
+  static AckItem item(AckRequest r, UUID lease) {
+    String error = r.error();
+    if (error == null) {
+      error = "dlq".equals(r.status()) ? "Dead-lettered by ack" : "Retries exhausted";
+    }
+    return new AckItem(r.partitionId(), r.transactionId(), lease, r.status(), error);
+  }
+
+  static UUID parseUuid(String s) {
     try {
       return UUID.fromString(s);
     } catch (IllegalArgumentException e) {
       return null;
     }
+  }
+
+  /** What a lease extension found. */
+  public AckStore.Extension extend(String leaseId, int seconds) {
+    UUID lease = parseUuid(leaseId);
+    return lease == null
+        ? new AckStore.Extension(AckStore.ExtendStatus.MISSING, null)
+        : store.extend(lease, seconds);
   }
 }

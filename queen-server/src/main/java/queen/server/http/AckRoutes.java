@@ -10,6 +10,7 @@ import java.util.List;
 import queen.server.ack.AckRequest;
 import queen.server.ack.AckService;
 import queen.server.store.AckOutcome;
+import queen.server.store.AckStore;
 
 /**
  * {@code POST /api/v1/ack} and {@code /api/v1/ack/batch}. Malformed requests are 400s; business
@@ -36,9 +37,11 @@ public final class AckRoutes implements HttpService {
             throw ApiException.badRequest("partitionId is required to ensure message uniqueness");
           }
           String group = group(body);
-          List<AckRequest> one = List.of(request(body, ""));
+          // the single route stores a missing error as "" (Queen's behaviour)
+          List<AckRequest> one = List.of(request(body, "", ""));
           Replies.json(res, 200, render(one, acks.ack(group, one)));
         });
+    rules.post("/api/v1/lease/{leaseId}/extend", this::extend);
     rules.post(
         "/api/v1/ack/batch",
         (req, res) -> {
@@ -61,12 +64,37 @@ public final class AckRoutes implements HttpService {
                       + " uniqueness"
                       + at);
             }
-            requests.add(request(item, at));
+            requests.add(request(item, at, null));
           }
           String group = group(body);
           List<AckOutcome> outcomes = requests.isEmpty() ? List.of() : acks.ack(group, requests);
           Replies.json(res, 200, render(requests, outcomes));
         });
+  }
+
+  /** Extends every live lease of the worker id; the answer is per lease id, inside a 200. */
+  private void extend(
+      io.helidon.webserver.http.ServerRequest req, io.helidon.webserver.http.ServerResponse res) {
+    JsonNode body = Json.objectBody(req);
+    int seconds = 60;
+    JsonNode s = body.get("seconds");
+    if (s != null && !s.isNull()) {
+      if (!s.isIntegralNumber() || !s.canConvertToInt() || s.intValue() <= 0) {
+        throw ApiException.badRequest("seconds must be a positive integer");
+      }
+      seconds = s.intValue();
+    }
+    String leaseId = new Params(req).path("leaseId");
+    AckStore.Extension e = acks.extend(leaseId, seconds);
+    ObjectNode n = Json.object();
+    n.put("index", 0).put("leaseId", leaseId);
+    n.put("success", e.status() == AckStore.ExtendStatus.EXTENDED);
+    switch (e.status()) {
+      case EXTENDED -> n.putNull("error").put("expiresAt", Json.millis(e.expiresAt()));
+      case EXPIRED -> n.put("error", "Lease already expired").putNull("expiresAt");
+      case MISSING -> n.put("error", "Lease not found").putNull("expiresAt");
+    }
+    Replies.json(res, 200, Json.MAPPER.createArrayNode().add(n));
   }
 
   /** The group comes only from the top level; absent or null means queue mode. */
@@ -75,14 +103,15 @@ public final class AckRoutes implements HttpService {
     return group.isEmpty() ? PopRoutes.QUEUE_MODE : group;
   }
 
-  private static AckRequest request(JsonNode item, String at) {
+  static AckRequest request(JsonNode item, String at, String missingError) {
     String status = Fields.optionalString(item, "status", "completed");
     String lease = Fields.optionalString(item, "leaseId", null);
     return new AckRequest(
         Fields.uuid(item.get("partitionId").asText(), "partitionId" + at),
         item.get("transactionId").asText(),
         status,
-        lease);
+        lease,
+        Fields.optionalString(item, "error", missingError));
   }
 
   private static ArrayNode render(List<AckRequest> requests, List<AckOutcome> outcomes) {

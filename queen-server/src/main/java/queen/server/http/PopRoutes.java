@@ -93,13 +93,14 @@ public final class PopRoutes implements HttpService {
     String mode = p.string("subscriptionMode", "all");
     String from = p.string("subscriptionFrom", "");
     boolean newOnly = mode.equals("new") || mode.equals("new-only") || from.equals("now");
-    Instant fromTime = from.isEmpty() || from.equals("now") ? null : timestamp(from);
+    Instant fromTime =
+        from.isEmpty() || from.equals("now") ? null : timestamp("subscriptionFrom", from);
     return new PopRequest(
         target, group, batch, partitions, p.bool("autoAck", false), newOnly, fromTime);
   }
 
-  /** ISO-8601 with or without an offset (none means UTC), or a bare date. */
-  static Instant timestamp(String text) {
+  /** ISO-8601 with or without an offset (none means UTC), or a bare date; else a 400. */
+  static Instant timestamp(String param, String text) {
     try {
       String t = text.trim().replace(' ', 'T');
       if (t.length() == 10) {
@@ -112,7 +113,12 @@ public final class PopRoutes implements HttpService {
           : ((LocalDateTime) parsed).toInstant(ZoneOffset.UTC);
     } catch (DateTimeParseException e) {
       throw ApiException.badRequest(
-          "subscriptionFrom must be 'now' or an ISO-8601 timestamp, got '" + text + "'");
+          param
+              + " must be an ISO-8601 timestamp"
+              + (param.equals("subscriptionFrom") ? " or 'now'" : "")
+              + ", got '"
+              + text
+              + "'");
     }
   }
 

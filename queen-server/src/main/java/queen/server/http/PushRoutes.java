@@ -61,13 +61,16 @@ public final class PushRoutes implements HttpService {
     }
     List<PushItem> out = new ArrayList<>(items.size());
     for (int i = 0; i < items.size(); i++) {
-      out.add(item(items.get(i), i));
+      out.add(item(items.get(i), " (items[" + i + "])", "payload"));
     }
     return out;
   }
 
-  private static PushItem item(JsonNode item, int i) {
-    String at = " (items[" + i + "])";
+  /**
+   * One item, validated; {@code at} locates it in error messages. The payload is under {@code
+   * payload}, or under {@code alternative} when that key is present instead.
+   */
+  static PushItem item(JsonNode item, String at, String alternative) {
     if (!item.isObject()) {
       throw ApiException.badRequest("Each item must be an object" + at);
     }
@@ -103,7 +106,7 @@ public final class PushRoutes implements HttpService {
       }
     }
     // an absent payload is stored as {}; an explicit null is stored and delivered as null
-    JsonNode payload = item.get("payload");
+    JsonNode payload = item.has("payload") ? item.get("payload") : item.get(alternative);
     byte[] bytes = payload == null ? EMPTY_OBJECT : Json.bytes(payload);
     return new PushItem(queue.asText(), partition, bytes, txn, trace, null);
   }

@@ -1,6 +1,13 @@
 package queen.server.store;
 
-/** The result of one acknowledgement, in the shape of Queen's ack answer. */
+import java.util.UUID;
+
+/**
+ * The result of one acknowledgement, in the shape of Queen's ack answer, plus what the broker needs
+ * to schedule around it.
+ *
+ * @param hasMore the ack released a lease and the partition still holds messages for the group
+ */
 public record AckOutcome(
     int index,
     boolean success,
@@ -8,4 +15,22 @@ public record AckOutcome(
     String queueName,
     String partitionName,
     boolean leaseReleased,
-    boolean dlq) {}
+    boolean dlq,
+    UUID partitionId,
+    String group,
+    boolean hasMore) {
+
+  public AckOutcome withIndex(int other) {
+    return new AckOutcome(
+        other,
+        success,
+        error,
+        queueName,
+        partitionName,
+        leaseReleased,
+        dlq,
+        partitionId,
+        group,
+        hasMore);
+  }
+}

@@ -1,13 +1,17 @@
 package queen.server.store;
 
+import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.UUID;
 
 /** Applies acknowledgements: the only thing that moves a cursor. */
 public final class AckStore {
-  private static final String ACK = "select * from queen.log_ack_v1(?, ?, ?, ?, ?)";
+  private static final String ACK = "select * from queen.log_ack_v1(?, ?, ?, ?, ?, ?)";
+  private static final String EXTEND = "select * from queen.log_extend_lease_v1(?, ?)";
 
   private final Database db;
 
@@ -15,33 +19,80 @@ public final class AckStore {
     this.db = db;
   }
 
-  /** Applies the acks in one transaction; outcomes come back in input order. */
+  /** Applies the acks of one group in one transaction; outcomes come back in input order. */
   public List<AckOutcome> ack(String group, List<AckItem> items) {
-    return db.transaction(
+    return db.transaction(c -> call(c, group, items, false));
+  }
+
+  /**
+   * One call of queen.log_ack_v1 inside the caller's transaction, dead letters included. With
+   * {@code transactional}, failed and dlq acks dead-letter at once.
+   */
+  static List<AckOutcome> call(
+      Connection c, String group, List<AckItem> items, boolean transactional) throws SQLException {
+    List<AckOutcome> out = new ArrayList<>(items.size());
+    List<DeadLetters.Entry> dead = new ArrayList<>();
+    try (PreparedStatement ps = c.prepareStatement(ACK)) {
+      ps.setString(1, group);
+      ps.setArray(2, c.createArrayOf("uuid", items.stream().map(AckItem::partitionId).toArray()));
+      ps.setArray(3, c.createArrayOf("text", items.stream().map(AckItem::transactionId).toArray()));
+      ps.setArray(4, c.createArrayOf("uuid", items.stream().map(AckItem::leaseId).toArray()));
+      ps.setArray(5, c.createArrayOf("text", items.stream().map(AckItem::status).toArray()));
+      ps.setBoolean(6, transactional);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          AckOutcome o =
+              new AckOutcome(
+                  rs.getInt("idx"),
+                  rs.getBoolean("success"),
+                  rs.getString("error"),
+                  rs.getString("queue_name"),
+                  rs.getString("partition_name"),
+                  rs.getBoolean("lease_released"),
+                  rs.getBoolean("dlq"),
+                  rs.getObject("partition_id", UUID.class),
+                  rs.getString("consumer_group"),
+                  rs.getBoolean("has_more"));
+          out.add(o);
+          if (o.dlq()) {
+            dead.add(
+                new DeadLetters.Entry(
+                    o.partitionId(),
+                    o.group(),
+                    rs.getLong("msg_offset"),
+                    items.get(o.index()).error(),
+                    rs.getInt("retry_count")));
+          }
+        }
+      }
+    }
+    DeadLetters.write(c, dead);
+    return out;
+  }
+
+  /** What a lease extension found. */
+  public enum ExtendStatus {
+    EXTENDED,
+    EXPIRED,
+    MISSING
+  }
+
+  /** The outcome of extending a lease; {@code expiresAt} is set when extended. */
+  public record Extension(ExtendStatus status, java.time.Instant expiresAt) {}
+
+  /** Extends every live lease of one worker id to at least now + seconds. */
+  public Extension extend(UUID workerId, int seconds) {
+    return db.autocommit(
         c -> {
-          try (PreparedStatement ps = c.prepareStatement(ACK)) {
-            ps.setString(1, group);
-            ps.setArray(
-                2, c.createArrayOf("uuid", items.stream().map(AckItem::partitionId).toArray()));
-            ps.setArray(
-                3, c.createArrayOf("text", items.stream().map(AckItem::transactionId).toArray()));
-            ps.setArray(4, c.createArrayOf("uuid", items.stream().map(AckItem::leaseId).toArray()));
-            ps.setArray(5, c.createArrayOf("text", items.stream().map(AckItem::status).toArray()));
-            List<AckOutcome> out = new ArrayList<>(items.size());
+          try (PreparedStatement ps = c.prepareStatement(EXTEND)) {
+            ps.setObject(1, workerId);
+            ps.setInt(2, seconds);
             try (ResultSet rs = ps.executeQuery()) {
-              while (rs.next()) {
-                out.add(
-                    new AckOutcome(
-                        rs.getInt("idx"),
-                        rs.getBoolean("success"),
-                        rs.getString("error"),
-                        rs.getString("queue_name"),
-                        rs.getString("partition_name"),
-                        rs.getBoolean("lease_released"),
-                        rs.getBoolean("dlq")));
-              }
+              rs.next();
+              return new Extension(
+                  ExtendStatus.valueOf(rs.getString("status").toUpperCase(java.util.Locale.ROOT)),
+                  Sql.instant(rs, "expires_at"));
             }
-            return out;
           }
         });
   }

@@ -88,9 +88,11 @@ public final class PushStore {
     return out;
   }
 
-  private record Row(int seg, String status, long baseOffset, String dupTxnId, UUID dupMsgId) {}
+  /** One answer row of queen.log_push_v1. */
+  record Row(int seg, String status, long baseOffset, String dupTxnId, UUID dupMsgId) {}
 
-  private static List<Row> call(Connection c, List<SegmentWrite> segments) throws SQLException {
+  /** One call of queen.log_push_v1 inside the caller's transaction. */
+  static List<Row> call(Connection c, List<SegmentWrite> segments) throws SQLException {
     int n = segments.size();
     UUID[] partitions = new UUID[n];
     Integer[] counts = new Integer[n];

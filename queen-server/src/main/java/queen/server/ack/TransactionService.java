@@ -1,0 +1,85 @@
+package queen.server.ack;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import queen.server.push.PushItem;
+import queen.server.push.PushResult;
+import queen.server.push.PushService;
+import queen.server.store.AckItem;
+import queen.server.store.AckOutcome;
+import queen.server.store.TransactionStore;
+
+/**
+ * {@code POST /api/v1/transaction}: pushes and acks applied together or not at all. Inside a
+ * transaction a failed or dlq ack dead-letters at once (no retry budget), and a push of a stored
+ * transactionId refuses the whole transaction instead of reporting a duplicate.
+ */
+public final class TransactionService {
+  private final TransactionStore store;
+  private final PushService push;
+
+  public TransactionService(TransactionStore store, PushService push) {
+    this.store = store;
+    this.push = push;
+  }
+
+  /** One ack operation with its own consumer group. */
+  public record AckOp(int op, String group, AckRequest ack) {}
+
+  /** The pushed items of the transaction, each remembering its operation index. */
+  public record PushOp(int op, PushItem item) {}
+
+  /** What the transaction did, per operation. */
+  public record Outcome(
+      boolean success, String error, List<AckOutcome> acks, List<PushResult> pushes) {}
+
+  public Outcome commit(List<AckOp> acks, List<PushOp> pushes) {
+    Map<String, List<AckItem>> byGroup = new LinkedHashMap<>();
+    Map<String, List<Integer>> positions = new LinkedHashMap<>();
+    for (int i = 0; i < acks.size(); i++) {
+      AckOp a = acks.get(i);
+      String lease = a.ack().leaseId();
+      UUID leaseId = null;
+      if (lease != null && !lease.isEmpty()) {
+        leaseId = AckService.parseUuid(lease);
+        if (leaseId == null) {
+          return new Outcome(
+              false, "ACK operation failed: " + AckService.INVALID_LEASE, List.of(), List.of());
+        }
+      }
+      byGroup
+          .computeIfAbsent(a.group(), g -> new ArrayList<>())
+          .add(AckService.item(a.ack(), leaseId));
+      positions.computeIfAbsent(a.group(), g -> new ArrayList<>()).add(i);
+    }
+    List<PushItem> items = pushes.stream().map(PushOp::item).toList();
+    return push.withFreshPartitions(
+        items,
+        batch -> {
+          if (batch.hasDuplicateItems()) {
+            return new Outcome(
+                false,
+                "PUSH operation failed: a transactionId occurs twice in one partition",
+                List.of(),
+                List.of());
+          }
+          TransactionStore.Outcome o = store.apply(batch.writes(), byGroup);
+          if (!o.applied()) {
+            return new Outcome(false, o.error(), List.of(), List.of());
+          }
+          AckOutcome[] ordered = new AckOutcome[acks.size()];
+          o.acks()
+              .forEach(
+                  (group, outcomes) -> {
+                    for (AckOutcome ao : outcomes) {
+                      int i = positions.get(group).get(ao.index());
+                      ordered[i] = ao.withIndex(i);
+                    }
+                  });
+          return new Outcome(true, null, List.of(ordered), batch.results(o.pushes()));
+        });
+  }
+}

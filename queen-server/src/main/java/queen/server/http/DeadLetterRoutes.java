@@ -1,0 +1,111 @@
+package queen.server.http;
+
+import com.fasterxml.jackson.core.JsonGenerator;
+import io.helidon.webserver.http.HttpRules;
+import io.helidon.webserver.http.HttpService;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.OptionalLong;
+import java.util.UUID;
+import queen.server.ack.DeadLetterService;
+import queen.server.store.DeadLetter;
+import queen.server.store.DeadLetterStore;
+
+/**
+ * {@code GET /api/v1/dlq} (newest first, the payload under {@code data}, with {@code total}) and
+ * {@code POST /api/v1/messages/:partitionId/:transactionId/retry}, the operator's way back.
+ */
+public final class DeadLetterRoutes implements HttpService {
+  private final DeadLetterService letters;
+
+  public DeadLetterRoutes(DeadLetterService letters) {
+    this.letters = letters;
+  }
+
+  @Override
+  public void routing(HttpRules rules) {
+    rules.get(
+        "/api/v1/dlq",
+        (req, res) -> {
+          Params p = new Params(req);
+          int limit = Math.min(Math.max(p.integer("limit", 100), 1), 1000);
+          int offset = Math.max(p.integer("offset", 0), 0);
+          DeadLetterStore.Filter filter =
+              new DeadLetterStore.Filter(
+                  blankToNull(p.string("queue", "")),
+                  blankToNull(p.string("consumerGroup", "")),
+                  blankToNull(p.string("partition", "")),
+                  time(p, "from"),
+                  time(p, "to"));
+          Replies.json(res, 200, render(letters.list(filter, limit, offset), limit, offset));
+        });
+    rules.post(
+        "/api/v1/messages/{partitionId}/{transactionId}/retry",
+        (req, res) -> {
+          Params p = new Params(req);
+          UUID pid = Fields.uuid(p.path("partitionId"), "partitionId");
+          String txn = p.path("transactionId");
+          OptionalLong offset = letters.requeue(pid, txn);
+          if (offset.isEmpty()) {
+            Replies.error(res, 404, "Dead letter not found");
+            return;
+          }
+          Replies.json(
+              res,
+              200,
+              Json.object()
+                  .put("success", true)
+                  .put("partitionId", pid.toString())
+                  .put("transactionId", txn)
+                  .put("offset", offset.getAsLong()));
+        });
+  }
+
+  private static Instant time(Params p, String name) {
+    String v = p.string(name, "");
+    return v.isBlank() ? null : PopRoutes.timestamp(name, v);
+  }
+
+  private static String blankToNull(String s) {
+    return s.isBlank() ? null : s;
+  }
+
+  private static byte[] render(DeadLetterStore.Page page, int limit, int offset) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    try (JsonGenerator g = Json.MAPPER.getFactory().createGenerator(out)) {
+      g.writeStartObject();
+      g.writeArrayFieldStart("messages");
+      for (DeadLetter d : page.letters()) {
+        g.writeStartObject();
+        g.writeStringField("id", d.messageId().toString());
+        g.writeStringField("transactionId", d.transactionId());
+        g.writeStringField("partitionId", d.partitionId().toString());
+        g.writeStringField("queue", d.queue());
+        g.writeStringField("partition", d.partition());
+        g.writeStringField("consumerGroup", d.group());
+        g.writeStringField("errorMessage", d.error());
+        g.writeNumberField("retryCount", d.retryCount());
+        g.writeFieldName("data");
+        g.writeRawValue(new String(d.payload(), StandardCharsets.UTF_8));
+        g.writeStringField("traceId", d.traceId() == null ? null : d.traceId().toString());
+        g.writeStringField("producerSub", d.producerSub());
+        g.writeStringField("createdAt", Json.millis(d.createdAt()));
+        g.writeStringField("failedAt", Json.millis(d.failedAt()));
+        g.writeEndObject();
+      }
+      g.writeEndArray();
+      g.writeObjectFieldStart("pagination");
+      g.writeNumberField("limit", limit);
+      g.writeNumberField("offset", offset);
+      g.writeEndObject();
+      g.writeNumberField("total", page.total());
+      g.writeEndObject();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return out.toByteArray();
+  }
+}

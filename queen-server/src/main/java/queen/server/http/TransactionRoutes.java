@@ -1,0 +1,121 @@
+package queen.server.http;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.helidon.webserver.http.HttpRules;
+import io.helidon.webserver.http.HttpService;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import queen.server.ack.TransactionService;
+import queen.server.push.PushResult;
+import queen.server.store.AckOutcome;
+
+/**
+ * {@code POST /api/v1/transaction}. A malformed request is a 400; a transaction refused for a
+ * business reason (unknown message, stale lease, stored transactionId, unknown operation type) is a
+ * 200 with {@code success:false}, and nothing of it is applied.
+ */
+public final class TransactionRoutes implements HttpService {
+  private final TransactionService transactions;
+
+  public TransactionRoutes(TransactionService transactions) {
+    this.transactions = transactions;
+  }
+
+  @Override
+  public void routing(HttpRules rules) {
+    rules.post(
+        "/api/v1/transaction",
+        (req, res) -> {
+          JsonNode body = Json.objectBody(req);
+          JsonNode ops = body.get("operations");
+          if (ops == null || !ops.isArray()) {
+            throw ApiException.badRequest("operations array required");
+          }
+          if (ops.isEmpty()) {
+            throw ApiException.badRequest("operations array cannot be empty");
+          }
+          String id = UUID.randomUUID().toString();
+          List<TransactionService.AckOp> acks = new ArrayList<>();
+          List<TransactionService.PushOp> pushes = new ArrayList<>();
+          for (int i = 0; i < ops.size(); i++) {
+            JsonNode op = ops.get(i);
+            String at = " (operations[" + i + "])";
+            if (!op.isObject()) {
+              throw ApiException.badRequest("Each operation must be an object" + at);
+            }
+            String type = op.path("type").asText("");
+            switch (type) {
+              case "ack" -> acks.add(ack(op, i, at));
+              case "push" -> {
+                JsonNode items = op.get("items");
+                if (items == null || !items.isArray()) {
+                  throw ApiException.badRequest("items array is required" + at);
+                }
+                for (int k = 0; k < items.size(); k++) {
+                  pushes.add(
+                      new TransactionService.PushOp(
+                          i, PushRoutes.item(items.get(k), at + "(items[" + k + "])", "data")));
+                }
+              }
+              default -> {
+                Replies.json(res, 200, failure(id, "Unknown operation type: " + type));
+                return;
+              }
+            }
+          }
+          TransactionService.Outcome o = transactions.commit(acks, pushes);
+          if (!o.success()) {
+            Replies.json(res, 200, failure(id, o.error()));
+            return;
+          }
+          ObjectNode out = Json.object().put("transactionId", id).put("success", true);
+          ArrayNode results = out.putArray("results");
+          for (int k = 0; k < acks.size(); k++) {
+            AckOutcome a = o.acks().get(k);
+            results
+                .addObject()
+                .put("index", acks.get(k).op())
+                .put("type", "ack")
+                .put("success", a.success())
+                .put("transactionId", acks.get(k).ack().transactionId())
+                .putNull("error")
+                .put("dlq", a.dlq());
+          }
+          for (int k = 0; k < pushes.size(); k++) {
+            PushResult p = o.pushes().get(k);
+            results
+                .addObject()
+                .put("index", pushes.get(k).op())
+                .put("type", "push")
+                .put("success", true)
+                .put("transactionId", p.transactionId())
+                .put("messageId", p.messageId().toString())
+                .put("partitionId", p.partitionId().toString())
+                .put("queueName", p.queue());
+          }
+          Replies.json(res, 200, out);
+        });
+  }
+
+  private static TransactionService.AckOp ack(JsonNode op, int index, String at) {
+    if (!op.path("transactionId").isTextual()) {
+      throw ApiException.badRequest("transactionId is required" + at);
+    }
+    if (!op.path("partitionId").isTextual()) {
+      throw ApiException.badRequest("partitionId is required" + at);
+    }
+    String group = Fields.optionalString(op, "consumerGroup", PopRoutes.QUEUE_MODE);
+    return new TransactionService.AckOp(
+        index, group.isEmpty() ? PopRoutes.QUEUE_MODE : group, AckRoutes.request(op, at, null));
+  }
+
+  private static ObjectNode failure(String id, String error) {
+    ObjectNode out = Json.object().put("transactionId", id).put("success", false);
+    out.put("error", error);
+    out.putArray("results");
+    return out;
+  }
+}

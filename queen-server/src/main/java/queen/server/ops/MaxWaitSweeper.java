@@ -1,0 +1,70 @@
+package queen.server.ops;
+
+import java.time.Duration;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import queen.server.store.DeadLetterStore;
+
+/**
+ * Moves messages that waited longer than their queue's maxWaitTimeSeconds to the dead letters,
+ * every {@code interval}. Several brokers may sweep one database: the sweep claims cursors with
+ * SKIP LOCKED, like a pop. A failed sweep (database down) is logged and retried at the next tick.
+ */
+public final class MaxWaitSweeper implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(MaxWaitSweeper.class);
+
+  /** Messages per transaction: keeps each sweep transaction short. */
+  static final int CHUNK = 1_000;
+
+  private final DeadLetterStore store;
+  private final Duration interval;
+  private ScheduledExecutorService timer;
+
+  public MaxWaitSweeper(DeadLetterStore store, Duration interval) {
+    this.store = store;
+    this.interval = interval;
+  }
+
+  public synchronized void start() {
+    if (timer == null) {
+      timer =
+          Executors.newSingleThreadScheduledExecutor(
+              r -> {
+                Thread t = new Thread(r, "queen-max-wait-sweeper");
+                t.setDaemon(true);
+                return t;
+              });
+      long ms = interval.toMillis();
+      timer.scheduleWithFixedDelay(this::sweep, ms, ms, TimeUnit.MILLISECONDS);
+    }
+  }
+
+  /** One sweep: chunks until less than a full chunk was moved. Returns how many were moved. */
+  public int sweep() {
+    int moved = 0;
+    try {
+      int n;
+      do {
+        n = store.expireWaiting(CHUNK);
+        moved += n;
+      } while (n == CHUNK);
+    } catch (RuntimeException e) {
+      log.warn("max-wait sweep failed, retrying in {}: {}", interval, e.getMessage());
+    }
+    if (moved > 0) {
+      log.info("moved {} messages past maxWaitTimeSeconds to the dead letters", moved);
+    }
+    return moved;
+  }
+
+  @Override
+  public synchronized void close() {
+    if (timer != null) {
+      timer.shutdownNow();
+      timer = null;
+    }
+  }
+}

@@ -1,0 +1,152 @@
+package queen.server.store;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.OptionalLong;
+import java.util.UUID;
+import queen.server.codec.Frame;
+import queen.server.codec.SegmentCodec;
+
+/** Reads, requeues and sweeps dead letters. */
+public final class DeadLetterStore {
+  private static final String LIST = "select * from queen.dead_letters_v1(?, ?, ?, ?, ?, ?, ?)";
+  private static final String COUNT = "select queen.dead_letters_count_v1(?, ?, ?, ?, ?)";
+  private static final String FIND =
+      "select d.message_id, d.trace_id, d.producer_sub, d.flags, d.payload"
+          + " from queen.dead_letters d where d.partition_id = ? and d.transaction_id = ?"
+          + " order by d.failed_at desc limit 1 for update";
+  private static final String REQUEUE = "select queen.log_requeue_v1(?, ?, ?, ?)";
+  private static final String EXPIRE = "select * from queen.log_expire_waiting_v1(?)";
+
+  private final Database db;
+
+  public DeadLetterStore(Database db) {
+    this.db = db;
+  }
+
+  /** Filters of a listing; null matches anything. */
+  public record Filter(String queue, String group, String partition, Instant from, Instant to) {}
+
+  /** One page of dead letters, newest first, and how many match in all. */
+  public record Page(List<DeadLetter> letters, long total) {}
+
+  public Page list(Filter f, int limit, int offset) {
+    return db.autocommit(
+        c -> {
+          List<DeadLetter> out = new ArrayList<>();
+          try (PreparedStatement ps = c.prepareStatement(LIST)) {
+            bindFilter(ps, f);
+            ps.setInt(6, limit);
+            ps.setInt(7, offset);
+            try (ResultSet rs = ps.executeQuery()) {
+              while (rs.next()) {
+                out.add(
+                    new DeadLetter(
+                        rs.getObject("partition_id", UUID.class),
+                        rs.getString("partition_name"),
+                        rs.getString("queue_name"),
+                        rs.getString("consumer_group"),
+                        rs.getLong("msg_offset"),
+                        rs.getObject("message_id", UUID.class),
+                        rs.getString("transaction_id"),
+                        rs.getObject("trace_id", UUID.class),
+                        rs.getString("producer_sub"),
+                        rs.getShort("flags"),
+                        rs.getBytes("payload"),
+                        rs.getString("error_message"),
+                        rs.getInt("retry_count"),
+                        Sql.instant(rs, "created_at"),
+                        Sql.instant(rs, "failed_at")));
+              }
+            }
+          }
+          try (PreparedStatement ps = c.prepareStatement(COUNT)) {
+            bindFilter(ps, f);
+            try (ResultSet rs = ps.executeQuery()) {
+              rs.next();
+              return new Page(out, rs.getLong(1));
+            }
+          }
+        });
+  }
+
+  private static void bindFilter(PreparedStatement ps, Filter f) throws SQLException {
+    ps.setString(1, f.queue());
+    ps.setString(2, f.group());
+    ps.setString(3, f.partition());
+    Sql.setTimestamptz(ps, 4, f.from());
+    Sql.setTimestamptz(ps, 5, f.to());
+  }
+
+  /**
+   * Appends the newest dead letter of (partition, transactionId) to its partition again, as a new
+   * message with a new id, and removes the dead letters. Empty when there is no such dead letter.
+   */
+  public OptionalLong requeue(UUID partitionId, String transactionId, UUID newId, long nowMicros) {
+    return db.transaction(
+        c -> {
+          Frame frame;
+          try (PreparedStatement ps = c.prepareStatement(FIND)) {
+            ps.setObject(1, partitionId);
+            ps.setString(2, transactionId);
+            try (ResultSet rs = ps.executeQuery()) {
+              if (!rs.next()) {
+                return OptionalLong.empty();
+              }
+              frame =
+                  new Frame(
+                      newId,
+                      transactionId,
+                      rs.getObject("trace_id", UUID.class),
+                      rs.getString("producer_sub"),
+                      nowMicros,
+                      rs.getShort("flags"),
+                      rs.getBytes("payload"));
+            }
+          }
+          try (PreparedStatement ps = c.prepareStatement(REQUEUE)) {
+            ps.setObject(1, partitionId);
+            ps.setString(2, transactionId);
+            ps.setBytes(3, SegmentCodec.encode(List.of(frame)));
+            ps.setObject(4, newId);
+            try (ResultSet rs = ps.executeQuery()) {
+              rs.next();
+              return OptionalLong.of(rs.getLong(1));
+            }
+          }
+        });
+  }
+
+  /**
+   * Dead-letters up to {@code maxMessages} messages that waited longer than their queue's
+   * maxWaitTimeSeconds, moving the cursors past them. Returns how many were moved.
+   */
+  public int expireWaiting(int maxMessages) {
+    return db.transaction(c -> expire(c, maxMessages));
+  }
+
+  private static int expire(Connection c, int maxMessages) throws SQLException {
+    List<DeadLetters.Entry> entries = new ArrayList<>();
+    try (PreparedStatement ps = c.prepareStatement(EXPIRE)) {
+      ps.setInt(1, maxMessages);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          UUID pid = rs.getObject("partition_id", UUID.class);
+          String group = rs.getString("consumer_group");
+          long first = rs.getLong("base_offset") + rs.getInt("start_idx");
+          String why = "Waited longer than maxWaitTimeSeconds (" + rs.getInt("max_wait") + " s)";
+          for (int k = 0; k < rs.getInt("take"); k++) {
+            entries.add(new DeadLetters.Entry(pid, group, first + k, why, 0));
+          }
+        }
+      }
+    }
+    DeadLetters.write(c, entries);
+    return entries.size();
+  }
+}

@@ -1,0 +1,86 @@
+package queen.server.store;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.util.Comparator;
+import java.util.List;
+import java.util.UUID;
+import queen.server.codec.Frame;
+import queen.server.codec.SegmentCodec;
+
+/**
+ * Writes dead letters inside the caller's transaction. PostgreSQL never opens a blob, so the
+ * message is cut out of its segment here and copied whole (payload, ids, trace) into the dead
+ * letter row: it outlives the segment's retention.
+ */
+final class DeadLetters {
+  private static final String SEGMENT =
+      "select base_offset, msg_count, blob from queen.log_segments"
+          + " where partition_id = ? and base_offset <= ? order by base_offset desc limit 1";
+  private static final String INSERT =
+      "insert into queen.dead_letters (partition_id, consumer_group, msg_offset, message_id,"
+          + " transaction_id, trace_id, producer_sub, flags, payload, error_message, retry_count,"
+          + " created_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+          + " on conflict (partition_id, consumer_group, msg_offset) do nothing";
+
+  /** A message to dead-letter: where it is and why. */
+  record Entry(UUID partitionId, String group, long offset, String error, int retryCount) {}
+
+  private DeadLetters() {}
+
+  /** Dead-letters the entries, reading each segment they fall in once. */
+  static void write(Connection c, List<Entry> entries) throws SQLException {
+    if (entries.isEmpty()) {
+      return;
+    }
+    List<Entry> sorted =
+        entries.stream()
+            .sorted(Comparator.comparing(Entry::partitionId).thenComparingLong(Entry::offset))
+            .toList();
+    try (PreparedStatement find = c.prepareStatement(SEGMENT);
+        PreparedStatement insert = c.prepareStatement(INSERT)) {
+      Segment segment = null;
+      for (Entry e : sorted) {
+        if (segment == null || !segment.holds(e.partitionId(), e.offset())) {
+          segment = read(find, e.partitionId(), e.offset());
+        }
+        Frame frame = segment.frames().get((int) (e.offset() - segment.base()));
+        insert.setObject(1, e.partitionId());
+        insert.setString(2, e.group());
+        insert.setLong(3, e.offset());
+        insert.setObject(4, frame.messageId());
+        insert.setString(5, frame.transactionId());
+        insert.setObject(6, frame.traceId());
+        insert.setString(7, frame.producerSub());
+        insert.setShort(8, (short) frame.flags());
+        insert.setBytes(9, frame.payload());
+        insert.setString(10, e.error());
+        insert.setInt(11, e.retryCount());
+        Sql.setTimestamptz(insert, 12, Instant.EPOCH.plusNanos(frame.createdAtMicros() * 1_000));
+        insert.addBatch();
+      }
+      insert.executeBatch();
+    }
+  }
+
+  private record Segment(UUID partitionId, long base, List<Frame> frames) {
+    boolean holds(UUID partition, long offset) {
+      return partitionId.equals(partition) && offset >= base && offset < base + frames.size();
+    }
+  }
+
+  private static Segment read(PreparedStatement find, UUID partition, long offset)
+      throws SQLException {
+    find.setObject(1, partition);
+    find.setLong(2, offset);
+    try (ResultSet rs = find.executeQuery()) {
+      if (!rs.next() || rs.getLong(1) + rs.getInt(2) <= offset) {
+        throw new IllegalStateException("no segment holds " + partition + "@" + offset);
+      }
+      return new Segment(partition, rs.getLong(1), SegmentCodec.decode(rs.getBytes(3)));
+    }
+  }
+}

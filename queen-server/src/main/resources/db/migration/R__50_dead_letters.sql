@@ -1,0 +1,153 @@
+-- Dead letters: listing, requeue, and the maxWaitTimeSeconds sweep.
+
+-- Dead letters matching the filters (null matches anything), newest first.
+create or replace function queen.dead_letters_v1(
+    p_queue text, p_group text, p_partition text, p_from timestamptz, p_to timestamptz,
+    p_limit integer, p_offset integer)
+returns table (partition_id uuid, partition_name text, queue_name text, consumer_group text,
+               msg_offset bigint, message_id uuid, transaction_id text, trace_id uuid,
+               producer_sub text, flags smallint, payload bytea, error_message text,
+               retry_count integer, created_at timestamptz, failed_at timestamptz)
+language sql
+stable
+as $$
+    select d.partition_id, p.name, q.name, d.consumer_group, d.msg_offset, d.message_id,
+           d.transaction_id, d.trace_id, d.producer_sub, d.flags, d.payload, d.error_message,
+           d.retry_count, d.created_at, d.failed_at
+      from queen.dead_letters d
+      join queen.log_partitions p on p.id = d.partition_id
+      join queen.queues q on q.id = p.queue_id
+     where (p_queue is null or q.name = p_queue)
+       and (p_group is null or d.consumer_group = p_group)
+       and (p_partition is null or p.name = p_partition)
+       and (p_from is null or d.failed_at >= p_from)
+       and (p_to is null or d.failed_at <= p_to)
+     order by d.failed_at desc, d.msg_offset desc
+     limit p_limit offset p_offset
+$$;
+
+-- How many dead letters match the filters of dead_letters_v1.
+create or replace function queen.dead_letters_count_v1(
+    p_queue text, p_group text, p_partition text, p_from timestamptz, p_to timestamptz)
+returns bigint
+language sql
+stable
+as $$
+    select count(*)
+      from queen.dead_letters d
+      join queen.log_partitions p on p.id = d.partition_id
+      join queen.queues q on q.id = p.queue_id
+     where (p_queue is null or q.name = p_queue)
+       and (p_group is null or d.consumer_group = p_group)
+       and (p_partition is null or p.name = p_partition)
+       and (p_from is null or d.failed_at >= p_from)
+       and (p_to is null or d.failed_at <= p_to)
+$$;
+
+-- Requeue: appends a dead-lettered message to its partition again as a one-message segment (the
+-- blob the broker built from the dead letter), points its transactionId at the new copy so acks
+-- and dedup find it, and removes its dead letters. Every consumer group reading the partition
+-- sees the copy. Returns the new offset, or null when no dead letter has that transactionId.
+create or replace function queen.log_requeue_v1(
+    p_partition_id uuid, p_transaction_id text, p_blob bytea, p_message_id uuid)
+returns bigint
+language plpgsql
+as $$
+#variable_conflict use_column
+declare
+    v_offset bigint;
+    v_at     timestamptz;
+begin
+    perform 1 from queen.dead_letters d
+      where d.partition_id = p_partition_id and d.transaction_id = p_transaction_id;
+    if not found then
+        return null;
+    end if;
+    update queen.log_partitions p
+       set last_offset = p.last_offset + 1,
+           newest_created_at = greatest(clock_timestamp(), p.newest_created_at),
+           last_write_at = greatest(p.last_write_at, date_trunc('second', clock_timestamp()))
+     where p.id = p_partition_id
+    returning p.last_offset, p.newest_created_at into v_offset, v_at;
+    insert into queen.log_segments (partition_id, base_offset, end_offset, msg_count, created_at, blob)
+    values (p_partition_id, v_offset, v_offset, 1, v_at, p_blob);
+    insert into queen.log_txn_ids as t (partition_id, transaction_id, msg_offset, message_id)
+    values (p_partition_id, p_transaction_id, v_offset, p_message_id)
+    on conflict (partition_id, transaction_id) do update
+       set msg_offset = excluded.msg_offset, message_id = excluded.message_id;
+    delete from queen.dead_letters d
+     where d.partition_id = p_partition_id and d.transaction_id = p_transaction_id;
+    return v_offset;
+end;
+$$;
+
+-- maxWaitTimeSeconds: messages that waited longer than their queue allows are dead-lettered, not
+-- silently dropped. Claims cursors like a pop does (SKIP LOCKED, never a live lease), returns the
+-- expired slices for the broker to copy into dead letters, and moves each cursor past them, at
+-- most p_max_messages per call. Monotone created_at makes the expired messages a prefix.
+create or replace function queen.log_expire_waiting_v1(
+    p_max_messages integer, p_now timestamptz default null)
+returns table (partition_id uuid, consumer_group text, base_offset bigint, start_idx integer,
+               take integer, max_wait integer)
+language plpgsql
+as $$
+#variable_conflict use_column
+declare
+    v_now    timestamptz := coalesce(p_now, now());
+    v_budget integer := p_max_messages;
+    v_cutoff timestamptz;
+    v_wanted bigint;
+    v_start  bigint;
+    v_end    bigint;
+    v_n      integer;
+    c        record;
+    s        record;
+begin
+    for c in
+        select lc.partition_id, lc.consumer_group, lc.committed, q.max_wait_time_seconds as w
+          from queen.queues q
+          join queen.log_partitions p on p.queue_id = q.id
+          join queen.log_consumers lc on lc.partition_id = p.id
+         where q.max_wait_time_seconds > 0
+           and lc.committed < p.last_offset
+           and (lc.worker_id is null or lc.lease_expires_at is null or lc.lease_expires_at < v_now)
+           for update of lc skip locked
+    loop
+        exit when v_budget <= 0;
+        v_cutoff := v_now - make_interval(secs => c.w);
+        v_wanted := c.committed + 1;
+        v_end := null;
+        -- the segment holding the cursor's next message (a backward LIMIT 1), then forward
+        select ls.base_offset into v_start
+          from queen.log_segments ls
+         where ls.partition_id = c.partition_id and ls.base_offset <= v_wanted
+         order by ls.base_offset desc
+         limit 1;
+        for s in
+            select ls.base_offset, ls.msg_count, ls.created_at
+              from queen.log_segments ls
+             where ls.partition_id = c.partition_id
+               and ls.base_offset >= coalesce(v_start, v_wanted)
+               and ls.base_offset < v_wanted + v_budget
+             order by ls.base_offset
+        loop
+            continue when s.base_offset + s.msg_count <= v_wanted;
+            exit when s.created_at >= v_cutoff or v_budget <= 0;
+            v_n := least(s.base_offset + s.msg_count - greatest(v_wanted, s.base_offset), v_budget)::integer;
+            return query select c.partition_id, c.consumer_group, s.base_offset,
+                                (greatest(v_wanted, s.base_offset) - s.base_offset)::integer,
+                                v_n, c.w;
+            v_end := greatest(v_wanted, s.base_offset) + v_n - 1;
+            v_wanted := v_end + 1;
+            v_budget := v_budget - v_n;
+        end loop;
+        if v_end is not null then
+            update queen.log_consumers lc
+               set committed = v_end, worker_id = null, lease_expires_at = null,
+                   lease_acquired_at = null, batch_end = null, acked_offsets = null,
+                   retry_count = 0, retry_end = null
+             where lc.partition_id = c.partition_id and lc.consumer_group = c.consumer_group;
+        end if;
+    end loop;
+end;
+$$;
