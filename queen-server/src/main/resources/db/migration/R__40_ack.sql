@@ -191,6 +191,10 @@ begin
         end if;
 
         v_count := cur.retry_count + (case when v_charged then 1 else 0 end);
+        -- a dead letter records the budget spent on it
+        foreach v_i in array v_dead loop
+            r_retries[v_i] := v_count;
+        end loop;
         v_retry_end := case when v_charged then coalesce(cur.retry_end, cur.batch_end)
                             else cur.retry_end end;
         -- the failed range is done once the cursor passes it; a completed batch resets the budget
@@ -199,9 +203,6 @@ begin
             v_count := 0;
             v_retry_end := null;
         end if;
-        foreach v_i in array v_dead loop
-            r_retries[v_i] := v_count;
-        end loop;
 
         if v_release then
             update queen.log_consumers c

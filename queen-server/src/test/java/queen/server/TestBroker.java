@@ -169,6 +169,15 @@ public final class TestBroker implements BeforeAllCallback, AfterAllCallback {
     }
   }
 
+  /** POST to another broker (started with {@link #startAnother()}) on the same database. */
+  public Reply post(Broker other, String path, JsonNode body) {
+    return send(
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + other.port() + path))
+            .header("Content-Type", "application/json")
+            .POST(HttpRequest.BodyPublishers.ofString(body.toString()))
+            .build());
+  }
+
   public Reply get(String path) {
     return send(HttpRequest.newBuilder(uri(path)).GET().build());
   }

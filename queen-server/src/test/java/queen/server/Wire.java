@@ -55,17 +55,32 @@ public final class Wire {
 
   /** Acks every message of a pop answer as completed with its lease, in one batch call. */
   public JsonNode ackAll(JsonNode popAnswer) {
+    return ackAll(popAnswer, "completed", null);
+  }
+
+  /** Acks every message of a pop answer with one status (and error), in one batch call. */
+  public JsonNode ackAll(JsonNode popAnswer, String status, String error) {
     ObjectNode body = object();
     ArrayNode acks = body.putArray("acknowledgments");
     for (JsonNode m : popAnswer.get("messages")) {
-      acks.addObject()
-          .put("transactionId", m.get("transactionId").asText())
-          .put("partitionId", m.get("partitionId").asText())
-          .put("leaseId", m.get("leaseId").asText())
-          .put("status", "completed");
+      acks.add(ack(m, status, error));
     }
     body.put("consumerGroup", popAnswer.get("consumerGroup").asText());
     return broker.post("/api/v1/ack/batch", body).json();
+  }
+
+  /** One acknowledgement of a popped message, with its lease. */
+  public static ObjectNode ack(JsonNode message, String status, String error) {
+    ObjectNode a =
+        object()
+            .put("transactionId", message.get("transactionId").asText())
+            .put("partitionId", message.get("partitionId").asText())
+            .put("leaseId", message.get("leaseId").asText())
+            .put("status", status);
+    if (error != null) {
+      a.put("error", error);
+    }
+    return a;
   }
 
   /** The "n" field of every message of a pop answer, in order. */

@@ -349,7 +349,8 @@ class PopEngineTest {
   private static void ack(Connection c, UUID pid, List<String> txns, UUID lease, Instant now)
       throws Exception {
     try (PreparedStatement ps =
-        c.prepareStatement("select * from queen.log_ack_v1('__QUEUE_MODE__', ?, ?, ?, ?, false, ?)")) {
+        c.prepareStatement(
+            "select * from queen.log_ack_v1('__QUEUE_MODE__', ?, ?, ?, ?, false, ?)")) {
       int n = txns.size();
       ps.setArray(1, c.createArrayOf("uuid", java.util.Collections.nCopies(n, pid).toArray()));
       ps.setArray(2, c.createArrayOf("text", txns.toArray()));

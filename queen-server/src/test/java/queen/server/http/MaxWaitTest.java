@@ -1,0 +1,53 @@
+package queen.server.http;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+import static queen.server.Wire.object;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.time.Duration;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import queen.server.TestBroker;
+import queen.server.Wire;
+
+class MaxWaitTest {
+  @RegisterExtension
+  static final TestBroker broker = new TestBroker(Map.of("QUEEN_SWEEP_INTERVAL_MS", "100"));
+
+  private final Wire wire = new Wire(broker);
+
+  @Test
+  void messagesWaitingLongerThanMaxWaitGoToTheDeadLetters() {
+    wire.configure("impatient", object().put("maxWaitTimeSeconds", 1));
+    assertThat(wire.popPartition("impatient", "Default", "").status())
+        .as("the consumer has a position, nothing yet")
+        .isEqualTo(204);
+    wire.pushNumbered("impatient", "Default", 0, 3);
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(() -> broker.get("/api/v1/dlq?queue=impatient").json().get("total").asInt() == 3);
+    JsonNode dlq = broker.get("/api/v1/dlq?queue=impatient").json();
+    assertThat(dlq.get("messages").get(0).get("errorMessage").asText())
+        .contains("maxWaitTimeSeconds");
+    assertThat(wire.popPartition("impatient", "Default", "batch=10").status()).isEqualTo(204);
+  }
+
+  @Test
+  void aLeasedBatchIsNotSweptWhileTheLeaseLives() {
+    wire.configure("patient-lease", object().put("maxWaitTimeSeconds", 1).put("leaseTime", 60));
+    wire.pushNumbered("patient-lease", "Default", 0, 2);
+    JsonNode batch = wire.popPartition("patient-lease", "Default", "batch=10").json();
+    await()
+        .atMost(Duration.ofSeconds(5))
+        .until(
+            () ->
+                broker.sqlLong(
+                        "select (now() - max(created_at) > interval '1.5 seconds')::int"
+                            + " from queen.log_segments")
+                    == 1);
+    assertThat(wire.ackAll(batch)).allMatch(a -> a.get("success").asBoolean());
+    assertThat(broker.get("/api/v1/dlq?queue=patient-lease").json().get("total").asInt()).isZero();
+  }
+}

@@ -1,0 +1,141 @@
+package queen.server.http;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static queen.server.Wire.object;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import queen.server.TestBroker;
+import queen.server.Wire;
+
+class TransactionTest {
+  @RegisterExtension static final TestBroker broker = new TestBroker();
+  private final Wire wire = new Wire(broker);
+
+  @Test
+  void acksAndPushesCommitTogetherAndAreVisibleAtOnce() {
+    wire.pushNumbered("tx-in", "Default", 0, 1);
+    JsonNode popped = wire.popPartition("tx-in", "Default", "batch=1").json();
+    JsonNode m = popped.get("messages").get(0);
+    ObjectNode body = object();
+    ArrayNode ops = body.putArray("operations");
+    ops.addObject()
+        .put("type", "ack")
+        .put("transactionId", m.get("transactionId").asText())
+        .put("partitionId", m.get("partitionId").asText())
+        .put("status", "completed");
+    ops.addObject().put("type", "push").putArray("items").add(item("tx-out", "derived-1"));
+    body.putArray("requiredLeases").add(popped.get("leaseId").asText());
+
+    JsonNode r = broker.post("/api/v1/transaction", body).json();
+    assertThat(r.get("success").asBoolean()).isTrue();
+    assertThat(r.get("transactionId").asText()).isNotEmpty();
+    JsonNode results = r.get("results");
+    assertThat(results.get(0).get("type").asText()).isEqualTo("ack");
+    assertThat(results.get(0).get("index").asInt()).isZero();
+    assertThat(results.get(1).get("type").asText()).isEqualTo("push");
+    assertThat(results.get(1).get("index").asInt()).isEqualTo(1);
+    assertThat(results.get(1).get("queueName").asText()).isEqualTo("tx-out");
+    assertThat(results.get(1).get("messageId").asText()).isNotEmpty();
+
+    assertThat(wire.popPartition("tx-in", "Default", "batch=1").status()).isEqualTo(204);
+    JsonNode out = wire.popPartition("tx-out", "Default", "batch=1").json();
+    assertThat(out.get("messages").get(0).get("data").get("v").asText()).isEqualTo("derived-1");
+  }
+
+  @Test
+  void aPushOfAStoredTransactionIdAppliesNothing() {
+    wire.pushNumbered("tx-dup-in", "Default", 0, 1);
+    broker.post("/api/v1/push", Wire.items(java.util.List.of(item("tx-dup-out", "taken"))));
+    JsonNode m = wire.popPartition("tx-dup-in", "Default", "batch=1").json().get("messages").get(0);
+    ObjectNode body = object();
+    ArrayNode ops = body.putArray("operations");
+    ops.addObject()
+        .put("type", "ack")
+        .put("transactionId", m.get("transactionId").asText())
+        .put("partitionId", m.get("partitionId").asText());
+    ops.addObject().put("type", "push").putArray("items").add(item("tx-dup-out", "taken"));
+
+    JsonNode r = broker.post("/api/v1/transaction", body).json();
+    assertThat(r.get("success").asBoolean()).isFalse();
+    assertThat(r.get("error").asText()).contains("taken");
+    assertThat(committed("tx-dup-in")).as("the ack was rolled back").isEqualTo(-1);
+    assertThat(broker.sqlLong(messages("tx-dup-out"))).isEqualTo(1);
+  }
+
+  @Test
+  void anAckOfAnUnknownMessageAppliesNothing() {
+    wire.pushNumbered("tx-unknown", "Default", 0, 1);
+    JsonNode m =
+        wire.popPartition("tx-unknown", "Default", "batch=1").json().get("messages").get(0);
+    ObjectNode body = object();
+    ArrayNode ops = body.putArray("operations");
+    ops.addObject().put("type", "push").putArray("items").add(item("tx-unknown-out", "never"));
+    ops.addObject()
+        .put("type", "ack")
+        .put("transactionId", "no-such-message")
+        .put("partitionId", m.get("partitionId").asText());
+    JsonNode r = broker.post("/api/v1/transaction", body).json();
+    assertThat(r.get("success").asBoolean()).isFalse();
+    assertThat(r.get("error").asText()).isEqualTo("ACK operation failed: Message not found");
+    assertThat(broker.sqlLong(messages("tx-unknown-out"))).isZero();
+  }
+
+  @Test
+  void aFailedAckInsideATransactionDeadLettersAtOnce() {
+    wire.pushNumbered("tx-failed", "Default", 0, 2);
+    JsonNode m = wire.popPartition("tx-failed", "Default", "batch=1").json().get("messages").get(0);
+    ObjectNode body = object();
+    body.putArray("operations")
+        .addObject()
+        .put("type", "ack")
+        .put("transactionId", m.get("transactionId").asText())
+        .put("partitionId", m.get("partitionId").asText())
+        .put("status", "failed")
+        .put("error", "bad input");
+    JsonNode r = broker.post("/api/v1/transaction", body).json();
+    assertThat(r.get("success").asBoolean()).isTrue();
+    assertThat(r.get("results").get(0).get("dlq").asBoolean()).isTrue();
+    JsonNode dlq = broker.get("/api/v1/dlq?queue=tx-failed").json();
+    assertThat(dlq.get("messages").get(0).get("errorMessage").asText()).isEqualTo("bad input");
+    assertThat(Wire.numbers(wire.popPartition("tx-failed", "Default", "batch=5").json()))
+        .containsExactly(1);
+  }
+
+  @Test
+  void badRequestsAre400sAndUnknownOperationsFailInsideA200() {
+    assertThat(broker.post("/api/v1/transaction", "{}").status()).isEqualTo(400);
+    assertThat(
+            broker.post("/api/v1/transaction", "{\"operations\":[]}").json().get("error").asText())
+        .isEqualTo("operations array cannot be empty");
+    TestBroker.Reply unknown =
+        broker.post("/api/v1/transaction", "{\"operations\":[{\"type\":\"teleport\"}]}");
+    assertThat(unknown.status()).isEqualTo(200);
+    assertThat(unknown.json().get("success").asBoolean()).isFalse();
+    assertThat(unknown.json().get("error").asText()).isEqualTo("Unknown operation type: teleport");
+  }
+
+  private static ObjectNode item(String queue, String txn) {
+    ObjectNode i = object().put("queue", queue).put("transactionId", txn);
+    i.putObject("data").put("v", txn);
+    return i;
+  }
+
+  private long committed(String queue) {
+    return broker.sqlLong(
+        "select c.committed from queen.log_consumers c join queen.log_partitions p on p.id ="
+            + " c.partition_id join queen.queues q on q.id = p.queue_id where q.name = '"
+            + queue
+            + "'");
+  }
+
+  private static String messages(String queue) {
+    return "select count(*) from queen.log_txn_ids t join queen.log_partitions p on p.id ="
+        + " t.partition_id join queen.queues q on q.id = p.queue_id where q.name = '"
+        + queue
+        + "'";
+  }
+}
