@@ -1,7 +1,10 @@
 package queen.server;
 
 import io.helidon.webserver.WebServer;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.InstantSource;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.bridge.SLF4JBridgeHandler;
@@ -13,11 +16,16 @@ import queen.server.http.ConfigureRoutes;
 import queen.server.http.DeadLetterRoutes;
 import queen.server.http.HealthRoutes;
 import queen.server.http.HttpApi;
+import queen.server.http.MaintenanceRoutes;
+import queen.server.http.MetricsRoutes;
 import queen.server.http.PopRoutes;
 import queen.server.http.PushRoutes;
 import queen.server.http.TransactionRoutes;
 import queen.server.ops.MaxWaitSweeper;
+import queen.server.ops.StateRefresher;
+import queen.server.pop.HotLists;
 import queen.server.pop.PopService;
+import queen.server.pop.PopSettings;
 import queen.server.push.PartitionDirectory;
 import queen.server.push.PushService;
 import queen.server.store.AckStore;
@@ -26,12 +34,13 @@ import queen.server.store.DeadLetterStore;
 import queen.server.store.PopStore;
 import queen.server.store.PushStore;
 import queen.server.store.QueueStore;
+import queen.server.store.SystemStore;
 import queen.server.store.TransactionStore;
 
 /**
- * One running broker: the database pool (schema migrated), the services, and the web server.
- * Brokers hold only caches; everything a user relies on is in PostgreSQL, so several brokers can
- * serve one database and a restarted broker loses nothing.
+ * One running broker: the database pool (schema migrated), the services, the background tasks and
+ * the web server. Brokers hold only caches and schedules; everything a user relies on is in
+ * PostgreSQL, so several brokers can serve one database and a restarted broker loses nothing.
  */
 public final class Broker implements AutoCloseable {
   static {
@@ -42,29 +51,53 @@ public final class Broker implements AutoCloseable {
     }
   }
 
-  private final Database db;
+  private final List<AutoCloseable> resources;
   private final WebServer server;
-  private final MaxWaitSweeper sweeper;
   private final AtomicBoolean closed = new AtomicBoolean();
 
-  private Broker(Database db, WebServer server, MaxWaitSweeper sweeper) {
-    this.db = db;
+  private Broker(List<AutoCloseable> resources, WebServer server) {
+    this.resources = resources;
     this.server = server;
-    this.sweeper = sweeper;
   }
 
   /** Migrates the schema and starts serving; fails if PostgreSQL cannot be reached. */
   public static Broker start(BrokerConfig config) {
     InstantSource clock = InstantSource.system();
+    List<AutoCloseable> resources = new ArrayList<>();
     Database db = Database.open(config.db());
+    resources.add(db);
     try {
       db.migrate();
+      PrometheusMeterRegistry meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
       QueueStore queues = new QueueStore(db);
-      PushService push = new PushService(new PushStore(db), new PartitionDirectory(queues), clock);
-      PopService pop = new PopService(new PopStore(db), clock);
-      AckService ack = new AckService(new AckStore(db));
-      TransactionService transactions = new TransactionService(new TransactionStore(db), push);
+      SystemStore system = new SystemStore(db);
       DeadLetterStore deadLetters = new DeadLetterStore(db);
+
+      PopSettings settings = new PopSettings();
+      StateRefresher refresher = new StateRefresher(system, settings, config.stateRefresh());
+      resources.addFirst(refresher);
+      refresher.start();
+      HotLists hot = new HotLists(meters);
+      PushService push =
+          new PushService(new PushStore(db), new PartitionDirectory(queues), clock, hot::pushed);
+      PopService pop =
+          new PopService(
+              new PopStore(db),
+              hot,
+              settings,
+              config.popWait(),
+              config.hotList(),
+              config.db().poolSize(),
+              clock,
+              meters);
+      resources.addFirst(pop::close);
+      AckService ack = new AckService(new AckStore(db), hot::promote);
+      TransactionService transactions =
+          new TransactionService(new TransactionStore(db), push, hot::promote);
+      MaxWaitSweeper sweeper = new MaxWaitSweeper(deadLetters, config.sweepInterval());
+      resources.addFirst(sweeper);
+      sweeper.start();
+
       WebServer server =
           WebServer.builder()
               .host(config.host())
@@ -78,19 +111,20 @@ public final class Broker implements AutoCloseable {
                           routing,
                           List.of(
                               new HealthRoutes(db, version()),
-                              new ConfigureRoutes(queues),
+                              new MetricsRoutes(meters),
+                              new ConfigureRoutes(queues, refresher::refresh),
                               new PushRoutes(push),
                               new PopRoutes(pop),
                               new AckRoutes(ack),
                               new TransactionRoutes(transactions),
-                              new DeadLetterRoutes(new DeadLetterService(deadLetters, clock)))))
+                              new DeadLetterRoutes(
+                                  new DeadLetterService(deadLetters, clock, hot::pushed)),
+                              new MaintenanceRoutes(system, settings))))
               .build()
               .start();
-      MaxWaitSweeper sweeper = new MaxWaitSweeper(deadLetters, config.sweepInterval());
-      sweeper.start();
-      return new Broker(db, server, sweeper);
+      return new Broker(resources, server);
     } catch (RuntimeException e) {
-      db.close();
+      closeAll(resources);
       throw e;
     }
   }
@@ -105,13 +139,25 @@ public final class Broker implements AutoCloseable {
     return v == null ? "dev" : v;
   }
 
-  /** Stops accepting requests, lets in-flight ones finish, then closes the pool. Idempotent. */
+  /**
+   * Stops accepting requests, lets in-flight ones finish, stops the background tasks, then closes
+   * the pool. Idempotent.
+   */
   @Override
   public void close() {
     if (closed.compareAndSet(false, true)) {
-      sweeper.close();
       server.stop();
-      db.close();
+      closeAll(resources);
+    }
+  }
+
+  private static void closeAll(List<AutoCloseable> resources) {
+    for (AutoCloseable r : resources) {
+      try {
+        r.close();
+      } catch (Exception e) {
+        org.slf4j.LoggerFactory.getLogger(Broker.class).warn("closing {} failed", r, e);
+      }
     }
   }
 }

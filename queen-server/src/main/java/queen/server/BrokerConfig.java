@@ -2,6 +2,7 @@ package queen.server;
 
 import java.time.Duration;
 import java.util.Map;
+import queen.server.pop.WaitPolicy;
 import queen.server.store.DbConfig;
 
 /**
@@ -14,9 +15,20 @@ import queen.server.store.DbConfig;
  * @param maxBodyBytes MAX_BODY_BYTES, the largest request body accepted (413 beyond)
  * @param sweepInterval QUEEN_SWEEP_INTERVAL_MS, how often messages past their queue's
  *     maxWaitTimeSeconds are moved to the dead letters
+ * @param stateRefresh QUEEN_STATE_REFRESH_MS, how often the cluster-wide switches (pop maintenance,
+ *     minimum pop waits) are re-read
+ * @param hotList QUEEN_HOTLIST, 0 to pick pop candidates by SQL scan instead of the hot-list
+ * @param popWait the long-poll backoff, POP_WAIT_*
  */
 public record BrokerConfig(
-    String host, int port, DbConfig db, long maxBodyBytes, Duration sweepInterval) {
+    String host,
+    int port,
+    DbConfig db,
+    long maxBodyBytes,
+    Duration sweepInterval,
+    Duration stateRefresh,
+    boolean hotList,
+    WaitPolicy popWait) {
 
   public static BrokerConfig fromEnv(Map<String, String> env) {
     Reader r = new Reader(env);
@@ -33,7 +45,28 @@ public record BrokerConfig(
         r.integer("PORT", 6632, 0, 65_535),
         db,
         r.integer("MAX_BODY_BYTES", 64 << 20, 1024, Integer.MAX_VALUE),
-        Duration.ofMillis(r.integer("QUEEN_SWEEP_INTERVAL_MS", 5_000, 10, 3_600_000)));
+        Duration.ofMillis(r.integer("QUEEN_SWEEP_INTERVAL_MS", 5_000, 10, 3_600_000)),
+        Duration.ofMillis(r.integer("QUEEN_STATE_REFRESH_MS", 1_000, 10, 3_600_000)),
+        r.integer("QUEEN_HOTLIST", 1, 0, 1) == 1,
+        popWait(r));
+  }
+
+  private static WaitPolicy popWait(Reader r) {
+    int initial = r.integer("POP_WAIT_INITIAL_INTERVAL_MS", 100, 1, 60_000);
+    int max = r.integer("POP_WAIT_MAX_INTERVAL_MS", 1_000, 1, 600_000);
+    if (max < initial) {
+      throw new InvalidConfigException(
+          "POP_WAIT_MAX_INTERVAL_MS ("
+              + max
+              + ") must not be below POP_WAIT_INITIAL_INTERVAL_MS ("
+              + initial
+              + ")");
+    }
+    return new WaitPolicy(
+        initial,
+        r.integer("POP_WAIT_BACKOFF_THRESHOLD", 3, 0, 1_000),
+        r.decimal("POP_WAIT_BACKOFF_MULTIPLIER", 2.0, 1.0, 100.0),
+        max);
   }
 
   /** A configuration value the broker cannot start with. */
@@ -66,6 +99,23 @@ public record BrokerConfig(
         return n;
       } catch (NumberFormatException e) {
         throw new InvalidConfigException(name + " must be an integer, got '" + v + "'");
+      }
+    }
+
+    double decimal(String name, double fallback, double min, double max) {
+      String v = env.get(name);
+      if (v == null || v.isBlank()) {
+        return fallback;
+      }
+      try {
+        double d = Double.parseDouble(v.trim());
+        if (!(d >= min && d <= max)) {
+          throw new InvalidConfigException(
+              name + " must be between " + min + " and " + max + ", got " + v);
+        }
+        return d;
+      } catch (NumberFormatException e) {
+        throw new InvalidConfigException(name + " must be a number, got '" + v + "'");
       }
     }
   }

@@ -46,6 +46,14 @@ public final class Main implements Runnable {
         "  MAX_BODY_BYTES  largest request body accepted (default 67108864)",
         "  QUEEN_SWEEP_INTERVAL_MS  how often messages past maxWaitTimeSeconds are",
         "                  dead-lettered (default 5000)",
+        "  QUEEN_STATE_REFRESH_MS   how often pop maintenance mode and minimum pop",
+        "                  waits set on other brokers are re-read (default 1000)",
+        "  QUEEN_HOTLIST   1 (default): pick pop candidates from the in-memory hot-list;",
+        "                  0: by SQL scan",
+        "  POP_WAIT_INITIAL_INTERVAL_MS, POP_WAIT_BACKOFF_THRESHOLD,",
+        "  POP_WAIT_BACKOFF_MULTIPLIER, POP_WAIT_MAX_INTERVAL_MS",
+        "                  long-poll backoff (defaults 100, 3, 2.0, 1000): a parked pop",
+        "                  re-checks after the interval even if nothing woke it",
         "",
         "Stops cleanly on SIGTERM or Ctrl-C."
       })

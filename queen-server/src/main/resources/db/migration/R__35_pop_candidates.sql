@@ -66,6 +66,38 @@ begin
 end;
 $$;
 
+-- The empty-scan watermark, after a scan that found nothing to claim. A scan may claim nothing
+-- only because others hold the leases, so the watermark is not advanced blindly: at most every
+-- 30 s, re-check for pending data ignoring the lease filter, and advance only when the queue is
+-- genuinely empty; otherwise record the check and keep the floor, so a lease-held backlog is
+-- never stranded. Try, never wait, for the row.
+create or replace function queen.log_scan_watermark_check_v1(
+    p_queue_id uuid, p_group text, p_watermark timestamptz, p_checked timestamptz,
+    p_now timestamptz)
+returns void
+language plpgsql
+as $$
+begin
+    if (p_checked is not null and p_checked >= p_now - interval '30 seconds')
+       or not pg_try_advisory_xact_lock(hashtextextended(p_queue_id::text || '/' || p_group, 45)) then
+        return;
+    end if;
+    perform 1
+       from queen.log_partitions p
+       left join queen.log_consumers c
+         on c.partition_id = p.id and c.consumer_group = p_group
+      where p.queue_id = p_queue_id
+        and p.last_write_at >= p_watermark - interval '2 minutes'
+        and p.last_offset >= 0
+        and (c.partition_id is null or p.last_offset > c.committed)
+      limit 1;
+    insert into queen.log_scan_watermarks as w (queue_id, consumer_group, watermark, checked_at)
+    values (p_queue_id, p_group, case when found then p_watermark else p_now end, p_now)
+    on conflict (queue_id, consumer_group) do update
+       set watermark = excluded.watermark, checked_at = excluded.checked_at;
+end;
+$$;
+
 -- The SQL candidate scan over one queue (the path the hot-list replaces, still used for first
 -- contact and with QUEEN_HOTLIST=0), then one log_pop_v1 per candidate until p_partitions were
 -- claimed or the budget is spent. Returns the rows of every candidate tried.
@@ -138,26 +170,8 @@ begin
         exit when v_claimed >= p_partitions or v_budget <= 0;
     end loop;
 
-    -- The empty-scan watermark. A scan may claim nothing only because others hold the leases, so
-    -- it is not advanced blindly: at most every 30 s, re-check for pending data ignoring the lease
-    -- filter, and advance only when the queue is genuinely empty; otherwise record the check and
-    -- keep the floor, so a lease-held backlog is never stranded. Try, never wait, for the row.
-    if v_claimed = 0
-       and (v_checked is null or v_checked < v_now - interval '30 seconds')
-       and pg_try_advisory_xact_lock(hashtextextended(p_queue_id::text || '/' || p_group, 45)) then
-        perform 1
-           from queen.log_partitions p
-           left join queen.log_consumers c
-             on c.partition_id = p.id and c.consumer_group = p_group
-          where p.queue_id = p_queue_id
-            and p.last_write_at >= v_watermark - interval '2 minutes'
-            and p.last_offset >= 0
-            and (c.partition_id is null or p.last_offset > c.committed)
-          limit 1;
-        insert into queen.log_scan_watermarks as w (queue_id, consumer_group, watermark, checked_at)
-        values (p_queue_id, p_group, case when found then v_watermark else v_now end, v_now)
-        on conflict (queue_id, consumer_group) do update
-           set watermark = excluded.watermark, checked_at = excluded.checked_at;
+    if v_claimed = 0 then
+        perform queen.log_scan_watermark_check_v1(p_queue_id, p_group, v_watermark, v_checked, v_now);
     end if;
 end;
 $$;
@@ -358,4 +372,49 @@ as $$
            and (c.partition_id is null or p.last_offset > c.committed)
            and (c.worker_id is null or c.lease_expires_at is null
                 or c.lease_expires_at < coalesce(p_now, now())))
+$$;
+
+-- The hot-list reseed: names of partitions of the queue that may have messages the group can
+-- take now (the wildcard scan's filter, without claiming anything), at most p_limit of them in
+-- random order. Uses and maintains the empty-scan watermark like the scan does, so a caught-up
+-- group does not walk every partition of a large queue on each reseed.
+create or replace function queen.log_pop_candidates_v1(
+    p_queue text, p_group text, p_limit integer, p_now timestamptz default null)
+returns table (partition_name text)
+language plpgsql
+as $$
+#variable_conflict use_column
+declare
+    v_now       timestamptz := coalesce(p_now, now());
+    v_qid       uuid;
+    v_watermark timestamptz;
+    v_checked   timestamptz;
+begin
+    select q.id into v_qid from queen.queues q where q.name = p_queue;
+    if not found then
+        return;
+    end if;
+    select w.watermark, w.checked_at into v_watermark, v_checked
+      from queen.log_scan_watermarks w
+     where w.queue_id = v_qid and w.consumer_group = p_group;
+    v_watermark := coalesce(v_watermark, '-infinity'::timestamptz);
+
+    return query
+    select p.name
+      from queen.log_partitions p
+      left join queen.log_consumers c
+        on c.partition_id = p.id and c.consumer_group = p_group
+     where p.queue_id = v_qid
+       and p.last_write_at >= v_watermark - interval '2 minutes'
+       and p.last_offset >= 0
+       and (c.partition_id is null or p.last_offset > c.committed)
+       and (c.worker_id is null or c.lease_expires_at is null or c.lease_expires_at < v_now)
+     order by random()
+     limit p_limit;
+    if found then
+        return;
+    end if;
+
+    perform queen.log_scan_watermark_check_v1(v_qid, p_group, v_watermark, v_checked, v_now);
+end;
 $$;

@@ -21,8 +21,9 @@
 --
 -- Dead-lettered items come back with dlq = true and their offset: the caller writes the dead
 -- letter rows (payloads live in blobs PostgreSQL never opens) in the same transaction.
--- has_more tells, for an ack that released a lease, whether the partition still holds messages
--- for the group (the broker puts such a partition back among its pop candidates).
+-- has_more tells, for every item of a lease this call released (by completion, failure, retry or
+-- dead-lettering), whether the partition still holds messages for the group: the broker puts
+-- such a partition back among its pop candidates (ack-promote).
 create or replace function queen.log_ack_v1(
     p_group text,
     p_partition_ids uuid[],
@@ -47,6 +48,7 @@ declare
     r_offset      bigint[] := array_fill(null::bigint, array[v_n]);
     r_group       text[] := array_fill(null::text, array[v_n]);
     r_retries     integer[] := array_fill(null::integer, array[v_n]);
+    r_freed       boolean[] := array_fill(false, array[v_n]);
     g             record;
     it            record;
     cur           queen.log_consumers;
@@ -205,6 +207,11 @@ begin
         end if;
 
         if v_release then
+            -- every item of this lease learns that it ended, for the broker's ack-promote
+            for v_i in select u.i from unnest(p_partition_ids, p_lease_ids) with ordinality as u(pid, lease, i)
+                        where u.pid = g.pid and u.lease is not distinct from g.lease loop
+                r_freed[v_i] := true;
+            end loop;
             update queen.log_consumers c
                set committed = v_new, worker_id = null, lease_expires_at = null,
                    lease_acquired_at = null, batch_end = null, acked_offsets = null,
@@ -229,7 +236,7 @@ begin
     return query
     select (u.i - 1)::integer, r_success[u.i], r_error[u.i], q.name, p.name, r_released[u.i],
            r_dlq[u.i], p_partition_ids[u.i], r_group[u.i], r_offset[u.i], r_retries[u.i],
-           r_released[u.i] and exists (select 1 from queen.log_consumers c
+           r_freed[u.i] and exists (select 1 from queen.log_consumers c
                                         where c.partition_id = p.id
                                           and c.consumer_group = r_group[u.i]
                                           and c.committed < p.last_offset)

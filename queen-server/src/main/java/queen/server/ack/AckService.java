@@ -16,9 +16,11 @@ public final class AckService {
   static final String INVALID_LEASE = "Invalid or expired lease";
 
   private final AckStore store;
+  private final ReleaseListener listener;
 
-  public AckService(AckStore store) {
+  public AckService(AckStore store, ReleaseListener listener) {
     this.store = store;
+    this.listener = listener;
   }
 
   /** Acks for one consumer group; outcomes in input order. */
@@ -46,8 +48,18 @@ public final class AckService {
         int i = positions.get(o.index());
         out[i] = o.withIndex(i);
       }
+      promote(Arrays.asList(out), listener);
     }
     return Arrays.asList(out);
+  }
+
+  /** Ack-promote: a released lease over a partition with more puts it back among candidates. */
+  static void promote(List<AckOutcome> outcomes, ReleaseListener listener) {
+    for (AckOutcome o : outcomes) {
+      if (o.hasMore()) {
+        listener.released(o.queueName(), o.partitionName(), o.group());
+      }
+    }
   }
 
   /** The store's form of a request; a dead letter always carries some error text. */

@@ -20,10 +20,12 @@ import queen.server.store.TransactionStore;
 public final class TransactionService {
   private final TransactionStore store;
   private final PushService push;
+  private final ReleaseListener released;
 
-  public TransactionService(TransactionStore store, PushService push) {
+  public TransactionService(TransactionStore store, PushService push, ReleaseListener released) {
     this.store = store;
     this.push = push;
+    this.released = released;
   }
 
   /** One ack operation with its own consumer group. */
@@ -70,6 +72,8 @@ public final class TransactionService {
           if (!o.applied()) {
             return new Outcome(false, o.error(), List.of(), List.of());
           }
+          // effects visible to the next pop at once: wake and feed the hot-lists before answering
+          batch.announce(o.pushes(), push.listener());
           AckOutcome[] ordered = new AckOutcome[acks.size()];
           o.acks()
               .forEach(
@@ -79,6 +83,7 @@ public final class TransactionService {
                       ordered[i] = ao.withIndex(i);
                     }
                   });
+          AckService.promote(List.of(ordered), released);
           return new Outcome(true, null, List.of(ordered), batch.results(o.pushes()));
         });
   }

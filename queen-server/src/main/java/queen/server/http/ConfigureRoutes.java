@@ -32,9 +32,15 @@ public final class ConfigureRoutes implements HttpService {
       List.of("deadLetterQueue", "dlqAfterMaxRetries", "retentionEnabled", "encryptionEnabled");
 
   private final QueueStore queues;
+  private final Runnable configured;
 
-  public ConfigureRoutes(QueueStore queues) {
+  /**
+   * @param configured run after each configure, so that this broker applies a new minimum pop wait
+   *     at once rather than at its next state refresh
+   */
+  public ConfigureRoutes(QueueStore queues, Runnable configured) {
     this.queues = queues;
+    this.configured = configured;
   }
 
   @Override

@@ -38,6 +38,9 @@ public final class PopRoutes implements HttpService {
 
   static final String QUEUE_MODE = "__QUEUE_MODE__";
 
+  /** Long-poll deadline when wait=true and no timeout is given (DEFAULT_TIMEOUT). */
+  static final int DEFAULT_TIMEOUT = 30_000;
+
   private final PopService pops;
 
   public PopRoutes(PopService pops) {
@@ -73,7 +76,16 @@ public final class PopRoutes implements HttpService {
   }
 
   private void serve(ServerResponse res, Params p, PopTarget target, int partitions) {
-    send(res, pops.pop(request(p, target, partitions)));
+    PopResult result;
+    try {
+      result = pops.pop(request(p, target, partitions));
+    } catch (PopService.OverloadedException e) {
+      // overload is 503, which the clients retry; never 429, which would end their loops
+      res.header(io.helidon.http.HeaderNames.RETRY_AFTER, "1");
+      Replies.error(res, 503, "Too many pops in flight, retry later");
+      return;
+    }
+    send(res, result);
   }
 
   private static int partitions(Params p) {
@@ -95,8 +107,11 @@ public final class PopRoutes implements HttpService {
     boolean newOnly = mode.equals("new") || mode.equals("new-only") || from.equals("now");
     Instant fromTime =
         from.isEmpty() || from.equals("now") ? null : timestamp("subscriptionFrom", from);
+    // timeout only matters with wait=true: then it is the long-poll deadline
+    long waitMillis =
+        p.bool("wait", false) ? Math.max(0, p.integer("timeout", DEFAULT_TIMEOUT)) : 0;
     return new PopRequest(
-        target, group, batch, partitions, p.bool("autoAck", false), newOnly, fromTime);
+        target, group, batch, partitions, p.bool("autoAck", false), newOnly, fromTime, waitMillis);
   }
 
   /** ISO-8601 with or without an offset (none means UTC), or a bare date; else a 400. */

@@ -10,6 +10,7 @@ import java.time.Instant;
  * @param newOnly subscriptionMode=new or subscriptionFrom=now: on a named group's first contact,
  *     skip the existing backlog
  * @param from subscriptionFrom as a timestamp, or null
+ * @param waitMillis how long to long-poll for something to deliver; 0 answers at once
  */
 public record PopRequest(
     PopTarget target,
@@ -18,4 +19,5 @@ public record PopRequest(
     int partitions,
     boolean autoAck,
     boolean newOnly,
-    Instant from) {}
+    Instant from,
+    long waitMillis) {}

@@ -1,9 +1,17 @@
 package queen.server.pop;
 
+import com.netflix.concurrency.limits.Limiter;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.time.InstantSource;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 import queen.server.codec.Frame;
 import queen.server.codec.SegmentCodec;
 import queen.server.codec.UuidV7;
@@ -14,26 +22,76 @@ import queen.server.store.SegmentSlice;
 import queen.server.store.Verdict;
 
 /**
- * Serves pops: claims in PostgreSQL, then cuts the delivered frames out of the segment blobs.
+ * Serves pops: chooses candidate partitions, claims in PostgreSQL, cuts the delivered frames out of
+ * the blobs, and long-polls when there is nothing.
  *
- * <p>The frame walk happens after PostgreSQL has answered, never inside it: the database only
- * decides which offsets this consumer may take, under a row lock, and returns whole blobs.
+ * <p>The order of the serve path is deliberate. A cheap in-memory check of the hot-list ring comes
+ * first: with nothing ready and no reseed due the pop is empty without taking a serving permit or a
+ * connection, because the quiet re-poll rate grows with the number of parked consumers and, if each
+ * re-poll took the shared limiter, a freshly woken real delivery would queue behind thousands of
+ * empty polls. Only with real work does a pop take a permit and a connection. A parked pop holds
+ * neither. The frame walk happens after PostgreSQL answered, never inside it.
  */
 public final class PopService {
+  /** Candidates fetched per reseed; a full page asks for the next reseed at once. */
+  static final int RESEED_PAGE = 1024;
+
   private final PopStore store;
   private final GroupSeeds seeds;
+  private final HotLists hot;
+  private final RevisitWheel wheel;
+  private final ServingLimiter limiter;
+  private final PopSettings settings;
+  private final WaitPolicy waits;
+  private final boolean hotList;
   private final UuidV7 ids;
+  private final Counter emptyWithoutPermit;
+  private final Counter wakes;
+  private final Counter noPermit;
 
-  public PopService(PopStore store, InstantSource clock) {
+  public PopService(
+      PopStore store,
+      HotLists hot,
+      PopSettings settings,
+      WaitPolicy waits,
+      boolean hotList,
+      int maxConcurrency,
+      InstantSource clock,
+      MeterRegistry meters) {
     this.store = store;
     this.seeds = new GroupSeeds(store);
+    this.hot = hot;
+    this.wheel = new RevisitWheel(hot, clock);
+    this.limiter = new ServingLimiter(maxConcurrency, meters);
+    this.settings = settings;
+    this.waits = waits;
+    this.hotList = hotList;
     this.ids = new UuidV7(clock);
+    this.emptyWithoutPermit =
+        Counter.builder("queen_pop_empty_without_permit_total")
+            .description("Pops answered empty from the hot-list alone, no permit, no SQL")
+            .register(meters);
+    this.wakes =
+        Counter.builder("queen_pop_wakes_total")
+            .description("Parked long-polls woken by their gate")
+            .register(meters);
+    this.noPermit =
+        Counter.builder("queen_pop_no_permit_total")
+            .description("Pop attempts that found the serving limiter full")
+            .register(meters);
   }
 
-  /** Pops once, without waiting. An unknown queue or partition delivers nothing. */
+  /**
+   * Pops, long-polling up to the request's wait. An unknown queue or partition delivers nothing.
+   *
+   * @throws OverloadedException when a pop that does not wait gets no serving permit in time
+   */
   public PopResult pop(PopRequest request) {
     // a fresh UUIDv7 worker id per request; on a leased pop it is the client's leaseId
     UUID worker = ids.next();
+    if (settings.popMaintenance()) {
+      return empty(request, worker);
+    }
     Claim claim =
         new Claim(
             request.group(),
@@ -43,14 +101,249 @@ public final class PopService {
             request.autoAck(),
             request.newOnly(),
             request.from());
-    seeds.ensure(request.target(), claim);
-    List<PartitionClaim> claims =
-        switch (request.target()) {
-          case PopTarget.Partition p -> store.popSpecific(p.queue(), p.partition(), claim);
-          case PopTarget.Queue q -> store.popWildcard(q.queue(), claim);
-          case PopTarget.Discovery d -> store.popDiscover(d.namespace(), d.task(), claim);
-        };
-    return result(request, worker, claims);
+    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(request.waitMillis());
+    WakeGate gate = gate(request.target());
+    int attempt = 0;
+    while (true) {
+      // read before looking: a wake that lands between the look and the park is not lost
+      long seen = gate.generation();
+      Attempt a = attempt(request, claim, deadline);
+      if (a.result() != null) {
+        return a.result();
+      }
+      if (a.overloaded() && request.waitMillis() == 0) {
+        throw new OverloadedException();
+      }
+      long now = System.nanoTime();
+      long left = deadline - now;
+      if (left <= 0) {
+        return empty(request, worker);
+      }
+      attempt++;
+      long park = Math.min(left, TimeUnit.MILLISECONDS.toNanos(waits.intervalMs(attempt)));
+      if (a.holdUntil() != 0) {
+        park = Math.min(left, Math.max(0, a.holdUntil() - now));
+      }
+      try {
+        if (gate.await(seen, park, TimeUnit.NANOSECONDS)) {
+          wakes.increment();
+          attempt = 0; // a successful wake resets the backoff
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return empty(request, worker);
+      }
+    }
+  }
+
+  /** When a pop cannot wait for a serving permit: the HTTP layer answers 503. */
+  public static final class OverloadedException extends RuntimeException {
+    OverloadedException() {
+      super("the pop serving limit is reached", null, false, false);
+    }
+  }
+
+  /**
+   * One look for work. A delivered result ends the pop; otherwise the caller parks, until {@code
+   * holdUntil} when a minimum pop wait holds an under-full claim back.
+   */
+  private record Attempt(PopResult result, boolean overloaded, long holdUntil) {
+    static final Attempt NOTHING = new Attempt(null, false, 0);
+    static final Attempt OVERLOADED = new Attempt(null, true, 0);
+  }
+
+  private WakeGate gate(PopTarget target) {
+    return switch (target) {
+      case PopTarget.Partition p -> hot.gate(p.queue());
+      case PopTarget.Queue q -> hot.gate(q.queue());
+      case PopTarget.Discovery d -> hot.anyQueueGate();
+    };
+  }
+
+  private Attempt attempt(PopRequest request, Claim claim, long deadline) {
+    return switch (request.target()) {
+      case PopTarget.Discovery d ->
+          withPermit(
+              request,
+              claim,
+              () -> {
+                seeds.ensure(d, claim);
+                return store.popDiscover(d.namespace(), d.task(), claim);
+              });
+      case PopTarget.Partition p ->
+          hotList ? fromRing(request, claim, p, deadline) : direct(request, claim, p);
+      case PopTarget.Queue q ->
+          hotList ? fromRing(request, claim, q, deadline) : scan(request, claim, q);
+    };
+  }
+
+  /** QUEEN_HOTLIST=0, single partition: the SQL claim on every attempt. */
+  private Attempt direct(PopRequest request, Claim claim, PopTarget.Partition p) {
+    return withPermit(request, claim, () -> store.popSpecific(p.queue(), p.partition(), claim));
+  }
+
+  /**
+   * QUEEN_HOTLIST=0, wildcard: the cheap pending probe first (false means definitively nothing, so
+   * no permit is taken for the scan), then the SQL candidate scan.
+   */
+  private Attempt scan(PopRequest request, Claim claim, PopTarget.Queue q) {
+    if (!store.hasPending(q.queue(), claim.group())) {
+      return Attempt.NOTHING;
+    }
+    return withPermit(
+        request,
+        claim,
+        () -> {
+          seeds.ensure(q, claim);
+          return store.popWildcard(q.queue(), claim);
+        });
+  }
+
+  private Attempt fromRing(PopRequest request, Claim claim, PopTarget target, long deadline) {
+    String queue =
+        target instanceof PopTarget.Queue q ? q.queue() : ((PopTarget.Partition) target).queue();
+    HotList ring = hot.ring(queue, claim.group());
+    if (target instanceof PopTarget.Queue q && ring.firstContact()) {
+      // a group's first pop on this broker goes through the SQL wildcard procedure, which
+      // carries the group-first-contact bulk seed
+      return withPermit(
+          request,
+          claim,
+          () -> {
+            seeds.ensure(q, claim);
+            List<PartitionClaim> claims = store.popWildcard(queue, claim);
+            checkIn(ring, queue, claim, claims, Map.of());
+            return claims;
+          });
+    }
+    long now = System.nanoTime();
+    long interval = TimeUnit.MILLISECONDS.toNanos(waits.maxMs());
+    if (ring.reseedDue(now, interval) && !reseed(ring, queue, claim.group(), now, interval)) {
+      return Attempt.OVERLOADED;
+    }
+    boolean ready =
+        target instanceof PopTarget.Partition p ? ring.isReady(p.partition()) : ring.hasReady();
+    if (!ready) {
+      emptyWithoutPermit.increment();
+      return Attempt.NOTHING;
+    }
+    int minWait = settings.minPopWaitMs(queue);
+    if (minWait > 0) {
+      long hold = ring.holdUntil(TimeUnit.MILLISECONDS.toNanos(minWait), request.batch(), now);
+      if (hold != 0 && hold < deadline) {
+        return new Attempt(null, false, hold);
+      }
+    }
+    if (target instanceof PopTarget.Partition p) {
+      long version = ring.version(p.partition());
+      return withPermit(
+          request,
+          claim,
+          () -> {
+            List<PartitionClaim> claims = store.popSpecific(queue, p.partition(), claim);
+            checkIn(ring, queue, claim, claims, Map.of(p.partition(), version));
+            return claims;
+          });
+    }
+    int k = Math.clamp(request.partitions() * 8L, 16, 256);
+    return withPermit(
+        request,
+        claim,
+        () -> {
+          List<HotList.Taken> taken = ring.take(k);
+          if (taken.isEmpty()) {
+            return List.of();
+          }
+          Map<String, Long> versions = new HashMap<>();
+          taken.forEach(t -> versions.put(t.partition(), t.version()));
+          List<PartitionClaim> claims;
+          try {
+            claims =
+                store.popList(queue, taken.stream().map(HotList.Taken::partition).toList(), claim);
+          } catch (RuntimeException e) {
+            ring.giveBack(taken, System.nanoTime());
+            throw e;
+          }
+          checkIn(ring, queue, claim, claims, versions);
+          List<HotList.Taken> untried = new ArrayList<>();
+          for (HotList.Taken t : taken) {
+            if (claims.stream().noneMatch(c -> c.partition().equals(t.partition()))) {
+              untried.add(t);
+            }
+          }
+          if (!untried.isEmpty()) {
+            ring.giveBack(untried, System.nanoTime());
+            hot.gate(queue).open(); // others parked meanwhile may take what this pop did not
+          }
+          return claims;
+        });
+  }
+
+  /** Refills the ring from SQL; false when no permit was free (the reseed stays due). */
+  private boolean reseed(HotList ring, String queue, String group, long now, long interval) {
+    if (!ring.startReseed(now, interval)) {
+      return true;
+    }
+    Optional<Limiter.Listener> permit = limiter.acquire();
+    if (permit.isEmpty()) {
+      ring.reseedFailed(now - interval);
+      noPermit.increment();
+      return false;
+    }
+    try {
+      List<String> names = store.candidates(queue, group, RESEED_PAGE);
+      ring.reseeded(names, names.size() >= RESEED_PAGE, System.nanoTime());
+      permit.get().onSuccess();
+      return true;
+    } catch (RuntimeException e) {
+      ring.reseedFailed(System.nanoTime());
+      permit.get().onIgnore();
+      throw e;
+    }
+  }
+
+  /** Verdicts back into the ring; deferred and leased partitions go to the revisit wheel. */
+  private void checkIn(
+      HotList ring,
+      String queue,
+      Claim claim,
+      List<PartitionClaim> claims,
+      Map<String, Long> versions) {
+    long now = System.nanoTime();
+    for (PartitionClaim c : claims) {
+      ring.checkIn(
+          c.partition(),
+          versions.getOrDefault(c.partition(), 0L),
+          c.verdict(),
+          claim.autoAck(),
+          now);
+      if (c.retryAt() != null
+          && (c.verdict() == Verdict.DEFERRED || c.verdict() == Verdict.LOCKED)) {
+        wheel.schedule(queue, claim.group(), c.partition(), c.retryAt());
+      }
+    }
+  }
+
+  private Attempt withPermit(PopRequest request, Claim claim, Supplier<List<PartitionClaim>> work) {
+    Optional<Limiter.Listener> permit = limiter.acquire();
+    if (permit.isEmpty()) {
+      noPermit.increment();
+      return Attempt.OVERLOADED;
+    }
+    List<PartitionClaim> claims;
+    try {
+      claims = work.get();
+      permit.get().onSuccess();
+    } catch (RuntimeException e) {
+      permit.get().onIgnore();
+      throw e;
+    }
+    PopResult result = result(request, claim.workerId(), claims);
+    return result.isEmpty() ? Attempt.NOTHING : new Attempt(result, false, 0);
+  }
+
+  private static PopResult empty(PopRequest request, UUID worker) {
+    return new PopResult(request.autoAck() ? null : worker, request.group(), 0, List.of());
   }
 
   private static PopResult result(PopRequest request, UUID worker, List<PartitionClaim> claims) {
@@ -77,5 +370,10 @@ public final class PopService {
       }
     }
     return new PopResult(request.autoAck() ? null : worker, request.group(), claimed, messages);
+  }
+
+  /** Stops the revisit wheel. */
+  public void close() {
+    wheel.close();
   }
 }

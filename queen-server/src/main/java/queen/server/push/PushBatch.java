@@ -89,13 +89,16 @@ public final class PushBatch {
     return false;
   }
 
-  /** The partitions written, for waking their consumers. */
-  public List<PartitionRef> partitions() {
-    Map<UUID, PartitionRef> distinct = new HashMap<>();
-    for (PartitionRef r : refs) {
-      distinct.putIfAbsent(r.partitionId(), r);
+  /** Tells the listener what the outcome of {@link #writes()} stored, per partition. */
+  public void announce(List<AppendOutcome> outcomes, PushListener listener) {
+    List<Group> ordered = List.copyOf(groups.values());
+    for (int g = 0; g < ordered.size(); g++) {
+      SegmentWrite written = outcomes.get(g).written();
+      if (written != null) {
+        PartitionRef ref = refs[ordered.get(g).indexes.getFirst()];
+        listener.stored(ref.queue(), ref.partition(), written.count());
+      }
     }
-    return List.copyOf(distinct.values());
   }
 
   /** One result per item, in input order, from the outcome of {@link #writes()}. */

@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import queen.server.codec.UuidV7;
+import queen.server.store.AppendOutcome;
 import queen.server.store.PartitionKey;
 import queen.server.store.PartitionMissingException;
 import queen.server.store.PushStore;
@@ -23,12 +24,20 @@ public final class PushService {
   private final PartitionDirectory directory;
   private final InstantSource clock;
   private final UuidV7 ids;
+  private final PushListener listener;
 
-  public PushService(PushStore store, PartitionDirectory directory, InstantSource clock) {
+  public PushService(
+      PushStore store, PartitionDirectory directory, InstantSource clock, PushListener listener) {
     this.store = store;
     this.directory = directory;
     this.clock = clock;
     this.ids = new UuidV7(clock);
+    this.listener = listener;
+  }
+
+  /** Where stored pushes are announced (the hot-list feed). */
+  public PushListener listener() {
+    return listener;
   }
 
   /** Stores the items; results are in input order. */
@@ -37,7 +46,12 @@ public final class PushService {
       return List.of();
     }
     return withFreshPartitions(
-        items, batch -> batch.results(store.append(batch.writes(), batch::without)));
+        items,
+        batch -> {
+          List<AppendOutcome> outcomes = store.append(batch.writes(), batch::without);
+          batch.announce(outcomes, listener);
+          return batch.results(outcomes);
+        });
   }
 
   /**

@@ -6,7 +6,8 @@ import java.util.UUID;
  * The result of one acknowledgement, in the shape of Queen's ack answer, plus what the broker needs
  * to schedule around it.
  *
- * @param hasMore the ack released a lease and the partition still holds messages for the group
+ * @param hasMore the request released the lease this item was under and the partition still holds
+ *     messages for the group
  */
 public record AckOutcome(
     int index,

@@ -7,7 +7,7 @@ import java.sql.SQLException;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.OptionalLong;
+import java.util.Optional;
 import java.util.UUID;
 import queen.server.codec.Frame;
 import queen.server.codec.SegmentCodec;
@@ -17,9 +17,12 @@ public final class DeadLetterStore {
   private static final String LIST = "select * from queen.dead_letters_v1(?, ?, ?, ?, ?, ?, ?)";
   private static final String COUNT = "select queen.dead_letters_count_v1(?, ?, ?, ?, ?)";
   private static final String FIND =
-      "select d.message_id, d.trace_id, d.producer_sub, d.flags, d.payload"
-          + " from queen.dead_letters d where d.partition_id = ? and d.transaction_id = ?"
-          + " order by d.failed_at desc limit 1 for update";
+      "select d.trace_id, d.producer_sub, d.flags, d.payload, q.name as queue_name,"
+          + " p.name as partition_name from queen.dead_letters d"
+          + " join queen.log_partitions p on p.id = d.partition_id"
+          + " join queen.queues q on q.id = p.queue_id"
+          + " where d.partition_id = ? and d.transaction_id = ?"
+          + " order by d.failed_at desc limit 1 for update of d";
   private static final String REQUEUE = "select queen.log_requeue_v1(?, ?, ?, ?)";
   private static final String EXPIRE = "select * from queen.log_expire_waiting_v1(?)";
 
@@ -83,21 +86,29 @@ public final class DeadLetterStore {
     Sql.setTimestamptz(ps, 5, f.to());
   }
 
+  /** A dead letter put back into its partition at {@code offset}. */
+  public record Requeued(String queue, String partition, long offset) {}
+
   /**
    * Appends the newest dead letter of (partition, transactionId) to its partition again, as a new
    * message with a new id, and removes the dead letters. Empty when there is no such dead letter.
    */
-  public OptionalLong requeue(UUID partitionId, String transactionId, UUID newId, long nowMicros) {
+  public Optional<Requeued> requeue(
+      UUID partitionId, String transactionId, UUID newId, long nowMicros) {
     return db.transaction(
         c -> {
           Frame frame;
+          String queue;
+          String partition;
           try (PreparedStatement ps = c.prepareStatement(FIND)) {
             ps.setObject(1, partitionId);
             ps.setString(2, transactionId);
             try (ResultSet rs = ps.executeQuery()) {
               if (!rs.next()) {
-                return OptionalLong.empty();
+                return Optional.empty();
               }
+              queue = rs.getString("queue_name");
+              partition = rs.getString("partition_name");
               frame =
                   new Frame(
                       newId,
@@ -116,7 +127,7 @@ public final class DeadLetterStore {
             ps.setObject(4, newId);
             try (ResultSet rs = ps.executeQuery()) {
               rs.next();
-              return OptionalLong.of(rs.getLong(1));
+              return Optional.of(new Requeued(queue, partition, rs.getLong(1)));
             }
           }
         });

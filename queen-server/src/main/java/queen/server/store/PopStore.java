@@ -19,6 +19,10 @@ public final class PopStore {
       "select * from queen.log_pop_wildcard_v1(?, ?, ?, ?, ?, ?, ?, ?)";
   private static final String DISCOVER =
       "select * from queen.log_pop_discover_v1(?, ?, ?, ?, ?, ?, ?, ?, ?)";
+  private static final String LIST =
+      "select * from queen.log_pop_list_v1(?, ?, ?, ?, ?, ?, ?, ?, ?, false)";
+  private static final String CANDIDATES =
+      "select partition_name from queen.log_pop_candidates_v1(?, ?, ?)";
   private static final String SEED = "select queen.log_seed_group_v1(?, ?, ?, ?, ?, ?)";
   private static final String HAS_PENDING = "select queen.log_has_pending_v1(?, ?)";
 
@@ -54,6 +58,47 @@ public final class PopStore {
             ps.setString(1, queue);
             bindClaim(ps, 2, claim);
             return readClaims(ps);
+          }
+        });
+  }
+
+  /**
+   * The hot-list path: claims from the named candidate partitions in order until enough were
+   * claimed. Returns the claim of every candidate tried; candidates after the stop are absent.
+   */
+  public List<PartitionClaim> popList(String queue, List<String> names, Claim claim) {
+    return db.transaction(
+        c -> {
+          try (PreparedStatement ps = c.prepareStatement(LIST)) {
+            ps.setString(1, queue);
+            ps.setString(2, claim.group());
+            ps.setArray(3, c.createArrayOf("text", names.toArray()));
+            ps.setObject(4, claim.workerId());
+            ps.setInt(5, claim.batch());
+            ps.setInt(6, claim.partitions());
+            ps.setBoolean(7, claim.autoAck());
+            ps.setString(8, claim.subscriptionMode());
+            Sql.setTimestamptz(ps, 9, claim.from());
+            return readClaims(ps);
+          }
+        });
+  }
+
+  /** Names of partitions that may have messages the group can take now, at most {@code limit}. */
+  public List<String> candidates(String queue, String group, int limit) {
+    return db.transaction(
+        c -> {
+          try (PreparedStatement ps = c.prepareStatement(CANDIDATES)) {
+            ps.setString(1, queue);
+            ps.setString(2, group);
+            ps.setInt(3, limit);
+            List<String> names = new ArrayList<>();
+            try (ResultSet rs = ps.executeQuery()) {
+              while (rs.next()) {
+                names.add(rs.getString(1));
+              }
+            }
+            return names;
           }
         });
   }

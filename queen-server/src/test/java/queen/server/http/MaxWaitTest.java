@@ -21,8 +21,8 @@ class MaxWaitTest {
   @Test
   void messagesWaitingLongerThanMaxWaitGoToTheDeadLetters() {
     wire.configure("impatient", object().put("maxWaitTimeSeconds", 1));
-    assertThat(wire.popPartition("impatient", "Default", "").status())
-        .as("the consumer has a position, nothing yet")
+    assertThat(broker.get("/api/v1/pop/queue/impatient").status())
+        .as("the group's first contact gives it a position; nothing yet")
         .isEqualTo(204);
     wire.pushNumbered("impatient", "Default", 0, 3);
     await()

@@ -1,0 +1,26 @@
+package queen.server.http;
+
+import io.helidon.http.HeaderNames;
+import io.helidon.webserver.http.HttpRules;
+import io.helidon.webserver.http.HttpService;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.nio.charset.StandardCharsets;
+
+/** {@code GET /metrics/prometheus}: the broker's meters in the Prometheus text format. */
+public final class MetricsRoutes implements HttpService {
+  private final PrometheusMeterRegistry registry;
+
+  public MetricsRoutes(PrometheusMeterRegistry registry) {
+    this.registry = registry;
+  }
+
+  @Override
+  public void routing(HttpRules rules) {
+    rules.get(
+        "/metrics/prometheus",
+        (req, res) -> {
+          res.header(HeaderNames.CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8");
+          res.send(registry.scrape().getBytes(StandardCharsets.UTF_8));
+        });
+  }
+}

@@ -1,0 +1,68 @@
+package queen.server.ops;
+
+import java.time.Duration;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import queen.server.pop.PopSettings;
+import queen.server.store.SystemStore;
+
+/**
+ * Keeps this broker's copy of the cluster-wide switches (pop maintenance, minimum pop waits) in
+ * step with the database: one small query per interval, so pops read them from memory and a switch
+ * set on another broker takes effect here within the interval.
+ */
+public final class StateRefresher implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(StateRefresher.class);
+
+  private final SystemStore store;
+  private final PopSettings settings;
+  private final Duration interval;
+  private ScheduledExecutorService timer;
+
+  public StateRefresher(SystemStore store, PopSettings settings, Duration interval) {
+    this.store = store;
+    this.settings = settings;
+    this.interval = interval;
+  }
+
+  /** Reads the state once now (failing loudly), then every interval in the background. */
+  public synchronized void start() {
+    refresh();
+    if (timer == null) {
+      timer =
+          Executors.newSingleThreadScheduledExecutor(
+              r -> {
+                Thread t = new Thread(r, "queen-state-refresher");
+                t.setDaemon(true);
+                return t;
+              });
+      long ms = interval.toMillis();
+      timer.scheduleWithFixedDelay(this::refreshQuietly, ms, ms, TimeUnit.MILLISECONDS);
+    }
+  }
+
+  /** Reads the state now, e.g. right after this broker changed it. */
+  public void refresh() {
+    SystemStore.State s = store.read();
+    settings.update(s.popMaintenance(), s.minPopWaitMs());
+  }
+
+  private void refreshQuietly() {
+    try {
+      refresh();
+    } catch (RuntimeException e) {
+      log.warn("state refresh failed, retrying in {}: {}", interval, e.getMessage());
+    }
+  }
+
+  @Override
+  public synchronized void close() {
+    if (timer != null) {
+      timer.shutdownNow();
+      timer = null;
+    }
+  }
+}
