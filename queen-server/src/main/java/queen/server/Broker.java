@@ -1,6 +1,7 @@
 package queen.server;
 
 import io.helidon.webserver.WebServer;
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.InstantSource;
@@ -69,6 +70,9 @@ public final class Broker implements AutoCloseable {
     try {
       db.migrate();
       PrometheusMeterRegistry meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+      FunctionCounter.builder("queen_db_calls", db, Database::calls)
+          .description("Database transactions and autocommit calls run by this broker")
+          .register(meters);
       QueueStore queues = new QueueStore(db);
       SystemStore system = new SystemStore(db);
       DeadLetterStore deadLetters = new DeadLetterStore(db);

@@ -178,6 +178,28 @@ public final class TestBroker implements BeforeAllCallback, AfterAllCallback {
             .build());
   }
 
+  /**
+   * The value of one series of the broker's Prometheus metrics, summed over every series of that
+   * name whose labels contain {@code labels} (0 when none).
+   */
+  public double metric(String name, String labels) {
+    double sum = 0;
+    for (String line : get("/metrics/prometheus").text().split("\n")) {
+      if (line.startsWith(name + "{") || line.startsWith(name + " ")) {
+        String series = line.substring(0, line.lastIndexOf(' '));
+        if (series.contains(labels)) {
+          sum += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+        }
+      }
+    }
+    return sum;
+  }
+
+  /** Database calls this broker has made so far. */
+  public long dbCalls() {
+    return (long) metric("queen_db_calls_total", "");
+  }
+
   public Reply get(String path) {
     return send(HttpRequest.newBuilder(uri(path)).GET().build());
   }

@@ -4,6 +4,7 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.util.concurrent.atomic.LongAdder;
 import org.flywaydb.core.Flyway;
 
 /**
@@ -16,6 +17,7 @@ import org.flywaydb.core.Flyway;
  */
 public final class Database implements AutoCloseable {
   private final HikariDataSource pool;
+  private final LongAdder calls = new LongAdder();
 
   private Database(HikariDataSource pool) {
     this.pool = pool;
@@ -48,6 +50,11 @@ public final class Database implements AutoCloseable {
         .migrate();
   }
 
+  /** Units of database work run so far (transactions and autocommit calls), for metrics. */
+  public long calls() {
+    return calls.sum();
+  }
+
   /** True when PostgreSQL answers a trivial query within the pool's connection timeout. */
   public boolean ping() {
     try {
@@ -65,6 +72,7 @@ public final class Database implements AutoCloseable {
 
   /** Runs work in one transaction: committed when it returns, rolled back when it throws. */
   <T> T transaction(SqlWork<T> work) {
+    calls.increment();
     try (Connection c = pool.getConnection()) {
       c.setAutoCommit(false);
       try {
@@ -84,6 +92,7 @@ public final class Database implements AutoCloseable {
 
   /** Runs work on a connection in autocommit mode: each statement is its own transaction. */
   <T> T autocommit(SqlWork<T> work) {
+    calls.increment();
     try (Connection c = pool.getConnection()) {
       return work.run(c);
     } catch (SQLException e) {

@@ -21,9 +21,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.IntStream;
-import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.RegisterExtension;
 import queen.server.TestBroker;
 import queen.server.Wire;
 
@@ -31,16 +30,20 @@ import queen.server.Wire;
  * 64 consumers popping a 200-partition queue through the SQL wildcard path at once: every message
  * delivered exactly once, in order per partition, with no deadlock and no long lock wait.
  */
-class ConcurrentWildcardPopTest {
-  @RegisterExtension static final TestBroker broker = new TestBroker();
-
+abstract class ConcurrentWildcardPopContract {
   private static final int PARTITIONS = 200;
   private static final int PER_PARTITION = 100;
   private static final int TOTAL = PARTITIONS * PER_PARTITION;
   private static final int CONSUMERS = 64;
 
-  @BeforeAll
-  static void fill() {
+  /** The broker under test: each subclass runs the contract on one candidate path. */
+  abstract TestBroker broker();
+
+  @BeforeEach
+  void fill() {
+    if (broker().sqlLong("select count(*) from queen.queues where name = 'load'") > 0) {
+      return;
+    }
     // 50 pushes, each two messages to every partition: 50 segments of 2 per partition
     for (int round = 0; round < PER_PARTITION / 2; round++) {
       List<ObjectNode> items = new ArrayList<>();
@@ -50,7 +53,7 @@ class ConcurrentWildcardPopTest {
           items.add(item("load", "p" + p, "p" + p + "-" + n, object().put("n", n)));
         }
       }
-      assertThat(broker.post("/api/v1/push", Wire.items(items)).status()).isEqualTo(201);
+      assertThat(broker().post("/api/v1/push", Wire.items(items)).status()).isEqualTo(201);
     }
   }
 
@@ -99,7 +102,7 @@ class ConcurrentWildcardPopTest {
                             + rnd.nextInt(1, 41)
                             + "&partitions="
                             + rnd.nextInt(1, 4);
-                    TestBroker.Reply r = broker.get(path);
+                    TestBroker.Reply r = broker().get(path);
                     pops.incrementAndGet();
                     if (r.status() == 204) {
                       Thread.yield();
@@ -147,8 +150,7 @@ class ConcurrentWildcardPopTest {
   }
 
   /** Acks a batch as a client might: shuffled, in up to three requests, each with its lease. */
-  private static void ackInRandomChunks(
-      String group, List<JsonNode> messages, AtomicInteger failedAcks) {
+  private void ackInRandomChunks(String group, List<JsonNode> messages, AtomicInteger failedAcks) {
     List<JsonNode> shuffled = new ArrayList<>(messages);
     Collections.shuffle(shuffled);
     int chunks = Math.min(shuffled.size(), ThreadLocalRandom.current().nextInt(1, 4));
@@ -162,7 +164,7 @@ class ConcurrentWildcardPopTest {
             .put("partitionId", m.get("partitionId").asText())
             .put("leaseId", m.get("leaseId").asText());
       }
-      for (JsonNode result : broker.post("/api/v1/ack/batch", body).json()) {
+      for (JsonNode result : broker().post("/api/v1/ack/batch", body).json()) {
         if (!result.get("success").asBoolean()) {
           failedAcks.incrementAndGet();
         }
@@ -170,15 +172,19 @@ class ConcurrentWildcardPopTest {
     }
   }
 
-  private static long deadlocks() {
-    return broker.sqlLong(
-        "select deadlocks from pg_stat_database where datname = '" + broker.db().database() + "'");
+  private long deadlocks() {
+    return broker()
+        .sqlLong(
+            "select deadlocks from pg_stat_database where datname = '"
+                + broker().db().database()
+                + "'");
   }
 
-  private static long longLockWaits() {
-    return broker.sqlLong(
-        "select count(*) from pg_stat_activity where datname = '"
-            + broker.db().database()
-            + "' and wait_event_type = 'Lock' and now() - query_start > interval '1 second'");
+  private long longLockWaits() {
+    return broker()
+        .sqlLong(
+            "select count(*) from pg_stat_activity where datname = '"
+                + broker().db().database()
+                + "' and wait_event_type = 'Lock' and now() - query_start > interval '1 second'");
   }
 }
