@@ -27,7 +27,7 @@ import queen.server.TestBroker;
 import queen.server.Wire;
 
 /**
- * 64 consumers popping a 200-partition queue through the SQL wildcard path at once: every message
+ * 64 consumers popping a 200-partition queue through the wildcard route at once: every message
  * delivered exactly once, in order per partition, with no deadlock and no long lock wait.
  */
 abstract class ConcurrentWildcardPopContract {
