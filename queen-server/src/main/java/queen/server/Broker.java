@@ -95,9 +95,9 @@ public final class Broker implements AutoCloseable {
               clock,
               meters);
       resources.addFirst(pop::close);
-      AckService ack = new AckService(new AckStore(db), hot::promote);
+      AckService ack = new AckService(new AckStore(db), hot::released);
       TransactionService transactions =
-          new TransactionService(new TransactionStore(db), push, hot::promote);
+          new TransactionService(new TransactionStore(db), push, hot::released);
       MaxWaitSweeper sweeper = new MaxWaitSweeper(deadLetters, config.sweepInterval());
       resources.addFirst(sweeper);
       sweeper.start();

@@ -1,5 +1,58 @@
 -- Pop: which offsets may this consumer group take from this partition right now.
 
+-- The cursor that starts a partition at a timestamp: just before the first segment created at
+-- or after it, or last_offset (future only) when nothing is that recent. created_at is monotone in
+-- base_offset, so a binary search over base_offset finds it with O(log n) primary-key probes
+-- instead of walking every older segment (a scan by created_at would need another index on the
+-- hot insert path).
+create or replace function queen.log_seek_v1(p_partition_id uuid, p_ts timestamptz, p_last bigint)
+returns bigint
+language plpgsql
+stable
+as $$
+#variable_conflict use_column
+declare
+    v_lo  bigint;
+    v_hi  bigint;
+    v_mid bigint;
+    v_at  timestamptz;
+    v_base bigint;
+begin
+    select p.newest_created_at into v_at from queen.log_partitions p where p.id = p_partition_id;
+    if v_at is null or v_at < p_ts then
+        return p_last;
+    end if;
+    select s.base_offset into v_lo from queen.log_segments s
+     where s.partition_id = p_partition_id order by s.base_offset limit 1;
+    if v_lo is null then
+        return p_last;
+    end if;
+    v_hi := p_last;
+    -- invariant: the answer's segment starts in [v_lo, v_hi]
+    while v_lo < v_hi loop
+        v_mid := v_lo + (v_hi - v_lo) / 2;
+        select s.base_offset, s.created_at into v_base, v_at from queen.log_segments s
+         where s.partition_id = p_partition_id and s.base_offset <= v_mid
+         order by s.base_offset desc limit 1;
+        if v_at >= p_ts then
+            v_hi := v_base;
+        else
+            select s.base_offset into v_base from queen.log_segments s
+             where s.partition_id = p_partition_id and s.base_offset > v_mid
+             order by s.base_offset limit 1;
+            exit when v_base is null;
+            v_lo := v_base;
+        end if;
+    end loop;
+    select s.base_offset, s.created_at into v_base, v_at from queen.log_segments s
+     where s.partition_id = p_partition_id and s.base_offset = v_lo;
+    if v_at is null or v_at < p_ts then
+        return p_last;
+    end if;
+    return v_base - 1;
+end;
+$$;
+
 -- Seeds the cursor of a (partition, group) seen for the first time; an existing cursor is never
 -- re-seeded. Preference: the group's durable subscription record, then the pop-carried intent,
 -- then everything retained. __QUEUE_MODE__ skips the first two: a queue-mode pop carrying
@@ -53,14 +106,7 @@ begin
     if v_ts is null then
         return -1;
     end if;
-    -- Land just before the first segment at or after the timestamp: a forward walk from the oldest
-    -- retained segment (created_at is monotone in base_offset). Nothing that recent: future only.
-    select s.base_offset - 1 into v_seek
-      from queen.log_segments s
-     where s.partition_id = p_partition_id and s.created_at >= v_ts
-     order by s.base_offset
-     limit 1;
-    return coalesce(v_seek, p_last);
+    return queen.log_seek_v1(p_partition_id, v_ts, p_last);
 end;
 $$;
 
@@ -170,7 +216,10 @@ begin
         -- Missing: try, not take. ON CONFLICT against a key another open transaction is inserting
         -- would wait for that transaction, and those waits chain into a livelock with no cycle.
         -- A hash collision false-skips an unrelated partition for one cycle, which is harmless.
-        if not pg_try_advisory_xact_lock(hashtextextended(p_partition_id::text || '/' || p_group, 42)) then
+        -- The shared lock on (queue, group) keeps the group's bulk seeder (which takes it
+        -- exclusively, also without waiting) out while this transaction creates rows.
+        if not pg_try_advisory_xact_lock_shared(hashtextextended(v_queue_id::text || '/' || p_group, 46))
+           or not pg_try_advisory_xact_lock(hashtextextended(p_partition_id::text || '/' || p_group, 42)) then
             return query select 'locked'::text, null::timestamptz, null::bigint, null::integer,
                                 null::integer, null::integer, null::timestamptz, null::bytea, null::integer;
             return;

@@ -264,6 +264,8 @@ begin
 end;
 $$;
 
+drop function if exists queen.log_seed_group_v1(text, text, text, text, text, timestamptz, timestamptz);
+
 -- The group-first-contact bulk seed, for the queue named p_queue or, when it is null, every queue
 -- matching p_namespace / p_task. Per queue, one insert into consumer_groups_metadata elects a
 -- single seeder (the insert that returns a row; or, when a subscription record already exists,
@@ -271,7 +273,9 @@ $$;
 -- set-based statement. Without it, log_pop_v1's per-partition lazy creation convoys: concurrent
 -- consumers of a fresh queue each block on another's transaction and the waits form chains that
 -- the deadlock detector never breaks. Run it in its own short transaction, before the pop.
--- Returns how many queues matched: each of them is seeded for the group when this returns.
+-- It never waits either: a queue whose group rows some pop is creating right now (it holds the
+-- shared side of the (queue, group) lock) is left for a later call, and so is one another seeder
+-- holds. Returns how many queues matched and how many of those are still unseeded.
 create or replace function queen.log_seed_group_v1(
     p_queue text,
     p_namespace text,
@@ -280,17 +284,18 @@ create or replace function queen.log_seed_group_v1(
     p_sub_mode text default 'all',
     p_sub_from timestamptz default null,
     p_now timestamptz default null)
-returns integer
+returns table (matched integer, pending integer)
 language plpgsql
 as $$
 #variable_conflict use_column
 declare
-    v_now    timestamptz := coalesce(p_now, now());
-    v_mode   text := 'all';
-    v_ts     timestamptz;
+    v_now     timestamptz := coalesce(p_now, now());
+    v_mode    text := 'all';
+    v_ts      timestamptz;
     v_matched integer := 0;
+    v_pending integer := 0;
     v_n       integer;
-    q        record;
+    q         record;
 begin
     -- queue mode never skips backlog, whatever the pop carries
     if p_group <> '__QUEUE_MODE__' then
@@ -314,6 +319,10 @@ begin
         continue when exists (select 1 from queen.consumer_groups_metadata m
                                where m.queue_id = q.id and m.consumer_group = p_group
                                  and m.seeded_at is not null);
+        if not pg_try_advisory_xact_lock(hashtextextended(q.id::text || '/' || p_group, 46)) then
+            v_pending := v_pending + 1;
+            continue;
+        end if;
         insert into queen.consumer_groups_metadata
                (queue_id, consumer_group, subscription_mode, subscription_timestamp, seeded_at)
         values (q.id, p_group, v_mode, v_ts, v_now)
@@ -331,13 +340,7 @@ begin
         insert into queen.log_consumers (partition_id, consumer_group, committed)
         select p.id, p_group,
                case when p_group = '__QUEUE_MODE__' or m.subscription_timestamp is null then -1
-                    else coalesce((select s.base_offset - 1
-                                     from queen.log_segments s
-                                    where s.partition_id = p.id
-                                      and s.created_at >= m.subscription_timestamp
-                                    order by s.base_offset
-                                    limit 1),
-                                  p.last_offset)
+                    else queen.log_seek_v1(p.id, m.subscription_timestamp, p.last_offset)
                end
           from queen.log_partitions p
           join queen.consumer_groups_metadata m
@@ -346,7 +349,7 @@ begin
          order by p.id
         on conflict (partition_id, consumer_group) do nothing;
     end loop;
-    return v_matched;
+    return query select v_matched, v_pending;
 end;
 $$;
 

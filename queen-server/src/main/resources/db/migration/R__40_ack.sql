@@ -1,5 +1,7 @@
 -- Ack: the only thing that moves a cursor.
 
+drop function if exists queen.log_ack_v1(text, uuid[], text[], uuid[], text[], boolean, timestamptz);
+
 -- Applies acknowledgements, grouped by (partition, lease) in partition order, then message order
 -- (a stable lock order: concurrent acks cannot deadlock). An ack naming a lease is checked
 -- against that lease, which also decides the consumer group; an ack without one is applied to
@@ -9,21 +11,23 @@
 --   completed, success  the message joins the lease's acked set; the cursor advances over the
 --                       contiguous acked prefix; when it reaches batch_end the lease is released.
 --                       At or below the cursor: a no-op that never moves the cursor back.
---                       Without a lease, a message outside any live lease commits the cursor to it.
+--                       Outside any live lease (an ack without leaseId after the lease ended)
+--                       only the next message moves the cursor; a later one is refused.
 --   failed              under the queue's retryLimit: charges the retry budget once per failed
 --                       batch and releases the lease (the batch is redelivered from the cursor,
 --                       capped to the failed range); later failed acks of that batch find the
 --                       lease released. Budget spent: the message is dead-lettered and counts as
 --                       acked. With p_transactional, dead-lettered at once.
---   retry               releases the lease without charging the budget.
+--   retry               releases the lease without charging the budget (refused in a
+--                       transaction). Outside a lease, retry and failed change nothing.
 --   dlq                 dead-lettered at once, whatever the budget.
 --   anything else       no change, success false, no error text.
 --
 -- Dead-lettered items come back with dlq = true and their offset: the caller writes the dead
 -- letter rows (payloads live in blobs PostgreSQL never opens) in the same transaction.
--- has_more tells, for every item of a lease this call released (by completion, failure, retry or
--- dead-lettering), whether the partition still holds messages for the group: the broker puts
--- such a partition back among its pop candidates (ack-promote).
+-- lease_ended marks every item of a lease this call released (by completion, failure, retry or
+-- dead-lettering), and has_more whether the partition then still holds messages for the group:
+-- the broker puts such a partition back among its pop candidates (ack-promote).
 create or replace function queen.log_ack_v1(
     p_group text,
     p_partition_ids uuid[],
@@ -34,7 +38,7 @@ create or replace function queen.log_ack_v1(
     p_now timestamptz default null)
 returns table (idx integer, success boolean, error text, queue_name text, partition_name text,
                lease_released boolean, dlq boolean, partition_id uuid, consumer_group text,
-               msg_offset bigint, retry_count integer, has_more boolean)
+               msg_offset bigint, retry_count integer, lease_ended boolean, has_more boolean)
 language plpgsql
 as $$
 #variable_conflict use_column
@@ -116,7 +120,8 @@ begin
                 r_error[it.i] := 'Invalid or expired lease';
             elsif cur.partition_id is null then
                 r_error[it.i] := 'Consumer group has no position on this partition';
-            elsif it.status not in ('completed', 'success', 'failed', 'retry', 'dlq') then
+            elsif it.status not in ('completed', 'success', 'failed', 'retry', 'dlq')
+                  or (p_transactional and it.status = 'retry') then
                 null; -- an unknown status changes nothing and reports success false
             elsif it.msg_offset <= cur.committed then
                 r_success[it.i] := true; -- already consumed: never moves the cursor back
@@ -125,15 +130,23 @@ begin
             elsif it.msg_offset <= v_freed_end then
                 -- a lease-less ack of a batch that an earlier item of this request gave back
                 r_error[it.i] := 'The batch was released by an earlier ack and will be redelivered';
+            elsif not v_in_lease
+                  and (it.status in ('completed', 'success', 'dlq')
+                       or (it.status = 'failed' and p_transactional))
+                  and it.msg_offset <> greatest(cur.committed, coalesce(v_commit_to, -1)) + 1 then
+                -- outside any lease the cursor only moves message by message: skipping ahead
+                -- would lose what lies between, which may still be in work or may fail
+                r_error[it.i] := 'Message is not the next one to acknowledge on this partition';
             elsif it.status in ('completed', 'success') then
                 if v_in_lease then
                     v_acked := v_acked || it.msg_offset;
                     v_members := v_members || it.i::integer;
                 else
-                    v_commit_to := greatest(v_commit_to, it.msg_offset);
+                    v_commit_to := it.msg_offset;
                 end if;
                 r_success[it.i] := true;
-            elsif it.status = 'retry' then
+            elsif it.status = 'retry' or (it.status = 'failed' and not v_in_lease and not p_transactional) then
+                -- outside a lease there is nothing to release and nothing to charge
                 if v_in_lease then
                     v_release := true;
                     v_live := false;
@@ -159,7 +172,7 @@ begin
                 if v_in_lease then
                     v_acked := v_acked || it.msg_offset;
                 else
-                    v_commit_to := greatest(v_commit_to, it.msg_offset);
+                    v_commit_to := it.msg_offset;
                 end if;
                 r_success[it.i] := true;
                 r_dlq[it.i] := true;
@@ -236,6 +249,7 @@ begin
     return query
     select (u.i - 1)::integer, r_success[u.i], r_error[u.i], q.name, p.name, r_released[u.i],
            r_dlq[u.i], p_partition_ids[u.i], r_group[u.i], r_offset[u.i], r_retries[u.i],
+           r_freed[u.i],
            r_freed[u.i] and exists (select 1 from queen.log_consumers c
                                         where c.partition_id = p.id
                                           and c.consumer_group = r_group[u.i]

@@ -45,11 +45,14 @@ as $$
 $$;
 
 -- Requeue: appends a dead-lettered message to its partition again as a one-message segment (the
--- blob the broker built from the dead letter), points its transactionId at the new copy so acks
--- and dedup find it, and removes its dead letters. Every consumer group reading the partition
--- sees the copy. Returns the new offset, or null when no dead letter has that transactionId.
+-- blob the broker built from the dead letter, under a new transactionId p_new_transaction_id) and
+-- removes its dead letters. The original transactionId keeps pointing at the original offset: a
+-- group that has not reached it yet must still be able to ack it there. Every consumer group
+-- reading the partition sees the copy. Returns the new offset, or null when no dead letter has
+-- that transactionId.
 create or replace function queen.log_requeue_v1(
-    p_partition_id uuid, p_transaction_id text, p_blob bytea, p_message_id uuid)
+    p_partition_id uuid, p_transaction_id text, p_new_transaction_id text, p_blob bytea,
+    p_message_id uuid)
 returns bigint
 language plpgsql
 as $$
@@ -71,10 +74,8 @@ begin
     returning p.last_offset, p.newest_created_at into v_offset, v_at;
     insert into queen.log_segments (partition_id, base_offset, end_offset, msg_count, created_at, blob)
     values (p_partition_id, v_offset, v_offset, 1, v_at, p_blob);
-    insert into queen.log_txn_ids as t (partition_id, transaction_id, msg_offset, message_id)
-    values (p_partition_id, p_transaction_id, v_offset, p_message_id)
-    on conflict (partition_id, transaction_id) do update
-       set msg_offset = excluded.msg_offset, message_id = excluded.message_id;
+    insert into queen.log_txn_ids (partition_id, transaction_id, msg_offset, message_id)
+    values (p_partition_id, p_new_transaction_id, v_offset, p_message_id);
     delete from queen.dead_letters d
      where d.partition_id = p_partition_id and d.transaction_id = p_transaction_id;
     return v_offset;

@@ -36,7 +36,17 @@ public final class AckService {
         if (lease == null) {
           out[i] =
               new AckOutcome(
-                  i, false, INVALID_LEASE, null, null, false, false, r.partitionId(), group, false);
+                  i,
+                  false,
+                  INVALID_LEASE,
+                  null,
+                  null,
+                  false,
+                  false,
+                  r.partitionId(),
+                  group,
+                  false,
+                  false);
           continue;
         }
       }
@@ -53,11 +63,15 @@ public final class AckService {
     return Arrays.asList(out);
   }
 
-  /** Ack-promote: a released lease over a partition with more puts it back among candidates. */
+  /**
+   * Tells the listener of every lease the acks ended, once per partition and group: with more
+   * messages behind it the partition goes back among the pop candidates (ack-promote).
+   */
   static void promote(List<AckOutcome> outcomes, ReleaseListener listener) {
+    java.util.Set<String> told = new java.util.HashSet<>();
     for (AckOutcome o : outcomes) {
-      if (o.hasMore()) {
-        listener.released(o.queueName(), o.partitionName(), o.group());
+      if (o.leaseEnded() && told.add(o.partitionId() + "/" + o.group())) {
+        listener.released(o.queueName(), o.partitionName(), o.group(), o.hasMore());
       }
     }
   }

@@ -3,7 +3,6 @@ package queen.server.ack;
 import java.time.Instant;
 import java.time.InstantSource;
 import java.util.Optional;
-import java.util.OptionalLong;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import queen.server.codec.UuidV7;
@@ -28,13 +27,13 @@ public final class DeadLetterService {
     return store.list(filter, limit, offset);
   }
 
-  /** Appends the message to its partition again; the new offset, or empty if none is dead. */
-  public OptionalLong requeue(UUID partitionId, String transactionId) {
+  /** Appends the message to its partition again; what was appended, or empty if none is dead. */
+  public Optional<DeadLetterStore.Requeued> requeue(UUID partitionId, String transactionId) {
     Instant now = clock.instant();
     long micros = TimeUnit.SECONDS.toMicros(now.getEpochSecond()) + now.getNano() / 1_000;
     Optional<DeadLetterStore.Requeued> r =
         store.requeue(partitionId, transactionId, ids.next(), micros);
     r.ifPresent(q -> listener.stored(q.queue(), q.partition(), 1));
-    return r.map(q -> OptionalLong.of(q.offset())).orElse(OptionalLong.empty());
+    return r;
   }
 }

@@ -1,7 +1,7 @@
 package queen.server.ack;
 
-/** Told when an ack released a lease while the partition still has messages for the group. */
+/** Told when acks ended a lease; {@code hasMore} when messages for the group remain behind it. */
 @FunctionalInterface
 public interface ReleaseListener {
-  void released(String queue, String partition, String group);
+  void released(String queue, String partition, String group, boolean hasMore);
 }

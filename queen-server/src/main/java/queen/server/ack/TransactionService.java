@@ -1,9 +1,9 @@
 package queen.server.ack;
 
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.UUID;
 import queen.server.push.PushItem;
 import queen.server.push.PushResult;
@@ -39,8 +39,9 @@ public final class TransactionService {
       boolean success, String error, List<AckOutcome> acks, List<PushResult> pushes) {}
 
   public Outcome commit(List<AckOp> acks, List<PushOp> pushes) {
-    Map<String, List<AckItem>> byGroup = new LinkedHashMap<>();
-    Map<String, List<Integer>> positions = new LinkedHashMap<>();
+    // groups in name order and partitions in id order within each: one lock order for all
+    Map<String, List<AckItem>> byGroup = new TreeMap<>();
+    Map<String, List<Integer>> positions = new TreeMap<>();
     for (int i = 0; i < acks.size(); i++) {
       AckOp a = acks.get(i);
       String lease = a.ack().leaseId();

@@ -108,7 +108,7 @@ public final class AckRoutes implements HttpService {
     String lease = Fields.optionalString(item, "leaseId", null);
     return new AckRequest(
         Fields.uuid(item.get("partitionId").asText(), "partitionId" + at),
-        item.get("transactionId").asText(),
+        Fields.text(item.get("transactionId").asText(), "transactionId" + at),
         status,
         lease,
         Fields.optionalString(item, "error", missingError));

@@ -53,6 +53,7 @@ public final class ConfigureRoutes implements HttpService {
           if (name == null || !name.isTextual() || name.asText().isEmpty()) {
             throw ApiException.badRequest("queue is required");
           }
+          Fields.text(name.asText(), "queue");
           String namespace = Fields.optionalString(body, "namespace", "");
           String task = Fields.optionalString(body, "task", "");
           ObjectNode options = validOptions(body.get("options"));

@@ -8,7 +8,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
-import java.util.OptionalLong;
+import java.util.Optional;
 import java.util.UUID;
 import queen.server.ack.DeadLetterService;
 import queen.server.store.DeadLetter;
@@ -48,8 +48,8 @@ public final class DeadLetterRoutes implements HttpService {
           Params p = new Params(req);
           UUID pid = Fields.uuid(p.path("partitionId"), "partitionId");
           String txn = p.path("transactionId");
-          OptionalLong offset = letters.requeue(pid, txn);
-          if (offset.isEmpty()) {
+          Optional<DeadLetterStore.Requeued> r = letters.requeue(pid, txn);
+          if (r.isEmpty()) {
             Replies.error(res, 404, "Dead letter not found");
             return;
           }
@@ -60,7 +60,8 @@ public final class DeadLetterRoutes implements HttpService {
                   .put("success", true)
                   .put("partitionId", pid.toString())
                   .put("transactionId", txn)
-                  .put("offset", offset.getAsLong()));
+                  .put("requeuedTransactionId", r.get().transactionId())
+                  .put("offset", r.get().offset()));
         });
   }
 

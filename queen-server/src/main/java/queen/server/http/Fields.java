@@ -21,7 +21,18 @@ final class Fields {
     if (!v.isTextual()) {
       throw ApiException.badRequest(field + " must be a string");
     }
-    return v.asText();
+    return text(v.asText(), field);
+  }
+
+  /**
+   * A name or id headed for a PostgreSQL text column: it cannot hold a NUL character, so one is a
+   * client mistake (400), not a database error.
+   */
+  static String text(String value, String field) {
+    if (value.indexOf('\0') >= 0) {
+      throw ApiException.badRequest(field + " must not contain NUL characters");
+    }
+    return value;
   }
 
   /** True when text is a canonical 8-4-4-4-12 hex UUID. */

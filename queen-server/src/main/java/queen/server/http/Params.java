@@ -14,7 +14,7 @@ final class Params {
   }
 
   String string(String name, String fallback) {
-    return req.query().first(name).orElse(fallback);
+    return Fields.text(req.query().first(name).orElse(fallback), name);
   }
 
   boolean bool(String name, boolean fallback) {
@@ -35,6 +35,6 @@ final class Params {
 
   /** A path parameter, percent-decoded once. */
   String path(String name) {
-    return req.path().pathParameters().get(name);
+    return Fields.text(req.path().pathParameters().get(name), name);
   }
 }

@@ -123,9 +123,15 @@ public final class PopRoutes implements HttpService {
       }
       TemporalAccessor parsed =
           DateTimeFormatter.ISO_DATE_TIME.parseBest(t, OffsetDateTime::from, LocalDateTime::from);
-      return parsed instanceof OffsetDateTime odt
-          ? odt.toInstant()
-          : ((LocalDateTime) parsed).toInstant(ZoneOffset.UTC);
+      Instant instant =
+          parsed instanceof OffsetDateTime odt
+              ? odt.toInstant()
+              : ((LocalDateTime) parsed).toInstant(ZoneOffset.UTC);
+      int year = instant.atOffset(ZoneOffset.UTC).getYear();
+      if (year < 1 || year > 9999) {
+        throw new DateTimeParseException("year out of range", t, 0);
+      }
+      return instant;
     } catch (DateTimeParseException e) {
       throw ApiException.badRequest(
           param

@@ -78,19 +78,20 @@ public final class PushRoutes implements HttpService {
     if (queue == null || !queue.isTextual()) {
       throw ApiException.badRequest("Queue must be a string" + at);
     }
+    Fields.text(queue.asText(), "queue" + at);
     String partition = "Default";
     if (item.has("partition")) {
       if (!item.get("partition").isTextual()) {
         throw ApiException.badRequest("Partition must be a string" + at);
       }
-      partition = item.get("partition").asText();
+      partition = Fields.text(item.get("partition").asText(), "partition" + at);
     }
     String txn = null;
     if (item.has("transactionId")) {
       if (!item.get("transactionId").isTextual()) {
         throw ApiException.badRequest("TransactionId must be a string" + at);
       }
-      txn = item.get("transactionId").asText();
+      txn = Fields.text(item.get("transactionId").asText(), "transactionId" + at);
     }
     UUID trace = null;
     if (item.has("traceId")) {

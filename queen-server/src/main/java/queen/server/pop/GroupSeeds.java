@@ -36,8 +36,9 @@ final class GroupSeeds {
         if (seeded.containsKey(key)) {
           return;
         }
-        if (store.seedGroup(q.queue(), null, null, claim) == 0) {
-          return; // no such queue yet: nothing to remember
+        PopStore.Seeded s = store.seedGroup(q.queue(), null, null, claim);
+        if (s.matched() == 0 || s.pending() > 0) {
+          return; // no such queue yet, or busy: try again next time
         }
       }
       case PopTarget.Discovery d -> {

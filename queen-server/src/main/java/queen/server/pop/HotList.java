@@ -13,19 +13,32 @@ import queen.server.store.Verdict;
  * so that a pop asks PostgreSQL only about those and an idle consumer costs the database nothing.
  *
  * <p>A partition a pop has taken is in flight until its verdict is checked back; meanwhile other
- * pops of this broker do not take it. Every add (push, ack-promote, revisit, reseed) bumps a
- * version: a verdict checked back against an older version (the claim may have run before that push
- * committed) keeps the partition ready instead of dropping it, so a push racing a claim is never
- * lost. Periodic reseeding from SQL repairs anything else (another broker's push, a lease that
- * expired): a lost hint costs at most one reseed interval.
+ * pops of this broker do not take it. Every push bumps a version: a verdict checked back against an
+ * older version (the claim may have run before that push committed) keeps the partition ready
+ * instead of dropping it, so a push racing a claim is never lost.
+ *
+ * <p>A partition that is leased (by a delivery of this broker, or another worker's lease found by a
+ * claim) or deferred by a visibility gate is held out of the ring: pushes to it do not make it
+ * ready, since a claim would only find it locked. It comes back when its lease is released (the
+ * ack-promote), when the revisit wheel fires at the known time, or when a reseed finds it takeable
+ * (a lease that expired without an ack). Periodic reseeding from SQL repairs anything else, such as
+ * another broker's push: a lost hint costs at most one reseed interval.
  */
 final class HotList {
   /** A candidate handed to a pop, with the version it had when taken. */
   record Taken(String partition, long version) {}
 
+  /** Held out until further notice: released only by an ack-promote or a reseed. */
+  static final long UNTIL_RELEASED = Long.MAX_VALUE;
+
   private final LinkedHashSet<String> ready = new LinkedHashSet<>();
   private final Map<String, Long> inFlight = new HashMap<>();
   private final Map<String, Long> versions = new HashMap<>();
+
+  /** Partitions held out: until when (System.nanoTime), and their version when held. */
+  private final Map<String, Hold> held = new HashMap<>();
+
+  private record Hold(long untilNanos, long version) {}
 
   /** Messages pushed to each ready partition since it became ready; -1 when unknown. */
   private final Map<String, Long> pushed = new HashMap<>();
@@ -33,20 +46,57 @@ final class HotList {
   private long clock;
   private long firstReadyNanos;
   private long lastReseedNanos;
-  private boolean reseeded;
+  private boolean primed;
+  private boolean attempted;
+  private boolean morePending;
   private boolean reseeding;
   private boolean contacted;
 
-  /** Marks a partition as having work; {@code count} messages, or -1 when unknown. */
+  /**
+   * A push stored {@code count} messages (-1: unknown) in a partition. It becomes ready unless it
+   * is in flight (its check-in will see the newer version) or held out.
+   */
   synchronized void add(String partition, long count, long nowNanos) {
     versions.put(partition, ++clock);
     pushed.merge(partition, count, (a, b) -> a < 0 || b < 0 ? -1 : a + b);
-    if (!inFlight.containsKey(partition)) {
-      if (ready.isEmpty()) {
-        firstReadyNanos = nowNanos;
-      }
-      ready.add(partition);
+    Hold hold = held.get(partition);
+    if (hold != null && hold.untilNanos() > nowNanos) {
+      return;
     }
+    held.remove(partition);
+    makeReady(partition, nowNanos);
+  }
+
+  /**
+   * The partition is takeable again (its lease was released, the wheel fired, or a reseed found
+   * it): ready, whatever held it out. Returns whether it became ready.
+   */
+  synchronized boolean release(String partition, long nowNanos) {
+    versions.put(partition, ++clock);
+    pushed.putIfAbsent(partition, -1L);
+    held.remove(partition);
+    return makeReady(partition, nowNanos);
+  }
+
+  /**
+   * A lease ended with nothing behind it: the partition is no longer held out, so the next push
+   * makes it ready.
+   */
+  synchronized void unhold(String partition, long nowNanos) {
+    Hold hold = held.remove(partition);
+    if (hold != null && versions.getOrDefault(partition, 0L) > hold.version()) {
+      makeReady(partition, nowNanos); // a push landed while it was held
+    }
+  }
+
+  private boolean makeReady(String partition, long nowNanos) {
+    if (inFlight.containsKey(partition)) {
+      return false;
+    }
+    if (ready.isEmpty()) {
+      firstReadyNanos = nowNanos;
+    }
+    return ready.add(partition);
   }
 
   /** Hands out up to {@code k} ready partitions, oldest first, and marks them in flight. */
@@ -69,40 +119,58 @@ final class HotList {
   }
 
   /**
-   * Checks a verdict back. The partition stays ready when it was added again after {@code
-   * observed}, or when an autoAck delivery may have left more; otherwise it leaves the ring
-   * (leased, empty, deferred and locked partitions come back through an ack, the revisit wheel or a
-   * reseed).
+   * Checks a verdict back; returns true when the partition is ready again. A leased delivery is
+   * held out until its release; a locked or deferred partition until {@code retryAtNanos} (the
+   * revisit wheel's time) or, without one, until a reseed; an empty or missing one leaves the ring
+   * unless a push came after {@code observed}; an autoAck delivery may have left more and stays.
    */
-  synchronized void checkIn(
-      String partition, long observed, Verdict verdict, boolean autoAck, long nowNanos) {
+  synchronized boolean checkIn(
+      String partition,
+      long observed,
+      Verdict verdict,
+      boolean autoAck,
+      long retryAtNanos,
+      long nowNanos) {
     inFlight.remove(partition);
     boolean newer = versions.getOrDefault(partition, 0L) > observed;
-    boolean maybeMore = verdict == Verdict.DELIVERED && autoAck;
     if (verdict == Verdict.DELIVERED) {
       pushed.remove(partition);
     }
-    if (newer || maybeMore) {
-      if (ready.isEmpty()) {
-        firstReadyNanos = nowNanos;
+    switch (verdict) {
+      case DELIVERED -> {
+        if (autoAck) {
+          pushed.putIfAbsent(partition, -1L);
+          return makeReady(partition, nowNanos);
+        }
+        hold(partition, UNTIL_RELEASED);
+        return false;
       }
-      ready.add(partition);
-      pushed.putIfAbsent(partition, -1L);
-    } else {
-      ready.remove(partition);
-      versions.remove(partition);
-      pushed.remove(partition);
+      case LOCKED, DEFERRED -> {
+        hold(partition, retryAtNanos == 0 ? UNTIL_RELEASED : retryAtNanos);
+        return false;
+      }
+      default -> {
+        if (newer) {
+          return makeReady(partition, nowNanos);
+        }
+        ready.remove(partition);
+        versions.remove(partition);
+        pushed.remove(partition);
+        return false;
+      }
     }
+  }
+
+  private void hold(String partition, long untilNanos) {
+    ready.remove(partition);
+    held.put(partition, new Hold(untilNanos, versions.getOrDefault(partition, 0L)));
   }
 
   /** Returns candidates a pop took but never tried (it claimed enough before reaching them). */
   synchronized void giveBack(List<Taken> untried, long nowNanos) {
     for (Taken t : untried) {
       inFlight.remove(t.partition());
-      if (ready.isEmpty()) {
-        firstReadyNanos = nowNanos;
-      }
-      ready.add(t.partition());
+      makeReady(t.partition(), nowNanos);
     }
   }
 
@@ -127,36 +195,51 @@ final class HotList {
     return true;
   }
 
+  /** The first-contact pop failed: the next pop routes first contact again. */
+  synchronized void firstContactFailed() {
+    contacted = false;
+  }
+
+  /** Whether a reseed has completed: until then the ring cannot answer "nothing here". */
+  synchronized boolean primed() {
+    return primed;
+  }
+
   /** True when the caller should reseed now; it must then call {@link #reseeded}. */
   synchronized boolean startReseed(long nowNanos, long intervalNanos) {
-    if (reseeding || (reseeded && nowNanos - lastReseedNanos < intervalNanos)) {
+    if (!reseedDue(nowNanos, intervalNanos)) {
       return false;
     }
     reseeding = true;
+    attempted = true;
     return true;
   }
 
+  /**
+   * Due the first time, then once per interval, and at once when the last reseed filled its page
+   * (more may wait beyond it) and the ring has run dry.
+   */
   synchronized boolean reseedDue(long nowNanos, long intervalNanos) {
-    return !reseeding && (!reseeded || nowNanos - lastReseedNanos >= intervalNanos);
+    return !reseeding
+        && (!attempted
+            || nowNanos - lastReseedNanos >= intervalNanos
+            || (morePending && ready.isEmpty()));
   }
 
-  /**
-   * Ends a reseed with what SQL found. A full page means more may wait beyond it: the next pop that
-   * finds the ring empty reseeds at once instead of after the interval.
-   */
+  /** Ends a reseed with what SQL found takeable; {@code fullPage} means more may wait. */
   synchronized void reseeded(List<String> partitions, boolean fullPage, long nowNanos) {
     reseeding = false;
-    reseeded = !fullPage;
+    primed = true;
+    morePending = fullPage;
     lastReseedNanos = nowNanos;
     for (String p : partitions) {
-      add(p, -1, nowNanos);
+      release(p, nowNanos);
     }
   }
 
   /** A reseed that failed (database down): retried after the interval, not by every pop. */
   synchronized void reseedFailed(long nowNanos) {
     reseeding = false;
-    reseeded = true;
     lastReseedNanos = nowNanos;
   }
 

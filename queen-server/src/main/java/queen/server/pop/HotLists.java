@@ -1,9 +1,12 @@
 package queen.server.pop;
 
 import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * Every hot-list ring and wake gate of this broker, by queue and consumer group, and the hooks that
@@ -21,19 +24,40 @@ public final class HotLists {
   }
 
   private final class QueueState {
+    final String name;
     final WakeGate gate = new WakeGate();
     final Map<String, HotList> rings = new ConcurrentHashMap<>();
+    final List<Meter> meters = new CopyOnWriteArrayList<>();
+    volatile long lastUsedNanos = System.nanoTime();
 
     QueueState(String queue) {
-      Gauge.builder("queen_queue_parked_consumers", gate, WakeGate::parked)
-          .description("Long-polls parked on the queue's wake gate")
-          .tag("queue", queue)
-          .register(meters);
+      this.name = queue;
+      meters.add(
+          Gauge.builder("queen_queue_parked_consumers", gate, WakeGate::parked)
+              .description("Long-polls parked on the queue's wake gate")
+              .tag("queue", queue)
+              .register(HotLists.this.meters));
     }
   }
 
   private QueueState queue(String name) {
-    return queues.computeIfAbsent(name, QueueState::new);
+    QueueState q = queues.computeIfAbsent(name, QueueState::new);
+    q.lastUsedNanos = System.nanoTime();
+    return q;
+  }
+
+  /**
+   * Forgets queues nobody pushed to or popped from for {@code idleNanos} and where nobody is
+   * parked, with their rings and meters: a broker that saw many queue names (or pops of names that
+   * do not exist) does not keep them for ever. A forgotten ring is rebuilt by a reseed.
+   */
+  void evictIdle(long idleNanos) {
+    long now = System.nanoTime();
+    for (QueueState q : queues.values()) {
+      if (now - q.lastUsedNanos > idleNanos && q.gate.parked() == 0 && queues.remove(q.name, q)) {
+        q.meters.forEach(meters::remove);
+      }
+    }
   }
 
   WakeGate gate(String queue) {
@@ -45,19 +69,19 @@ public final class HotLists {
   }
 
   HotList ring(String queue, String group) {
-    return queue(queue)
-        .rings
-        .computeIfAbsent(
-            group,
-            g -> {
-              HotList ring = new HotList();
+    QueueState state = queue(queue);
+    return state.rings.computeIfAbsent(
+        group,
+        g -> {
+          HotList ring = new HotList();
+          state.meters.add(
               Gauge.builder("queen_hotlist_partitions", ring, HotList::size)
                   .description("Partitions in a hot-list ring")
                   .tag("queue", queue)
                   .tag("group", g)
-                  .register(meters);
-              return ring;
-            });
+                  .register(meters));
+          return ring;
+        });
   }
 
   /** A local push stored {@code count} messages in a partition: every group's ring learns it. */
@@ -71,10 +95,24 @@ public final class HotLists {
     anyQueue.open();
   }
 
-  /** A partition has more for one group (ack-promote, revisit): back into that group's ring. */
-  public void promote(String queue, String partition, String group) {
-    ring(queue, group).add(partition, -1, System.nanoTime());
-    queue(queue).gate.open();
-    anyQueue.open();
+  /**
+   * A lease of the group on the partition ended. With messages behind it the partition is ready
+   * again (ack-promote) and parked pops are woken; without, it only stops being held out, so that
+   * the next push makes it ready.
+   */
+  public void released(String queue, String partition, String group, boolean hasMore) {
+    if (hasMore) {
+      revisit(queue, group, partition);
+    } else {
+      ring(queue, group).unhold(partition, System.nanoTime());
+    }
+  }
+
+  /** The partition is takeable again for the group (ack-promote, revisit wheel): wake pops. */
+  void revisit(String queue, String group, String partition) {
+    if (ring(queue, group).release(partition, System.nanoTime())) {
+      queue(queue).gate.open();
+      anyQueue.open();
+    }
   }
 }

@@ -3,6 +3,8 @@ package queen.server.pop;
 import com.netflix.concurrency.limits.Limiter;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.time.Duration;
+import java.time.Instant;
 import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -45,6 +47,7 @@ public final class PopService {
   private final WaitPolicy waits;
   private final boolean hotList;
   private final UuidV7 ids;
+  private final InstantSource clock;
   private final Counter emptyWithoutPermit;
   private final Counter wakes;
   private final Counter noPermit;
@@ -62,11 +65,13 @@ public final class PopService {
     this.seeds = new GroupSeeds(store);
     this.hot = hot;
     this.wheel = new RevisitWheel(hot, clock);
+    wheel.every(Duration.ofMinutes(1), () -> hot.evictIdle(TimeUnit.MINUTES.toNanos(10)));
     this.limiter = new ServingLimiter(maxConcurrency, meters);
     this.settings = settings;
     this.waits = waits;
     this.hotList = hotList;
     this.ids = new UuidV7(clock);
+    this.clock = clock;
     this.emptyWithoutPermit =
         Counter.builder("queen_pop_empty_without_permit_total")
             .description("Pops answered empty from the hot-list alone, no permit, no SQL")
@@ -206,20 +211,24 @@ public final class PopService {
     if (target instanceof PopTarget.Queue q && ring.firstContact()) {
       // a group's first pop on this broker goes through the SQL wildcard procedure, which
       // carries the group-first-contact bulk seed
-      return withPermit(
-          request,
-          claim,
-          () -> {
-            seeds.ensure(q, claim);
-            List<PartitionClaim> claims = store.popWildcard(queue, claim);
-            checkIn(ring, queue, claim, claims, Map.of());
-            return claims;
-          });
+      try {
+        return withPermit(request, claim, () -> sqlPath(ring, queue, claim, target));
+      } catch (RuntimeException e) {
+        ring.firstContactFailed();
+        throw e;
+      }
     }
     long now = System.nanoTime();
     long interval = TimeUnit.MILLISECONDS.toNanos(waits.maxMs());
     if (ring.reseedDue(now, interval) && !reseed(ring, queue, claim.group(), now, interval)) {
       return Attempt.OVERLOADED;
+    }
+    if (!ring.primed()) {
+      // Until a reseed completes the ring cannot say "nothing here". A pop that does not wait
+      // asks SQL; a long-poll parks, and the reseed's end opens the gate.
+      return request.waitMillis() == 0
+          ? withPermit(request, claim, () -> sqlPath(ring, queue, claim, target))
+          : Attempt.NOTHING;
     }
     boolean ready =
         target instanceof PopTarget.Partition p ? ring.isReady(p.partition()) : ring.hasReady();
@@ -279,6 +288,19 @@ public final class PopService {
         });
   }
 
+  /** The SQL path for a ring-served target: wildcard scan (with the bulk seed) or the partition. */
+  private List<PartitionClaim> sqlPath(HotList ring, String queue, Claim claim, PopTarget target) {
+    List<PartitionClaim> claims;
+    if (target instanceof PopTarget.Partition p) {
+      claims = store.popSpecific(queue, p.partition(), claim);
+    } else {
+      seeds.ensure(target, claim);
+      claims = store.popWildcard(queue, claim);
+    }
+    checkIn(ring, queue, claim, claims, Map.of());
+    return claims;
+  }
+
   /** Refills the ring from SQL; false when no permit was free (the reseed stays due). */
   private boolean reseed(HotList ring, String queue, String group, long now, long interval) {
     if (!ring.startReseed(now, interval)) {
@@ -294,6 +316,7 @@ public final class PopService {
       List<String> names = store.candidates(queue, group, RESEED_PAGE);
       ring.reseeded(names, names.size() >= RESEED_PAGE, System.nanoTime());
       permit.get().onSuccess();
+      hot.gate(queue).open(); // pops parked while the ring was unprimed look again
       return true;
     } catch (RuntimeException e) {
       ring.reseedFailed(System.nanoTime());
@@ -302,7 +325,10 @@ public final class PopService {
     }
   }
 
-  /** Verdicts back into the ring; deferred and leased partitions go to the revisit wheel. */
+  /**
+   * Verdicts back into the ring; deferred and locked partitions with a known time go to the revisit
+   * wheel, and a partition that is ready again wakes the parked pops.
+   */
   private void checkIn(
       HotList ring,
       String queue,
@@ -310,17 +336,26 @@ public final class PopService {
       List<PartitionClaim> claims,
       Map<String, Long> versions) {
     long now = System.nanoTime();
+    Instant wallNow = clock.instant();
+    boolean readyAgain = false;
     for (PartitionClaim c : claims) {
-      ring.checkIn(
-          c.partition(),
-          versions.getOrDefault(c.partition(), 0L),
-          c.verdict(),
-          claim.autoAck(),
-          now);
+      long retryAt = 0;
       if (c.retryAt() != null
           && (c.verdict() == Verdict.DEFERRED || c.verdict() == Verdict.LOCKED)) {
+        retryAt = now + Math.max(0, Duration.between(wallNow, c.retryAt()).toNanos());
         wheel.schedule(queue, claim.group(), c.partition(), c.retryAt());
       }
+      readyAgain |=
+          ring.checkIn(
+              c.partition(),
+              versions.getOrDefault(c.partition(), 0L),
+              c.verdict(),
+              claim.autoAck(),
+              retryAt,
+              now);
+    }
+    if (readyAgain) {
+      hot.gate(queue).open();
     }
   }
 

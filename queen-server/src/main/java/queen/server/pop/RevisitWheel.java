@@ -31,7 +31,13 @@ final class RevisitWheel implements AutoCloseable {
   void schedule(String queue, String group, String partition, Instant at) {
     long delay = Math.max(0, Duration.between(clock.instant(), at).toMillis());
     // a millisecond late rather than early: SQL decides visibility at its own clock
-    timer.schedule(() -> hot.promote(queue, partition, group), delay + 1, TimeUnit.MILLISECONDS);
+    timer.schedule(() -> hot.revisit(queue, group, partition), delay + 1, TimeUnit.MILLISECONDS);
+  }
+
+  /** Runs a housekeeping task on the wheel's thread every {@code period}. */
+  void every(Duration period, Runnable task) {
+    long ms = period.toMillis();
+    timer.scheduleWithFixedDelay(task, ms, ms, TimeUnit.MILLISECONDS);
   }
 
   @Override

@@ -6,8 +6,8 @@ import java.util.UUID;
  * The result of one acknowledgement, in the shape of Queen's ack answer, plus what the broker needs
  * to schedule around it.
  *
- * @param hasMore the request released the lease this item was under and the partition still holds
- *     messages for the group
+ * @param leaseEnded the request released the lease this item was under
+ * @param hasMore the lease ended and the partition still holds messages for the group
  */
 public record AckOutcome(
     int index,
@@ -19,6 +19,7 @@ public record AckOutcome(
     boolean dlq,
     UUID partitionId,
     String group,
+    boolean leaseEnded,
     boolean hasMore) {
 
   public AckOutcome withIndex(int other) {
@@ -32,6 +33,7 @@ public record AckOutcome(
         dlq,
         partitionId,
         group,
+        leaseEnded,
         hasMore);
   }
 }

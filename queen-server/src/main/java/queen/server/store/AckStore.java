@@ -19,9 +19,19 @@ public final class AckStore {
     this.db = db;
   }
 
-  /** Applies the acks of one group in one transaction; outcomes come back in input order. */
+  /**
+   * Applies the acks of one group atomically; outcomes come back in input order. Acks that can only
+   * complete are one statement in autocommit mode (one round trip). Acks that may dead-letter need
+   * a transaction: the dead letter rows are written after the function moved the cursor, and both
+   * commit together.
+   */
   public List<AckOutcome> ack(String group, List<AckItem> items) {
-    return db.transaction(c -> call(c, group, items, false));
+    boolean completesOnly =
+        items.stream()
+            .allMatch(i -> i.status().equals("completed") || i.status().equals("success"));
+    return completesOnly
+        ? db.autocommit(c -> call(c, group, items, false))
+        : db.transaction(c -> call(c, group, items, false));
   }
 
   /**
@@ -52,6 +62,7 @@ public final class AckStore {
                   rs.getBoolean("dlq"),
                   rs.getObject("partition_id", UUID.class),
                   rs.getString("consumer_group"),
+                  rs.getBoolean("lease_ended"),
                   rs.getBoolean("has_more"));
           out.add(o);
           if (o.dlq()) {

@@ -23,7 +23,7 @@ public final class DeadLetterStore {
           + " join queen.queues q on q.id = p.queue_id"
           + " where d.partition_id = ? and d.transaction_id = ?"
           + " order by d.failed_at desc limit 1 for update of d";
-  private static final String REQUEUE = "select queen.log_requeue_v1(?, ?, ?, ?)";
+  private static final String REQUEUE = "select queen.log_requeue_v1(?, ?, ?, ?, ?)";
   private static final String EXPIRE = "select * from queen.log_expire_waiting_v1(?)";
 
   private final Database db;
@@ -86,12 +86,13 @@ public final class DeadLetterStore {
     Sql.setTimestamptz(ps, 5, f.to());
   }
 
-  /** A dead letter put back into its partition at {@code offset}. */
-  public record Requeued(String queue, String partition, long offset) {}
+  /** A dead letter put back into its partition at {@code offset} under a new transactionId. */
+  public record Requeued(String queue, String partition, long offset, String transactionId) {}
 
   /**
    * Appends the newest dead letter of (partition, transactionId) to its partition again, as a new
-   * message with a new id, and removes the dead letters. Empty when there is no such dead letter.
+   * message with a new id and the transactionId {@code <original>:requeued:<new message id>}, and
+   * removes the dead letters. Empty when there is no such dead letter.
    */
   public Optional<Requeued> requeue(
       UUID partitionId, String transactionId, UUID newId, long nowMicros) {
@@ -112,7 +113,7 @@ public final class DeadLetterStore {
               frame =
                   new Frame(
                       newId,
-                      transactionId,
+                      transactionId + ":requeued:" + newId,
                       rs.getObject("trace_id", UUID.class),
                       rs.getString("producer_sub"),
                       nowMicros,
@@ -123,11 +124,13 @@ public final class DeadLetterStore {
           try (PreparedStatement ps = c.prepareStatement(REQUEUE)) {
             ps.setObject(1, partitionId);
             ps.setString(2, transactionId);
-            ps.setBytes(3, SegmentCodec.encode(List.of(frame)));
-            ps.setObject(4, newId);
+            ps.setString(3, frame.transactionId());
+            ps.setBytes(4, SegmentCodec.encode(List.of(frame)));
+            ps.setObject(5, newId);
             try (ResultSet rs = ps.executeQuery()) {
               rs.next();
-              return Optional.of(new Requeued(queue, partition, rs.getLong(1)));
+              return Optional.of(
+                  new Requeued(queue, partition, rs.getLong(1), frame.transactionId()));
             }
           }
         });

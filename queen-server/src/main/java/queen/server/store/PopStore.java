@@ -23,7 +23,7 @@ public final class PopStore {
       "select * from queen.log_pop_list_v1(?, ?, ?, ?, ?, ?, ?, ?, ?, false)";
   private static final String CANDIDATES =
       "select partition_name from queen.log_pop_candidates_v1(?, ?, ?)";
-  private static final String SEED = "select queen.log_seed_group_v1(?, ?, ?, ?, ?, ?)";
+  private static final String SEED = "select * from queen.log_seed_group_v1(?, ?, ?, ?, ?, ?)";
   private static final String HAS_PENDING = "select queen.log_has_pending_v1(?, ?)";
 
   private final Database db;
@@ -34,7 +34,7 @@ public final class PopStore {
 
   /** Claims from one named partition; nothing when the queue or partition does not exist. */
   public List<PartitionClaim> popSpecific(String queue, String partition, Claim claim) {
-    return db.transaction(
+    return db.autocommit(
         c -> {
           try (PreparedStatement ps = c.prepareStatement(SPECIFIC)) {
             ps.setString(1, queue);
@@ -52,7 +52,7 @@ public final class PopStore {
 
   /** The SQL wildcard scan over one queue; nothing when the queue does not exist. */
   public List<PartitionClaim> popWildcard(String queue, Claim claim) {
-    return db.transaction(
+    return db.autocommit(
         c -> {
           try (PreparedStatement ps = c.prepareStatement(WILDCARD)) {
             ps.setString(1, queue);
@@ -67,7 +67,7 @@ public final class PopStore {
    * claimed. Returns the claim of every candidate tried; candidates after the stop are absent.
    */
   public List<PartitionClaim> popList(String queue, List<String> names, Claim claim) {
-    return db.transaction(
+    return db.autocommit(
         c -> {
           try (PreparedStatement ps = c.prepareStatement(LIST)) {
             ps.setString(1, queue);
@@ -86,7 +86,7 @@ public final class PopStore {
 
   /** Names of partitions that may have messages the group can take now, at most {@code limit}. */
   public List<String> candidates(String queue, String group, int limit) {
-    return db.transaction(
+    return db.autocommit(
         c -> {
           try (PreparedStatement ps = c.prepareStatement(CANDIDATES)) {
             ps.setString(1, queue);
@@ -105,7 +105,7 @@ public final class PopStore {
 
   /** The wildcard scan over every queue matching namespace and/or task (null matches any). */
   public List<PartitionClaim> popDiscover(String namespace, String task, Claim claim) {
-    return db.transaction(
+    return db.autocommit(
         c -> {
           try (PreparedStatement ps = c.prepareStatement(DISCOVER)) {
             ps.setString(1, namespace);
@@ -116,11 +116,15 @@ public final class PopStore {
         });
   }
 
+  /** What a bulk seed call found: matching queues, and how many of them are still unseeded. */
+  public record Seeded(int matched, int pending) {}
+
   /**
    * The group-first-contact bulk seed for one queue, or for every queue matching namespace/task
-   * when {@code queue} is null, in its own short transaction. Returns how many queues it seeded.
+   * when {@code queue} is null, in its own short transaction. Never waits: queues busy with another
+   * seeder or with pops creating rows stay pending, for a later call.
    */
-  public int seedGroup(String queue, String namespace, String task, Claim claim) {
+  public Seeded seedGroup(String queue, String namespace, String task, Claim claim) {
     return db.autocommit(
         c -> {
           try (PreparedStatement ps = c.prepareStatement(SEED)) {
@@ -132,7 +136,7 @@ public final class PopStore {
             Sql.setTimestamptz(ps, 6, claim.from());
             try (ResultSet rs = ps.executeQuery()) {
               rs.next();
-              return rs.getInt(1);
+              return new Seeded(rs.getInt("matched"), rs.getInt("pending"));
             }
           }
         });

@@ -29,14 +29,16 @@ public final class PushStore {
   }
 
   /**
-   * Appends the segments in one transaction, all or nothing. No transaction id may occur twice
-   * within one partition. In the common case this is one round trip whatever the number of
-   * segments; stored duplicates cost one more, in the same transaction, still holding the locks.
+   * Appends the segments, all or nothing. No transaction id may occur twice within one partition.
+   * One call of {@code queen.log_push_v1} is one statement in autocommit mode: the function and its
+   * commit take a single round trip, and the partition locks are never held across a round trip to
+   * the broker. When the call finds stored duplicates it writes nothing; the segments are
+   * re-encoded without them and the call repeats, deciding again under the locks.
    *
    * @throws PartitionMissingException if a partition was deleted since it was resolved
    */
   public List<AppendOutcome> append(List<SegmentWrite> segments, DuplicateRemover remover) {
-    return db.transaction(
+    return db.autocommit(
         c -> {
           SegmentWrite[] current = segments.toArray(SegmentWrite[]::new);
           List<Map<String, UUID>> dups = new ArrayList<>();

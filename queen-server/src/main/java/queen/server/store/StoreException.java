@@ -24,12 +24,21 @@ public final class StoreException extends RuntimeException {
     return unavailable;
   }
 
-  /** Connection failures (SQLSTATE class 08), shutdowns (57P), and pool timeouts. */
+  /**
+   * Failures worth a retry: connection failures (SQLSTATE class 08), shutdowns (57P), pool
+   * timeouts, and the transient outcomes of contention (deadlock 40P01, serialization 40001, lock
+   * not available 55P03) that the client's retry resolves.
+   */
   private static boolean isUnavailable(SQLException e) {
     if (e instanceof SQLTransientConnectionException) {
       return true;
     }
     String state = e.getSQLState();
-    return state != null && (state.startsWith("08") || state.startsWith("57P"));
+    return state != null
+        && (state.startsWith("08")
+            || state.startsWith("57P")
+            || state.equals("40P01")
+            || state.equals("40001")
+            || state.equals("55P03"));
   }
 }

@@ -35,7 +35,7 @@ public final class TransactionStore {
       return db.transaction(
           c -> {
             List<AppendOutcome> appended = push(c, pushes);
-            Map<String, List<AckOutcome>> acked = new java.util.LinkedHashMap<>();
+            Map<String, List<AckOutcome>> acked = new java.util.TreeMap<>();
             for (Map.Entry<String, List<AckItem>> e : acksByGroup.entrySet()) {
               List<AckOutcome> outcomes = AckStore.call(c, e.getKey(), e.getValue(), true);
               for (AckOutcome o : outcomes) {

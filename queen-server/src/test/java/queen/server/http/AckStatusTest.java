@@ -189,10 +189,13 @@ class AckStatusTest {
             + "/retry";
     TestBroker.Reply r = broker.post(path, "{}");
     assertThat(r.status()).isEqualTo(200);
+    String copy = r.json().get("requeuedTransactionId").asText();
+    assertThat(copy).startsWith(m.get("transactionId").asText() + ":requeued:");
     assertThat(broker.get("/api/v1/dlq?queue=requeue").json().get("total").asInt()).isZero();
     JsonNode back = pop("requeue", "batch=1");
     assertThat(back.get("messages").get(0).get("transactionId").asText())
-        .isEqualTo(m.get("transactionId").asText());
+        .as("a copy under its own transactionId: the original still names the original offset")
+        .isEqualTo(copy);
     assertThat(Wire.numbers(back)).containsExactly(0);
     assertThat(wire.ackAll(back).get(0).get("success").asBoolean()).isTrue();
     assertThat(broker.post(path, "{}").status()).as("no dead letter left").isEqualTo(404);

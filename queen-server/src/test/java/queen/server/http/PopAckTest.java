@@ -246,6 +246,36 @@ class PopAckTest {
   }
 
   @Test
+  void outsideALeaseOnlyTheNextMessageMovesTheCursor() {
+    wire.configure("next-only", object().put("leaseTime", 1));
+    wire.pushNumbered("next-only", "Default", 0, 3);
+    JsonNode pop = wire.popPartition("next-only", "Default", "batch=3").json();
+    await()
+        .atMost(Duration.ofSeconds(5))
+        .until(
+            () ->
+                broker.sqlLong(
+                        cursorOf("next-only", "__QUEUE_MODE__", "(lease_expires_at < now())::int"))
+                    == 1);
+    JsonNode later = ackOne(pop.get("messages").get(2), null, null).json().get(0);
+    assertThat(later.get("success").asBoolean()).isFalse();
+    assertThat(later.get("error").asText()).contains("next one");
+    assertThat(broker.sqlLong(cursorOf("next-only", "__QUEUE_MODE__", "committed"))).isEqualTo(-1);
+    assertThat(
+            ackOne(pop.get("messages").get(0), null, null).json().get(0).get("success").asBoolean())
+        .isTrue();
+    assertThat(broker.sqlLong(cursorOf("next-only", "__QUEUE_MODE__", "committed"))).isZero();
+  }
+
+  @Test
+  void aNulCharacterInANameIsA400() {
+    assertBad("/api/v1/push", "{\"items\":[{\"queue\":\"a\\u0000b\"}]}", "NUL");
+    TestBroker.Reply pop = broker.get("/api/v1/pop/queue/q?consumerGroup=%00");
+    assertThat(pop.status()).isEqualTo(400);
+    assertThat(pop.json().get("error").asText()).contains("consumerGroup");
+  }
+
+  @Test
   void ackOfAnUnknownMessageFailsInsideA200() {
     wire.pushNumbered("unknown", "Default", 0, 1);
     JsonNode pop = wire.popPartition("unknown", "Default", "batch=1").json();

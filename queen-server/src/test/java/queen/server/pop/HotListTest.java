@@ -27,28 +27,77 @@ class HotListTest {
     ring.add("p", 1, 0);
     HotList.Taken t = ring.take(1).getFirst();
     ring.add("p", 1, 0); // pushed while the claim ran, maybe after its snapshot
-    ring.checkIn("p", t.version(), Verdict.EMPTY, false, 0);
+    assertThat(ring.checkIn("p", t.version(), Verdict.EMPTY, false, 0, 0)).isTrue();
     assertThat(ring.isReady("p")).isTrue();
   }
 
   @Test
-  void emptyLeasedDeferredAndMissingPartitionsLeaveTheRing() {
+  void anEmptyPartitionLeavesTheRing() {
     HotList ring = new HotList();
-    for (Verdict v : List.of(Verdict.EMPTY, Verdict.DELIVERED, Verdict.DEFERRED, Verdict.LOCKED)) {
-      ring.add("p", 1, 0);
-      HotList.Taken t = ring.take(1).getFirst();
-      ring.checkIn("p", t.version(), v, false, 0);
-      assertThat(ring.isReady("p")).as(v.name()).isFalse();
-    }
+    ring.add("p", 1, 0);
+    HotList.Taken t = ring.take(1).getFirst();
+    ring.checkIn("p", t.version(), Verdict.EMPTY, false, 0, 0);
+    assertThat(ring.isReady("p")).isFalse();
     assertThat(ring.size()).isZero();
   }
 
   @Test
-  void anAutoAckDeliveryStaysReadyForwhatMayRemain() {
+  void aLeasedPartitionIsHeldOutAgainstPushesUntilItsLeaseEnds() {
+    HotList ring = new HotList();
+    ring.add("p", 1, 0);
+    HotList.Taken t = ring.take(1).getFirst();
+    ring.checkIn("p", t.version(), Verdict.DELIVERED, false, 0, 0);
+    ring.add("p", 1, SECOND); // a claim would only find it locked
+    assertThat(ring.isReady("p")).isFalse();
+    ring.unhold("p", 2 * SECOND); // the ack ended the lease; the push above is behind it
+    assertThat(ring.isReady("p")).isTrue();
+  }
+
+  @Test
+  void aLeaseEndedWithNothingBehindItWaitsForTheNextPush() {
+    HotList ring = new HotList();
+    ring.add("p", 1, 0);
+    HotList.Taken t = ring.take(1).getFirst();
+    ring.checkIn("p", t.version(), Verdict.DELIVERED, false, 0, 0);
+    ring.unhold("p", SECOND);
+    assertThat(ring.isReady("p")).isFalse();
+    ring.add("p", 1, 2 * SECOND);
+    assertThat(ring.isReady("p")).isTrue();
+  }
+
+  @Test
+  void aLockedOrDeferredPartitionComesBackAtItsKnownTime() {
+    HotList ring = new HotList();
+    for (Verdict v : List.of(Verdict.LOCKED, Verdict.DEFERRED)) {
+      ring.add("p", 1, 0);
+      HotList.Taken t = ring.take(1).getFirst();
+      ring.checkIn("p", t.version(), v, false, 10 * SECOND, 0);
+      ring.add("p", 1, 5 * SECOND);
+      assertThat(ring.isReady("p")).as(v + " before its time").isFalse();
+      ring.add("p", 1, 11 * SECOND);
+      assertThat(ring.isReady("p")).as(v + " after its time").isTrue();
+      ring.take(1);
+      ring.checkIn("p", 0, Verdict.EMPTY, false, 0, 12 * SECOND);
+    }
+  }
+
+  @Test
+  void aReseedOrARevisitReleasesAHeldPartition() {
+    HotList ring = new HotList();
+    ring.add("p", 1, 0);
+    HotList.Taken t = ring.take(1).getFirst();
+    ring.checkIn("p", t.version(), Verdict.DELIVERED, false, 0, 0);
+    assertThat(ring.startReseed(0, SECOND)).isTrue();
+    ring.reseeded(List.of("p"), false, 0); // the lease expired: SQL finds it takeable
+    assertThat(ring.isReady("p")).isTrue();
+  }
+
+  @Test
+  void anAutoAckDeliveryStaysReadyForWhatMayRemain() {
     HotList ring = new HotList();
     ring.add("p", 500, 0);
     HotList.Taken t = ring.take(1).getFirst();
-    ring.checkIn("p", t.version(), Verdict.DELIVERED, true, 0);
+    ring.checkIn("p", t.version(), Verdict.DELIVERED, true, 0, 0);
     assertThat(ring.isReady("p")).isTrue();
   }
 
@@ -64,17 +113,21 @@ class HotListTest {
   }
 
   @Test
-  void aReseedIsDueAtFirstThenOncePerIntervalAndAtOnceAfterAFullPage() {
+  void aReseedIsDueFirstThenOncePerIntervalAndEarlyOnlyWhenAFullPageRanDry() {
     HotList ring = new HotList();
+    assertThat(ring.primed()).isFalse();
     assertThat(ring.reseedDue(0, SECOND)).isTrue();
     assertThat(ring.startReseed(0, SECOND)).isTrue();
     assertThat(ring.startReseed(0, SECOND)).as("one reseed at a time").isFalse();
     ring.reseeded(List.of("a"), false, 0);
+    assertThat(ring.primed()).isTrue();
     assertThat(ring.reseedDue(SECOND / 2, SECOND)).isFalse();
     assertThat(ring.reseedDue(SECOND, SECOND)).isTrue();
     assertThat(ring.startReseed(SECOND, SECOND)).isTrue();
     ring.reseeded(List.of("b"), true, SECOND);
-    assertThat(ring.reseedDue(SECOND + 1, SECOND)).as("a full page asks for more").isTrue();
+    assertThat(ring.reseedDue(SECOND + 1, SECOND)).as("ring not dry yet").isFalse();
+    ring.take(10);
+    assertThat(ring.reseedDue(SECOND + 1, SECOND)).as("a full page ran dry").isTrue();
   }
 
   @Test
@@ -84,7 +137,7 @@ class HotListTest {
     assertThat(ring.holdUntil(SECOND, 100, 0)).isEqualTo(SECOND);
     assertThat(ring.holdUntil(SECOND, 10, 0)).as("batch full").isZero();
     assertThat(ring.holdUntil(SECOND, 100, SECOND)).as("window over").isZero();
-    ring.add("q", -1, 0);
+    ring.release("q", 0);
     assertThat(ring.holdUntil(SECOND, 100, 0)).as("unknown amount").isZero();
   }
 }

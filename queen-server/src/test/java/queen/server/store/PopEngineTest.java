@@ -258,6 +258,122 @@ class PopEngineTest {
   }
 
   @Test
+  void theGroupSeederLeavesAQueueWhosePartitionRowsAPopIsCreating() throws Exception {
+    wire.pushNumbered("seed-vs-pop", "p1", 0, 1);
+    wire.pushNumbered("seed-vs-pop", "p2", 0, 1);
+    try (Connection a = broker.connect();
+        Connection b = broker.connect()) {
+      a.setAutoCommit(false);
+      pop(
+          a,
+          partitionId(a, "seed-vs-pop", "p1"),
+          "g",
+          UUID.randomUUID(),
+          10,
+          false,
+          "all",
+          null,
+          false,
+          null);
+      exec(b, "set lock_timeout = '200ms'");
+      assertThat(
+              scalar(
+                  b, "select pending from queen.log_seed_group_v1('seed-vs-pop', null, null, 'g')"))
+          .as("left for later, without waiting")
+          .isEqualTo(1);
+      a.commit();
+      assertThat(
+              scalar(
+                  b, "select pending from queen.log_seed_group_v1('seed-vs-pop', null, null, 'g')"))
+          .isZero();
+      assertThat(scalar(b, "select count(*) from queen.log_consumers where consumer_group = 'g'"))
+          .isEqualTo(2);
+    }
+  }
+
+  @Test
+  void aPopSkipsAMissingRowWhileTheGroupSeederRuns() throws Exception {
+    wire.pushNumbered("pop-vs-seed", "p1", 0, 1);
+    try (Connection a = broker.connect();
+        Connection b = broker.connect()) {
+      a.setAutoCommit(false);
+      exec(a, "select * from queen.log_seed_group_v1('pop-vs-seed', null, null, 'h')");
+      exec(b, "set lock_timeout = '200ms'");
+      assertThat(
+              verdict(
+                  pop(
+                      b,
+                      partitionId(b, "pop-vs-seed", "p1"),
+                      "h",
+                      UUID.randomUUID(),
+                      10,
+                      false,
+                      "all",
+                      null,
+                      false,
+                      null)))
+          .isEqualTo("locked");
+      a.commit();
+      assertThat(
+              taken(
+                  pop(
+                      b,
+                      partitionId(b, "pop-vs-seed", "p1"),
+                      "h",
+                      UUID.randomUUID(),
+                      10,
+                      false,
+                      "all",
+                      null,
+                      false,
+                      null)))
+          .isEqualTo(1);
+    }
+  }
+
+  @Test
+  void seekingATimestampProbesLogarithmicallyManySegments() throws Exception {
+    appendSegments("seek", 2_000, 5);
+    try (Connection c = broker.connect()) {
+      UUID pid = partitionId(c, "seek", "p");
+      // segment at base b was created at epoch + b ms
+      exec(
+          c,
+          "update queen.log_segments set created_at = 'epoch'::timestamptz"
+              + " + base_offset * interval '1 millisecond' where partition_id = '"
+              + pid
+              + "'");
+      exec(
+          c,
+          "update queen.log_partitions set newest_created_at = 'epoch'::timestamptz"
+              + " + 9995 * interval '1 millisecond' where id = '"
+              + pid
+              + "'");
+      c.setAutoCommit(false);
+      long before = segmentTuplesRead(c);
+      long exact = seek(c, pid, 5000);
+      long between = seek(c, pid, 5002);
+      long past = seek(c, pid, 20_000);
+      long read = segmentTuplesRead(c) - before;
+      c.rollback();
+      assertThat(exact).isEqualTo(4999);
+      assertThat(between).as("first segment at or after the time starts at 5005").isEqualTo(5004);
+      assertThat(past).as("nothing that recent: future only").isEqualTo(9999);
+      assertThat(read).as("binary searches, not walks of 2,000 segments").isLessThan(100);
+    }
+  }
+
+  private static long seek(Connection c, UUID pid, long millis) throws Exception {
+    return scalar(
+        c,
+        "select queen.log_seek_v1('"
+            + pid
+            + "', 'epoch'::timestamptz + "
+            + millis
+            + " * interval '1 millisecond', 9999)");
+  }
+
+  @Test
   void hasPendingIsFalseOnlyWhenNothingIsTakeable() throws Exception {
     try (Connection c = broker.connect()) {
       assertThat(hasPending(c, "no-such-queue")).isFalse();

@@ -1,0 +1,142 @@
+package queen.bench;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * Thousands of long-poll consumers parked on a queue of many partitions: what they cost while idle
+ * (database transactions per second, broker memory) and how fast a trickle of pushes reaches them.
+ */
+final class Parked {
+  private Parked() {}
+
+  static Result run(
+      BrokerTarget target,
+      Jdbc db,
+      String database,
+      Long brokerPid,
+      int consumers,
+      int partitions,
+      double rate,
+      int idleSeconds,
+      int seconds)
+      throws Exception {
+    String q = "bench-parked-" + Long.toString(System.currentTimeMillis(), 36);
+    target.prepare(q, partitions);
+    Map<String, Long> pushedAt = new ConcurrentHashMap<>();
+    AtomicBoolean stop = new AtomicBoolean();
+    Recorder latency = new Recorder(0);
+    AtomicLong delivered = new AtomicLong();
+    try (ExecutorService pool = Executors.newVirtualThreadPerTaskExecutor()) {
+      for (int c = 0; c < consumers; c++) {
+        pool.submit(
+            () -> {
+              while (!stop.get()) {
+                try {
+                  Target.Delivery d = target.pop(q, "bench", 10, false, 30_000);
+                  if (d != null) {
+                    long now = System.nanoTime();
+                    target.ack(d);
+                    delivered.addAndGet(d.size());
+                    for (Target.Delivered m : d.messages()) {
+                      Long at = pushedAt.remove(m.id());
+                      if (at != null) {
+                        latency.latency(now - at);
+                      }
+                    }
+                  }
+                } catch (Exception e) {
+                  latency.error();
+                }
+              }
+              return null;
+            });
+      }
+      // let every consumer reach its first park, then measure a quiet period
+      TimeUnit.SECONDS.sleep(Math.max(3, consumers / 1000));
+      long xacts0 = transactions(db, database);
+      long t0 = System.nanoTime();
+      TimeUnit.SECONDS.sleep(idleSeconds);
+      double idleXacts = (transactions(db, database) - xacts0) / ((System.nanoTime() - t0) / 1e9);
+      Long rss = brokerPid == null ? null : rssMegabytes(brokerPid);
+
+      long interval = (long) (TimeUnit.SECONDS.toNanos(1) / rate);
+      long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+      long n = 0;
+      while (System.nanoTime() < end) {
+        long next = System.nanoTime() + interval;
+        String id = q + "-" + n++;
+        String partition = "p" + ThreadLocalRandom.current().nextInt(partitions);
+        target.push(q, List.of(new Target.Message(partition, id, Payloads.of(30, 0))));
+        pushedAt.put(id, System.nanoTime());
+        LockSupport.parkNanos(Math.max(0, next - System.nanoTime()));
+      }
+      stop.set(true);
+      pool.shutdownNow();
+      return new Result(
+          "parked",
+          target.name(),
+          Result.params(
+              "consumers",
+              consumers,
+              "partitions",
+              partitions,
+              "rate",
+              rate,
+              "idleSeconds",
+              idleSeconds),
+          seconds,
+          delivered.get(),
+          delivered.get() / (double) seconds,
+          n,
+          latency.percentile(50),
+          latency.percentile(99),
+          latency.percentile(99.9),
+          latency.errors(),
+          Result.params(
+              "idleDbTransactions/s",
+              Math.round(idleXacts * 10) / 10.0,
+              "brokerRssMB",
+              rss == null ? "n/a" : rss,
+              "latency",
+              "push response to pop response"));
+    }
+  }
+
+  /** Committed and rolled back transactions of the database so far. */
+  static long transactions(Jdbc db, String database) throws Exception {
+    try (Connection c = db.connection();
+        Statement st = c.createStatement();
+        ResultSet rs =
+            st.executeQuery(
+                "select xact_commit + xact_rollback from pg_stat_database where datname = '"
+                    + database
+                    + "'")) {
+      rs.next();
+      return rs.getLong(1);
+    }
+  }
+
+  /** Resident memory of a process, from /proc. */
+  static Long rssMegabytes(long pid) throws Exception {
+    for (String line : Files.readAllLines(Path.of("/proc/" + pid + "/status"))) {
+      if (line.startsWith("VmRSS:")) {
+        return Long.parseLong(line.replaceAll("[^0-9]", "")) / 1024;
+      }
+    }
+    return null;
+  }
+}

@@ -1,0 +1,31 @@
+package queen.bench;
+
+import java.nio.charset.StandardCharsets;
+
+/**
+ * Message bodies of a chosen size carrying their send time, so that a consumer can tell how long a
+ * message took from the producer's send to its own pop: {@code {"t":123,"p":"xxx..."}}.
+ */
+final class Payloads {
+  private Payloads() {}
+
+  static byte[] of(int size, long sentNanos) {
+    String head = "{\"t\":" + sentNanos + ",\"p\":\"";
+    int pad = Math.max(0, size - head.length() - 2);
+    return (head + "x".repeat(pad) + "\"}").getBytes(StandardCharsets.US_ASCII);
+  }
+
+  /** The send time written by {@link #of}, or 0 when the payload has none. */
+  static long sentNanos(byte[] payload) {
+    return sentNanos(new String(payload, StandardCharsets.US_ASCII));
+  }
+
+  static long sentNanos(String json) {
+    int i = json.indexOf("\"t\":");
+    if (i < 0) {
+      return 0;
+    }
+    int end = json.indexOf(',', i);
+    return Long.parseLong(json.substring(i + 4, end < 0 ? json.indexOf('}', i) : end).trim());
+  }
+}

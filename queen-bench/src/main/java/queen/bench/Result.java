@@ -1,0 +1,77 @@
+package queen.bench;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * One measured run: what ran, against what, and the numbers.
+ *
+ * @param rate messages per second over the measured window
+ * @param p50Micros latency percentiles in microseconds (request latency, or end to end where the
+ *     scenario says so)
+ */
+record Result(
+    String scenario,
+    String target,
+    Map<String, Object> params,
+    double seconds,
+    long messages,
+    double rate,
+    long requests,
+    long p50Micros,
+    long p99Micros,
+    long p999Micros,
+    long errors,
+    Map<String, Object> extra) {
+
+  static Result of(
+      String scenario,
+      String target,
+      Map<String, Object> params,
+      Recorder r,
+      long endNanos,
+      Map<String, Object> extra) {
+    double s = r.seconds(endNanos);
+    return new Result(
+        scenario,
+        target,
+        params,
+        s,
+        r.messages(),
+        r.messages() / s,
+        r.requests(),
+        r.percentile(50),
+        r.percentile(99),
+        r.percentile(99.9),
+        r.errors(),
+        extra);
+  }
+
+  /** One line for the terminal. */
+  String summary() {
+    StringBuilder b = new StringBuilder();
+    b.append(String.format("%-16s %-8s %,10.0f msg/s", scenario, target, rate));
+    b.append(
+        String.format("  p50 %s  p99 %s  p99.9 %s", ms(p50Micros), ms(p99Micros), ms(p999Micros)));
+    b.append("  ").append(params);
+    if (!extra.isEmpty()) {
+      b.append("  ").append(extra);
+    }
+    if (errors > 0) {
+      b.append("  errors ").append(errors);
+    }
+    return b.toString();
+  }
+
+  static String ms(long micros) {
+    return String.format("%.1fms", micros / 1000.0);
+  }
+
+  static Map<String, Object> params(Object... kv) {
+    Map<String, Object> m = new LinkedHashMap<>();
+    for (int i = 0; i < kv.length; i += 2) {
+      m.put((String) kv[i], kv[i + 1]);
+    }
+    return m;
+  }
+}

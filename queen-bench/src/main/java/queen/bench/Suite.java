@@ -1,0 +1,117 @@
+package queen.bench;
+
+import java.nio.file.Files;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code queen bench suite}: the standard matrix behind docs/benchmarks.md. Starts its own broker
+ * process on a fresh database, runs every scenario against the broker and, where the issue asks for
+ * a ratio, against both baselines in the same run, then renders the report.
+ */
+@Command(
+    name = "suite",
+    description =
+        "Run the standard matrix (broker, naive and ceiling) with a broker of its own and render"
+            + " the report into --out.")
+final class Suite implements Callable<Integer> {
+  @Mixin BenchOptions options;
+
+  @Option(
+      names = "--database",
+      defaultValue = "queen_bench",
+      description = "Database to (re)create for the run.")
+  String database;
+
+  @Option(names = "--port", defaultValue = "6699")
+  int port;
+
+  @Option(names = "--broker-main", defaultValue = "queen.cli.Main", hidden = true)
+  String brokerMain;
+
+  @Option(names = "--skip-parked", description = "Leave out the 5,000-consumer parked scenario.")
+  boolean skipParked;
+
+  @Override
+  public Integer call() throws Exception {
+    Files.createDirectories(options.out);
+    Files.deleteIfExists(options.out.resolve("results.json"));
+    recreate(database);
+    options.pgUrl = options.jdbcUrl().replace("/" + options.database(), "/" + database);
+    List<Result> all = new ArrayList<>();
+    try (Jdbc db = options.jdbc();
+        BrokerProcess broker =
+            BrokerProcess.start(brokerMain, port, database, options.out.resolve("broker.log"))) {
+      Map<String, Object> env = Environment.describe(db);
+      env.forEach((k, v) -> System.out.println(k + ": " + v));
+      List<Target> targets =
+          List.of(new BrokerTarget(broker.url), new NaiveTarget(db), new CeilingTarget(db));
+      for (Target t : targets) {
+        Scenarios s = new Scenarios(t, options.warmup, options.seconds);
+        record(all, s.push("queen-push", 20, 10, 50, 30));
+        record(all, s.popAck("queen-pop", 10, 100, 50, 300_000, true));
+        for (Result r : s.mixed("queen-mixed", 20, 10, 10, 100, 50, true)) {
+          record(all, r);
+        }
+        for (int batch : new int[] {1, 10, 100}) {
+          record(all, s.push("push", 16, batch, 100, 30));
+        }
+        record(all, s.push("push-1KB", 16, 10, 100, 1024));
+        int[] backlogs = {20_000, 100_000, 300_000};
+        int i = 0;
+        for (int batch : new int[] {1, 10, 100}) {
+          record(all, s.popAck("pop-ack", 16, batch, 100, backlogs[i++], false));
+        }
+      }
+      BrokerTarget b = (BrokerTarget) targets.getFirst();
+      Scenarios s = new Scenarios(b, options.warmup, options.seconds);
+      record(all, s.popAck("partitions-10", 16, 10, 10, 100_000, false));
+      record(all, s.popAck("partitions-10000", 16, 10, 10_000, 100_000, false));
+      record(all, s.fanOut(10, 10, 20));
+      List<Result> max = s.mixed("latency-max", 20, 10, 10, 100, 50, false);
+      max.forEach(r -> record(all, r));
+      double capacity = Math.min(max.get(0).rate(), max.get(1).rate());
+      for (double f : new double[] {0.25, 0.5, 0.8}) {
+        record(all, s.latency("latency-" + Math.round(f * 100) + "pct", capacity * f, 10, 50));
+      }
+      if (!skipParked) {
+        record(
+            all, Parked.run(b, db, database, broker.pid(), 5_000, 1_000, 50, 5, options.seconds));
+      }
+      for (Target t : targets) {
+        t.close();
+      }
+      Report.render(options.out, env);
+    }
+    System.out.println("wrote " + options.out.resolve("results.md"));
+    return all.stream().anyMatch(r -> r.errors() > 0) ? 1 : 0;
+  }
+
+  private void record(List<Result> all, Result r) {
+    System.out.println(r.summary());
+    all.add(r);
+    try {
+      Report.append(options.out, r);
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private void recreate(String name) throws Exception {
+    String admin = options.jdbcUrl().replace("/" + options.database(), "/postgres");
+    String saved = options.pgUrl;
+    options.pgUrl = admin;
+    try (Jdbc db = options.jdbc()) {
+      db.exec(
+          "drop database if exists " + name + " with (force)",
+          "create database " + name + " template template0");
+    } finally {
+      options.pgUrl = saved;
+    }
+  }
+}

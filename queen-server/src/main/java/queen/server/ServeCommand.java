@@ -1,0 +1,86 @@
+package queen.server;
+
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import picocli.CommandLine.Command;
+
+/** {@code queen serve}: runs the broker until SIGTERM or Ctrl-C. */
+@Command(
+    name = "serve",
+    mixinStandardHelpOptions = true,
+    description = "Start the broker against PostgreSQL (migrating its schema first).",
+    footer = {
+      "",
+      "Environment:",
+      "  PORT            port to listen on (default 6632)",
+      "  HOST            address to listen on (default 0.0.0.0)",
+      "  PG_HOST         PostgreSQL host (default localhost)",
+      "  PG_PORT         PostgreSQL port (default 5432)",
+      "  PG_USER         PostgreSQL user (default postgres)",
+      "  PG_PASSWORD     PostgreSQL password (default empty)",
+      "  PG_DB           PostgreSQL database (default postgres)",
+      "  DB_POOL_SIZE    most connections the broker opens (default 20)",
+      "  MAX_BODY_BYTES  largest request body accepted (default 67108864)",
+      "  QUEEN_SWEEP_INTERVAL_MS  how often messages past maxWaitTimeSeconds are",
+      "                  dead-lettered (default 5000)",
+      "  QUEEN_STATE_REFRESH_MS   how often pop maintenance mode and minimum pop",
+      "                  waits set on other brokers are re-read (default 1000)",
+      "  QUEEN_HOTLIST   1 (default): pick pop candidates from the in-memory hot-list;",
+      "                  0: by SQL scan",
+      "  POP_WAIT_INITIAL_INTERVAL_MS, POP_WAIT_BACKOFF_THRESHOLD,",
+      "  POP_WAIT_BACKOFF_MULTIPLIER, POP_WAIT_MAX_INTERVAL_MS",
+      "                  long-poll backoff (defaults 100, 3, 2.0, 1000): a parked pop",
+      "                  re-checks after the interval even if nothing woke it",
+      "",
+      "Stops cleanly on SIGTERM or Ctrl-C. Exit status 1 when PostgreSQL cannot be",
+      "reached, 2 for an invalid setting."
+    })
+public final class ServeCommand implements Callable<Integer> {
+  private static final Logger log = LoggerFactory.getLogger("queen");
+
+  @Override
+  public Integer call() throws InterruptedException {
+    BrokerConfig config;
+    try {
+      config = BrokerConfig.fromEnv(System.getenv());
+    } catch (BrokerConfig.InvalidConfigException e) {
+      System.err.println("queen: " + e.getMessage());
+      return 2;
+    }
+    Broker broker;
+    try {
+      broker = Broker.start(config);
+    } catch (RuntimeException e) {
+      log.error("cannot start against {}: {}", config.db().describe(), rootMessage(e));
+      return 1;
+    }
+    log.info(
+        "Queen {} listening on http://{}:{} using database {}",
+        Broker.version(),
+        config.host(),
+        broker.port(),
+        config.db().describe());
+    CountDownLatch stopped = new CountDownLatch(1);
+    Runtime.getRuntime()
+        .addShutdownHook(
+            new Thread(
+                () -> {
+                  broker.close();
+                  log.info("Queen stopped");
+                  stopped.countDown();
+                },
+                "queen-shutdown"));
+    stopped.await();
+    return 0;
+  }
+
+  private static String rootMessage(Throwable e) {
+    Throwable t = e;
+    while (t.getCause() != null) {
+      t = t.getCause();
+    }
+    return t.getMessage() == null ? t.toString() : t.getMessage();
+  }
+}
