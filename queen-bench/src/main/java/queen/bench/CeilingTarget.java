@@ -30,9 +30,13 @@ final class CeilingTarget implements Target {
           + "     and (cc.lease is null or cc.lease_until < now())"
           + "   returning cc.partition_id, cc.committed)"
           + " select c.partition_id, c.committed, s.base_offset, s.msg_count, s.blob"
-          + " from c join lateral (select * from bench_ceiling.segments ss"
-          + "   where ss.partition_id = c.partition_id and ss.base_offset > c.committed"
-          + "     and ss.base_offset <= c.committed + ? order by ss.base_offset) s on true";
+          + " from c join lateral ("
+          + "   (select * from bench_ceiling.segments ss where ss.partition_id = c.partition_id"
+          + "      and ss.base_offset <= c.committed + 1 order by ss.base_offset desc limit 1)"
+          + "   union all"
+          + "   (select * from bench_ceiling.segments ss where ss.partition_id = c.partition_id"
+          + "      and ss.base_offset > c.committed + 1 and ss.base_offset <= c.committed + ?"
+          + "    order by ss.base_offset)) s on true";
   private static final String ACK =
       "update bench_ceiling.cursors set committed = ?, lease = null, lease_until = null"
           + " where partition_id = ? and grp = ? and lease = ?";

@@ -278,7 +278,10 @@ final class Scenarios {
         Map.of("latency", "push response to pop response"));
   }
 
-  /** Pushes {@code total} messages over the partitions, in chunks of up to 500 per partition. */
+  /**
+   * Pushes {@code total} messages over the partitions in pushes of up to 100 messages each, one
+   * partition per push: the backlog a keyed producer with a large batch leaves.
+   */
   void fill(String q, int partitions, int total) throws Exception {
     int perPartition = Math.max(1, total / partitions);
     AtomicLong next = new AtomicLong();
@@ -291,8 +294,8 @@ final class Scenarios {
                   for (long p = next.getAndIncrement();
                       p < partitions;
                       p = next.getAndIncrement()) {
-                    for (int done = 0; done < perPartition; done += 500) {
-                      int n = Math.min(500, perPartition - done);
+                    for (int done = 0; done < perPartition; done += 100) {
+                      int n = Math.min(100, perPartition - done);
                       List<Target.Message> msgs = new ArrayList<>(n);
                       for (int i = 0; i < n; i++) {
                         msgs.add(

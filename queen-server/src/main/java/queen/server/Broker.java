@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.bridge.SLF4JBridgeHandler;
+import queen.server.ack.AckRegistry;
 import queen.server.ack.AckService;
 import queen.server.ack.DeadLetterService;
 import queen.server.ack.TransactionService;
@@ -82,6 +83,7 @@ public final class Broker implements AutoCloseable {
       resources.addFirst(refresher);
       refresher.start();
       HotLists hot = new HotLists(meters);
+      AckRegistry registry = new AckRegistry();
       PushService push =
           new PushService(new PushStore(db), new PartitionDirectory(queues), clock, hot::pushed);
       PopService pop =
@@ -93,9 +95,10 @@ public final class Broker implements AutoCloseable {
               config.hotList(),
               config.db().poolSize(),
               clock,
-              meters);
+              meters,
+              registry::register);
       resources.addFirst(pop::close);
-      AckService ack = new AckService(new AckStore(db), hot::released);
+      AckService ack = new AckService(new AckStore(db), registry, hot::released);
       TransactionService transactions =
           new TransactionService(new TransactionStore(db), push, hot::released);
       MaxWaitSweeper sweeper = new MaxWaitSweeper(deadLetters, config.sweepInterval());

@@ -287,3 +287,42 @@ begin
     end if;
 end;
 $$;
+
+-- The ack registry's fast path: a whole leased batch acknowledged as completed becomes one
+-- positional cursor advance per partition, guarded by the lease (worker_id = leaseId, still live,
+-- same batch_end), with no per-message lookups. A row that no longer matches is left alone and
+-- reported acked = false: the caller falls back to queen.log_ack_v1 for precise per-item answers.
+-- Passing the batch's end releases the lease and, like a completed batch in log_ack_v1, resets the
+-- retry budget once the cursor passes the failed range.
+create or replace function queen.log_ack_batch_v1(
+    p_partition_ids uuid[], p_leases uuid[], p_batch_ends bigint[], p_now timestamptz default null)
+returns table (idx integer, acked boolean, queue_name text, partition_name text,
+               consumer_group text, has_more boolean)
+language sql
+as $$
+    with a as (
+        select u.pid, u.lease, u.batch_end, u.i
+          from unnest(p_partition_ids, p_leases, p_batch_ends) with ordinality as u(pid, lease, batch_end, i)),
+    done as (
+        update queen.log_consumers c
+           set committed = a.batch_end, worker_id = null, lease_expires_at = null,
+               lease_acquired_at = null, batch_end = null, acked_offsets = null,
+               retry_count = case when c.retry_end is null or a.batch_end >= c.retry_end
+                                  then 0 else c.retry_count end,
+               retry_end = case when c.retry_end is null or a.batch_end >= c.retry_end
+                                then null else c.retry_end end,
+               total_consumed = c.total_consumed + (a.batch_end - c.committed),
+               last_consumed_at = coalesce(p_now, now())
+          from a
+         where c.partition_id = a.pid and c.worker_id = a.lease
+           and c.lease_expires_at > coalesce(p_now, now())
+           and c.batch_end = a.batch_end
+        returning a.i, c.consumer_group)
+    select (a.i - 1)::integer, d.i is not null, q.name, p.name, d.consumer_group,
+           d.i is not null and p.last_offset > a.batch_end
+      from a
+      left join done d on d.i = a.i
+      join queen.log_partitions p on p.id = a.pid
+      join queen.queues q on q.id = p.queue_id
+     order by a.i
+$$;

@@ -2,11 +2,16 @@ package queen.server.ack;
 
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import queen.server.store.AckItem;
 import queen.server.store.AckOutcome;
 import queen.server.store.AckStore;
+import queen.server.store.BatchAck;
 
 /**
  * Applies acknowledgements. A lease id that is not even a UUID cannot name a live lease: it is
@@ -16,51 +21,106 @@ public final class AckService {
   static final String INVALID_LEASE = "Invalid or expired lease";
 
   private final AckStore store;
+  private final AckRegistry registry;
   private final ReleaseListener listener;
 
-  public AckService(AckStore store, ReleaseListener listener) {
+  public AckService(AckStore store, AckRegistry registry, ReleaseListener listener) {
     this.store = store;
+    this.registry = registry;
     this.listener = listener;
   }
 
-  /** Acks for one consumer group; outcomes in input order. */
+  /**
+   * Acks for one consumer group; outcomes in input order. Whole leased batches this broker
+   * delivered take the registry's fast path (one guarded cursor advance per partition); anything
+   * else, or a fast ack the lease no longer allows, takes the general path.
+   */
   public List<AckOutcome> ack(String group, List<AckRequest> requests) {
     AckOutcome[] out = new AckOutcome[requests.size()];
-    List<AckItem> items = new ArrayList<>(requests.size());
-    List<Integer> positions = new ArrayList<>(requests.size());
+    UUID[] leases = new UUID[requests.size()];
     for (int i = 0; i < requests.size(); i++) {
       AckRequest r = requests.get(i);
-      UUID lease = null;
       if (r.leaseId() != null && !r.leaseId().isEmpty()) {
-        lease = parseUuid(r.leaseId());
-        if (lease == null) {
-          out[i] =
-              new AckOutcome(
-                  i,
-                  false,
-                  INVALID_LEASE,
-                  null,
-                  null,
-                  false,
-                  false,
-                  r.partitionId(),
-                  group,
-                  false,
-                  false);
-          continue;
+        leases[i] = parseUuid(r.leaseId());
+        if (leases[i] == null) {
+          out[i] = refused(i, r, group);
         }
       }
-      items.add(item(r, lease));
-      positions.add(i);
+    }
+    fastPath(requests, leases, out);
+    List<AckItem> items = new ArrayList<>();
+    List<Integer> positions = new ArrayList<>();
+    for (int i = 0; i < requests.size(); i++) {
+      if (out[i] == null) {
+        items.add(item(requests.get(i), leases[i]));
+        positions.add(i);
+      }
     }
     if (!items.isEmpty()) {
       for (AckOutcome o : store.ack(group, items)) {
         int i = positions.get(o.index());
         out[i] = o.withIndex(i);
       }
-      promote(Arrays.asList(out), listener);
     }
-    return Arrays.asList(out);
+    List<AckOutcome> all = Arrays.asList(out);
+    promote(all, listener);
+    return all;
+  }
+
+  /** Acks whole registered batches in one statement; fills {@code out} for those it applied. */
+  private void fastPath(List<AckRequest> requests, UUID[] leases, AckOutcome[] out) {
+    Map<AckRegistry.Delivery, List<Integer>> byDelivery = new IdentityHashMap<>();
+    Map<AckRegistry.Delivery, UUID> leaseOf = new IdentityHashMap<>();
+    Set<AckRegistry.Delivery> partial = Collections.newSetFromMap(new IdentityHashMap<>());
+    for (int i = 0; i < requests.size(); i++) {
+      AckRequest r = requests.get(i);
+      if (leases[i] == null || out[i] != null) {
+        continue;
+      }
+      AckRegistry.Delivery d = registry.get(leases[i], r.partitionId());
+      if (d == null) {
+        continue;
+      }
+      byDelivery.computeIfAbsent(d, k -> new ArrayList<>()).add(i);
+      leaseOf.put(d, leases[i]);
+      if (!(r.status().equals("completed") || r.status().equals("success"))
+          || !d.transactionIds().contains(r.transactionId())) {
+        partial.add(d);
+      }
+    }
+    List<BatchAck> batches = new ArrayList<>();
+    List<AckRegistry.Delivery> deliveries = new ArrayList<>();
+    byDelivery.forEach(
+        (d, idx) -> {
+          boolean whole =
+              !partial.contains(d)
+                  && idx.stream().map(i -> requests.get(i).transactionId()).distinct().count()
+                      == d.transactionIds().size();
+          if (whole) {
+            batches.add(new BatchAck(d.partitionId(), leaseOf.get(d), d.batchEnd()));
+            deliveries.add(d);
+          }
+        });
+    if (batches.isEmpty()) {
+      return;
+    }
+    List<AckOutcome> outcomes = store.ackBatches(batches);
+    for (int b = 0; b < batches.size(); b++) {
+      AckOutcome o = outcomes.get(b);
+      if (!o.success()) {
+        continue; // the lease no longer holds the batch: the general path answers precisely
+      }
+      AckRegistry.Delivery d = deliveries.get(b);
+      registry.remove(batches.get(b).leaseId(), d.partitionId());
+      for (int i : byDelivery.get(d)) {
+        out[i] = o.withIndex(i);
+      }
+    }
+  }
+
+  private static AckOutcome refused(int i, AckRequest r, String group) {
+    return new AckOutcome(
+        i, false, INVALID_LEASE, null, null, false, false, r.partitionId(), group, false, false);
   }
 
   /**

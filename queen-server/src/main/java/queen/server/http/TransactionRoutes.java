@@ -54,10 +54,8 @@ public final class TransactionRoutes implements HttpService {
                 if (items == null || !items.isArray()) {
                   throw ApiException.badRequest("items array is required" + at);
                 }
-                for (int k = 0; k < items.size(); k++) {
-                  pushes.add(
-                      new TransactionService.PushOp(
-                          i, PushRoutes.item(items.get(k), at + "(items[" + k + "])", "data")));
+                for (var item : PushBody.readItems(Json.bytes(items), at)) {
+                  pushes.add(new TransactionService.PushOp(i, item));
                 }
               }
               default -> {

@@ -99,15 +99,22 @@ final class HotList {
     return ready.add(partition);
   }
 
-  /** Hands out up to {@code k} ready partitions, oldest first, and marks them in flight. */
-  synchronized List<Taken> take(int k) {
+  /**
+   * Hands out up to {@code k} ready partitions, oldest first. The first {@code exclusive} (the ones
+   * a pop expects to claim) are in flight until checked back, so concurrent pops of this broker
+   * spread over different partitions; the rest are spares the pop tries only if those fail, and
+   * stay available to others meanwhile.
+   */
+  synchronized List<Taken> take(int k, int exclusive) {
     List<Taken> out = new ArrayList<>(Math.min(k, ready.size()));
     Iterator<String> it = ready.iterator();
     while (it.hasNext() && out.size() < k) {
       String p = it.next();
-      it.remove();
       long v = versions.getOrDefault(p, 0L);
-      inFlight.put(p, v);
+      if (out.size() < exclusive) {
+        it.remove();
+        inFlight.put(p, v);
+      }
       out.add(new Taken(p, v));
     }
     return out;
@@ -146,7 +153,11 @@ final class HotList {
         return false;
       }
       case LOCKED, DEFERRED -> {
-        hold(partition, retryAtNanos == 0 ? UNTIL_RELEASED : retryAtNanos);
+        if (retryAtNanos != 0) {
+          hold(partition, retryAtNanos); // a lease or a gate with a known end: the wheel's time
+        } else {
+          ready.remove(partition); // another pop's claim is on it; its verdict decides
+        }
         return false;
       }
       default -> {
@@ -166,11 +177,15 @@ final class HotList {
     held.put(partition, new Hold(untilNanos, versions.getOrDefault(partition, 0L)));
   }
 
-  /** Returns candidates a pop took but never tried (it claimed enough before reaching them). */
+  /**
+   * Returns candidates a pop took but never tried (it claimed enough before reaching them). Only
+   * the ones it held in flight come back; spares never left.
+   */
   synchronized void giveBack(List<Taken> untried, long nowNanos) {
     for (Taken t : untried) {
-      inFlight.remove(t.partition());
-      makeReady(t.partition(), nowNanos);
+      if (inFlight.remove(t.partition()) != null) {
+        makeReady(t.partition(), nowNanos);
+      }
     }
   }
 

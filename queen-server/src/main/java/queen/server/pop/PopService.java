@@ -48,6 +48,7 @@ public final class PopService {
   private final boolean hotList;
   private final UuidV7 ids;
   private final InstantSource clock;
+  private final DeliveryListener delivered;
   private final Counter emptyWithoutPermit;
   private final Counter wakes;
   private final Counter noPermit;
@@ -60,7 +61,8 @@ public final class PopService {
       boolean hotList,
       int maxConcurrency,
       InstantSource clock,
-      MeterRegistry meters) {
+      MeterRegistry meters,
+      DeliveryListener delivered) {
     this.store = store;
     this.seeds = new GroupSeeds(store);
     this.hot = hot;
@@ -72,6 +74,7 @@ public final class PopService {
     this.hotList = hotList;
     this.ids = new UuidV7(clock);
     this.clock = clock;
+    this.delivered = delivered;
     this.emptyWithoutPermit =
         Counter.builder("queen_pop_empty_without_permit_total")
             .description("Pops answered empty from the hot-list alone, no permit, no SQL")
@@ -259,7 +262,7 @@ public final class PopService {
         request,
         claim,
         () -> {
-          List<HotList.Taken> taken = ring.take(k);
+          List<HotList.Taken> taken = ring.take(k, request.partitions());
           if (taken.isEmpty()) {
             return List.of();
           }
@@ -374,7 +377,31 @@ public final class PopService {
       throw e;
     }
     PopResult result = result(request, claim.workerId(), claims);
-    return result.isEmpty() ? Attempt.NOTHING : new Attempt(result, false, 0);
+    if (result.isEmpty()) {
+      return Attempt.NOTHING;
+    }
+    if (!request.autoAck()) {
+      announce(result);
+    }
+    return new Attempt(result, false, 0);
+  }
+
+  /** Tells the listener what this leased pop delivered, per partition. */
+  private void announce(PopResult result) {
+    Map<UUID, List<PoppedMessage>> byPartition = new java.util.LinkedHashMap<>();
+    for (PoppedMessage m : result.messages()) {
+      byPartition.computeIfAbsent(m.partitionId(), k -> new ArrayList<>()).add(m);
+    }
+    byPartition.forEach(
+        (pid, ms) ->
+            delivered.leased(
+                result.leaseId(),
+                pid,
+                ms.getFirst().queue(),
+                ms.getFirst().partition(),
+                result.group(),
+                ms.stream().map(m -> m.frame().transactionId()).toList(),
+                ms.getLast().offset()));
   }
 
   private static PopResult empty(PopRequest request, UUID worker) {

@@ -23,7 +23,7 @@ import queen.server.store.SegmentWrite;
  */
 public final class PushBatch {
   /** PostgreSQL orders uuids by unsigned bytes; locking in that order everywhere avoids cycles. */
-  private static final Comparator<UUID> PG_UUID_ORDER =
+  static final Comparator<UUID> PG_UUID_ORDER =
       Comparator.comparing((UUID u) -> u.getMostSignificantBits(), Long::compareUnsigned)
           .thenComparing(UUID::getLeastSignificantBits, Long::compareUnsigned);
 
@@ -67,9 +67,21 @@ public final class PushBatch {
     }
   }
 
-  /** The segments to append, one per partition, in lock order. */
+  private List<SegmentWrite> writes;
+
+  /** The segments to append, one per partition, in lock order (encoded once). */
   public List<SegmentWrite> writes() {
-    return groups.values().stream().map(PushBatch::encode).toList();
+    if (writes == null) {
+      writes = groups.values().stream().map(PushBatch::encode).toList();
+    }
+    return writes;
+  }
+
+  /** The transaction ids the batch writes, by partition. */
+  Map<UUID, Set<String>> transactionIds() {
+    Map<UUID, Set<String>> out = new HashMap<>();
+    groups.forEach((pid, g) -> out.put(pid, g.firstByTxn.keySet()));
+    return out;
   }
 
   /** Re-encodes a segment without stored duplicates; null when nothing remains. */

@@ -13,14 +13,18 @@ import queen.server.store.PartitionMissingException;
 import queen.server.store.PushStore;
 
 /**
- * Turns a push request into one segment per (queue, partition) and appends them atomically.
+ * Turns a push request into one segment per (queue, partition) and appends them atomically, merged
+ * with concurrent pushes (see {@link GroupCommit}).
  *
  * <p>Dedup is per (partition, transactionId): inside one request the first item with a key wins and
  * later ones report the winner's message id; against stored messages the partition's own lock
  * decides (see {@link PushStore#append}).
  */
 public final class PushService {
-  private final PushStore store;
+  /** Merged push calls running at once, each on one pooled connection. */
+  static final int MAX_FLUSHES = 4;
+
+  private final GroupCommit commit;
   private final PartitionDirectory directory;
   private final InstantSource clock;
   private final UuidV7 ids;
@@ -28,7 +32,7 @@ public final class PushService {
 
   public PushService(
       PushStore store, PartitionDirectory directory, InstantSource clock, PushListener listener) {
-    this.store = store;
+    this.commit = new GroupCommit(store, MAX_FLUSHES);
     this.directory = directory;
     this.clock = clock;
     this.ids = new UuidV7(clock);
@@ -48,7 +52,7 @@ public final class PushService {
     return withFreshPartitions(
         items,
         batch -> {
-          List<AppendOutcome> outcomes = store.append(batch.writes(), batch::without);
+          List<AppendOutcome> outcomes = commit.append(batch);
           batch.announce(outcomes, listener);
           return batch.results(outcomes);
         });

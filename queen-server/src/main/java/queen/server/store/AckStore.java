@@ -12,6 +12,7 @@ import java.util.UUID;
 public final class AckStore {
   private static final String ACK = "select * from queen.log_ack_v1(?, ?, ?, ?, ?, ?)";
   private static final String EXTEND = "select * from queen.log_extend_lease_v1(?, ?)";
+  private static final String BATCH = "select * from queen.log_ack_batch_v1(?, ?, ?)";
 
   private final Database db;
 
@@ -79,6 +80,45 @@ public final class AckStore {
     }
     DeadLetters.write(c, dead);
     return out;
+  }
+
+  /**
+   * Whole leased batches acknowledged at once (the ack registry's fast path), one statement in
+   * autocommit mode. An outcome that is not {@code success} changed nothing: the lease no longer
+   * holds that batch, and the caller takes the general path for a precise answer.
+   */
+  public List<AckOutcome> ackBatches(List<BatchAck> batches) {
+    return db.autocommit(
+        c -> {
+          try (PreparedStatement ps = c.prepareStatement(BATCH)) {
+            ps.setArray(
+                1, c.createArrayOf("uuid", batches.stream().map(BatchAck::partitionId).toArray()));
+            ps.setArray(
+                2, c.createArrayOf("uuid", batches.stream().map(BatchAck::leaseId).toArray()));
+            ps.setArray(
+                3, c.createArrayOf("bigint", batches.stream().map(BatchAck::batchEnd).toArray()));
+            List<AckOutcome> out = new ArrayList<>(batches.size());
+            try (ResultSet rs = ps.executeQuery()) {
+              while (rs.next()) {
+                boolean acked = rs.getBoolean("acked");
+                out.add(
+                    new AckOutcome(
+                        rs.getInt("idx"),
+                        acked,
+                        null,
+                        rs.getString("queue_name"),
+                        rs.getString("partition_name"),
+                        acked,
+                        false,
+                        batches.get(rs.getInt("idx")).partitionId(),
+                        rs.getString("consumer_group"),
+                        acked,
+                        rs.getBoolean("has_more")));
+              }
+            }
+            return out;
+          }
+        });
   }
 
   /** What a lease extension found. */

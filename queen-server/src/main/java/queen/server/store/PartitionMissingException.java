@@ -1,13 +1,11 @@
 package queen.server.store;
 
-import java.util.UUID;
-
 /**
  * A push named a partition id that no longer exists, because its queue was deleted since the id was
  * resolved. Nothing was written; the caller re-resolves and retries.
  */
 public final class PartitionMissingException extends RuntimeException {
-  public PartitionMissingException(UUID partitionId) {
-    super("partition " + partitionId + " no longer exists");
+  public PartitionMissingException() {
+    super("a partition of the push no longer exists", null, false, false);
   }
 }

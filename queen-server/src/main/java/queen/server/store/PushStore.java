@@ -6,7 +6,6 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -15,6 +14,13 @@ import java.util.UUID;
 /** Appends segments; the only writer of log_segments and the transactionId index. */
 public final class PushStore {
   private static final String APPEND = "select * from queen.log_push_v1(?, ?, ?, ?, ?, ?, ?)";
+  private static final String DUPLICATES = "select * from queen.log_duplicates_v1(?, ?)";
+
+  /** Raised by log_push_v1 when a partition no longer exists. */
+  static final String MISSING_PARTITION = "QN001";
+
+  /** Raised by log_push_v1 when a transaction id is already stored in its partition. */
+  static final String DUPLICATES_FOUND = "QN002";
 
   private final Database db;
 
@@ -32,8 +38,8 @@ public final class PushStore {
    * Appends the segments, all or nothing. No transaction id may occur twice within one partition.
    * One call of {@code queen.log_push_v1} is one statement in autocommit mode: the function and its
    * commit take a single round trip, and the partition locks are never held across a round trip to
-   * the broker. When the call finds stored duplicates it writes nothing; the segments are
-   * re-encoded without them and the call repeats, deciding again under the locks.
+   * the broker. When stored duplicates make the call write nothing, they are looked up, the
+   * segments re-encoded without them, and the call repeats, deciding again under the locks.
    *
    * @throws PartitionMissingException if a partition was deleted since it was resolved
    */
@@ -52,30 +58,34 @@ public final class PushStore {
                 live.add(i);
               }
             }
+            long[] bases = new long[current.length];
             if (live.isEmpty()) {
-              return outcomes(current, new long[current.length], dups);
-            }
-            List<Row> rows = call(c, live.stream().map(i -> current[i]).toList());
-            String status = rows.getFirst().status();
-            if (status.equals("queued")) {
-              long[] bases = new long[current.length];
-              for (Row row : rows) {
-                bases[live.get(row.seg() - 1)] = row.baseOffset();
-              }
               return outcomes(current, bases, dups);
             }
-            if (status.equals("missing")) {
-              throw new PartitionMissingException(
-                  current[live.get(rows.getFirst().seg() - 1)].partitionId());
+            List<SegmentWrite> batch = live.stream().map(i -> current[i]).toList();
+            try {
+              long[] written = call(c, batch);
+              for (int k = 0; k < live.size(); k++) {
+                bases[live.get(k)] = written[k];
+              }
+              return outcomes(current, bases, dups);
+            } catch (SQLException e) {
+              if (!DUPLICATES_FOUND.equals(e.getSQLState())) {
+                throw e;
+              }
             }
-            Set<Integer> touched = new HashSet<>();
-            for (Row row : rows) {
-              int i = live.get(row.seg() - 1);
-              dups.get(i).put(row.dupTxnId(), row.dupMsgId());
-              touched.add(i);
-            }
-            for (int i : touched) {
-              current[i] = remover.without(current[i], dups.get(i).keySet());
+            Map<UUID, Map<String, UUID>> stored = duplicates(c, batch);
+            for (int i : live) {
+              Map<String, UUID> found = stored.getOrDefault(current[i].partitionId(), Map.of());
+              for (String txn : current[i].transactionIds()) {
+                UUID owner = found.get(txn);
+                if (owner != null) {
+                  dups.get(i).put(txn, owner);
+                }
+              }
+              if (!dups.get(i).isEmpty()) {
+                current[i] = remover.without(current[i], dups.get(i).keySet());
+              }
             }
           }
         });
@@ -90,11 +100,14 @@ public final class PushStore {
     return out;
   }
 
-  /** One answer row of queen.log_push_v1. */
-  record Row(int seg, String status, long baseOffset, String dupTxnId, UUID dupMsgId) {}
-
-  /** One call of queen.log_push_v1 inside the caller's transaction. */
-  static List<Row> call(Connection c, List<SegmentWrite> segments) throws SQLException {
+  /**
+   * One call of queen.log_push_v1 in the caller's transaction; the base offset of each segment.
+   *
+   * @throws PartitionMissingException when a partition no longer exists
+   * @throws SQLException with state {@link #DUPLICATES_FOUND} when nothing was written because of
+   *     stored duplicates
+   */
+  static long[] call(Connection c, List<SegmentWrite> segments) throws SQLException {
     int n = segments.size();
     UUID[] partitions = new UUID[n];
     Integer[] counts = new Integer[n];
@@ -123,19 +136,43 @@ public final class PushStore {
       ps.setArray(5, c.createArrayOf("integer", msgIdx.toArray()));
       ps.setArray(6, c.createArrayOf("text", txns.toArray()));
       ps.setArray(7, c.createArrayOf("uuid", ids.toArray()));
-      List<Row> rows = new ArrayList<>();
+      long[] bases = new long[n];
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
-          rows.add(
-              new Row(
-                  rs.getInt("seg"),
-                  rs.getString("status"),
-                  rs.getLong("base_offset"),
-                  rs.getString("dup_txn_id"),
-                  rs.getObject("dup_msg_id", UUID.class)));
+          bases[rs.getInt("seg") - 1] = rs.getLong("base_offset");
         }
       }
-      return rows;
+      return bases;
+    } catch (SQLException e) {
+      if (MISSING_PARTITION.equals(e.getSQLState())) {
+        throw new PartitionMissingException();
+      }
+      throw e;
     }
+  }
+
+  /** The stored duplicates among the segments' transaction ids, by partition. */
+  private static Map<UUID, Map<String, UUID>> duplicates(Connection c, List<SegmentWrite> segments)
+      throws SQLException {
+    List<UUID> pids = new ArrayList<>();
+    List<String> txns = new ArrayList<>();
+    for (SegmentWrite s : segments) {
+      for (String t : s.transactionIds()) {
+        pids.add(s.partitionId());
+        txns.add(t);
+      }
+    }
+    Map<UUID, Map<String, UUID>> out = new HashMap<>();
+    try (PreparedStatement ps = c.prepareStatement(DUPLICATES)) {
+      ps.setArray(1, c.createArrayOf("uuid", pids.toArray()));
+      ps.setArray(2, c.createArrayOf("text", txns.toArray()));
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          out.computeIfAbsent(rs.getObject(1, UUID.class), k -> new HashMap<>())
+              .put(rs.getString(2), rs.getObject(3, UUID.class));
+        }
+      }
+    }
+    return out;
   }
 }

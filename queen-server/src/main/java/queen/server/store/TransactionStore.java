@@ -58,19 +58,19 @@ public final class TransactionStore {
     if (pushes.isEmpty()) {
       return List.of();
     }
-    List<PushStore.Row> rows = PushStore.call(c, pushes);
-    String status = rows.getFirst().status();
-    if (status.equals("missing")) {
-      throw new PartitionMissingException(pushes.get(rows.getFirst().seg() - 1).partitionId());
+    long[] bases;
+    try {
+      bases = PushStore.call(c, pushes);
+    } catch (SQLException e) {
+      if (PushStore.DUPLICATES_FOUND.equals(e.getSQLState())) {
+        // inside a transaction a stored transactionId refuses everything, as Queen did
+        throw new Refused("PUSH operation failed: a transactionId is already stored");
+      }
+      throw e;
     }
-    if (status.equals("duplicate")) {
-      PushStore.Row dup = rows.getFirst();
-      throw new Refused(
-          "PUSH operation failed: transactionId " + dup.dupTxnId() + " is already stored");
-    }
-    List<AppendOutcome> out = new ArrayList<>(rows.size());
-    for (PushStore.Row row : rows) {
-      out.add(new AppendOutcome(pushes.get(row.seg() - 1), row.baseOffset(), Map.of()));
+    List<AppendOutcome> out = new ArrayList<>(pushes.size());
+    for (int i = 0; i < pushes.size(); i++) {
+      out.add(new AppendOutcome(pushes.get(i), bases[i], Map.of()));
     }
     return out;
   }

@@ -161,6 +161,19 @@ class AckStatusTest {
   }
 
   @Test
+  void aWholeBatchAckIsOneDatabaseCall() {
+    wire.pushNumbered("fast-ack", "Default", 0, 50);
+    JsonNode batch = pop("fast-ack", "batch=50");
+    long before = broker.dbCalls();
+    JsonNode acks = wire.ackAll(batch);
+    assertThat(broker.dbCalls() - before).as("the registry's positional advance").isEqualTo(1);
+    assertThat(acks)
+        .allMatch(a -> a.get("success").asBoolean() && a.get("leaseReleased").asBoolean());
+    assertThat(acks.get(0).get("queueName").asText()).isEqualTo("fast-ack");
+    assertThat(cursor("fast-ack", "committed")).isEqualTo(49);
+  }
+
+  @Test
   void anAckArrivingAtASecondBrokerWorks() {
     wire.pushNumbered("two-brokers", "Default", 0, 3);
     JsonNode batch = pop("two-brokers", "batch=10");

@@ -61,7 +61,7 @@ class TransactionTest {
 
     JsonNode r = broker.post("/api/v1/transaction", body).json();
     assertThat(r.get("success").asBoolean()).isFalse();
-    assertThat(r.get("error").asText()).contains("taken");
+    assertThat(r.get("error").asText()).contains("already stored");
     assertThat(committed("tx-dup-in")).as("the ack was rolled back").isEqualTo(-1);
     assertThat(broker.sqlLong(messages("tx-dup-out"))).isEqualTo(1);
   }

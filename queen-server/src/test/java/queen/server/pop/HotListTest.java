@@ -15,17 +15,42 @@ class HotListTest {
     HotList ring = new HotList();
     ring.add("a", 1, 0);
     ring.add("b", 1, 0);
-    List<HotList.Taken> first = ring.take(1);
+    List<HotList.Taken> first = ring.take(1, 1);
     assertThat(first).extracting(HotList.Taken::partition).containsExactly("a");
-    assertThat(ring.take(5)).extracting(HotList.Taken::partition).containsExactly("b");
+    assertThat(ring.take(5, 5)).extracting(HotList.Taken::partition).containsExactly("b");
     assertThat(ring.hasReady()).isFalse();
+  }
+
+  @Test
+  void sparesStayAvailableToOtherPops() {
+    HotList ring = new HotList();
+    ring.add("a", 1, 0);
+    ring.add("b", 1, 0);
+    ring.add("c", 1, 0);
+    List<HotList.Taken> taken = ring.take(3, 1);
+    assertThat(taken).extracting(HotList.Taken::partition).containsExactly("a", "b", "c");
+    assertThat(ring.isReady("a")).as("the one it expects to claim is in flight").isFalse();
+    assertThat(ring.isReady("b")).isTrue();
+    ring.giveBack(taken.subList(1, 3), 0);
+    assertThat(ring.take(5, 5)).extracting(HotList.Taken::partition).containsExactly("b", "c");
+  }
+
+  @Test
+  void aPartitionAnotherPopIsClaimingLeavesTheRingWithoutBeingHeld() {
+    HotList ring = new HotList();
+    ring.add("p", 1, 0);
+    HotList.Taken spare = ring.take(1, 0).getFirst();
+    ring.checkIn("p", spare.version(), Verdict.LOCKED, false, 0, 0);
+    assertThat(ring.isReady("p")).isFalse();
+    ring.add("p", 1, 0);
+    assertThat(ring.isReady("p")).as("not held: the next push makes it ready").isTrue();
   }
 
   @Test
   void aPushThatRacesAnEmptyClaimKeepsThePartitionReady() {
     HotList ring = new HotList();
     ring.add("p", 1, 0);
-    HotList.Taken t = ring.take(1).getFirst();
+    HotList.Taken t = ring.take(1, 1).getFirst();
     ring.add("p", 1, 0); // pushed while the claim ran, maybe after its snapshot
     assertThat(ring.checkIn("p", t.version(), Verdict.EMPTY, false, 0, 0)).isTrue();
     assertThat(ring.isReady("p")).isTrue();
@@ -35,7 +60,7 @@ class HotListTest {
   void anEmptyPartitionLeavesTheRing() {
     HotList ring = new HotList();
     ring.add("p", 1, 0);
-    HotList.Taken t = ring.take(1).getFirst();
+    HotList.Taken t = ring.take(1, 1).getFirst();
     ring.checkIn("p", t.version(), Verdict.EMPTY, false, 0, 0);
     assertThat(ring.isReady("p")).isFalse();
     assertThat(ring.size()).isZero();
@@ -45,7 +70,7 @@ class HotListTest {
   void aLeasedPartitionIsHeldOutAgainstPushesUntilItsLeaseEnds() {
     HotList ring = new HotList();
     ring.add("p", 1, 0);
-    HotList.Taken t = ring.take(1).getFirst();
+    HotList.Taken t = ring.take(1, 1).getFirst();
     ring.checkIn("p", t.version(), Verdict.DELIVERED, false, 0, 0);
     ring.add("p", 1, SECOND); // a claim would only find it locked
     assertThat(ring.isReady("p")).isFalse();
@@ -57,7 +82,7 @@ class HotListTest {
   void aLeaseEndedWithNothingBehindItWaitsForTheNextPush() {
     HotList ring = new HotList();
     ring.add("p", 1, 0);
-    HotList.Taken t = ring.take(1).getFirst();
+    HotList.Taken t = ring.take(1, 1).getFirst();
     ring.checkIn("p", t.version(), Verdict.DELIVERED, false, 0, 0);
     ring.unhold("p", SECOND);
     assertThat(ring.isReady("p")).isFalse();
@@ -70,13 +95,13 @@ class HotListTest {
     HotList ring = new HotList();
     for (Verdict v : List.of(Verdict.LOCKED, Verdict.DEFERRED)) {
       ring.add("p", 1, 0);
-      HotList.Taken t = ring.take(1).getFirst();
+      HotList.Taken t = ring.take(1, 1).getFirst();
       ring.checkIn("p", t.version(), v, false, 10 * SECOND, 0);
       ring.add("p", 1, 5 * SECOND);
       assertThat(ring.isReady("p")).as(v + " before its time").isFalse();
       ring.add("p", 1, 11 * SECOND);
       assertThat(ring.isReady("p")).as(v + " after its time").isTrue();
-      ring.take(1);
+      ring.take(1, 1);
       ring.checkIn("p", 0, Verdict.EMPTY, false, 0, 12 * SECOND);
     }
   }
@@ -85,7 +110,7 @@ class HotListTest {
   void aReseedOrARevisitReleasesAHeldPartition() {
     HotList ring = new HotList();
     ring.add("p", 1, 0);
-    HotList.Taken t = ring.take(1).getFirst();
+    HotList.Taken t = ring.take(1, 1).getFirst();
     ring.checkIn("p", t.version(), Verdict.DELIVERED, false, 0, 0);
     assertThat(ring.startReseed(0, SECOND)).isTrue();
     ring.reseeded(List.of("p"), false, 0); // the lease expired: SQL finds it takeable
@@ -96,7 +121,7 @@ class HotListTest {
   void anAutoAckDeliveryStaysReadyForWhatMayRemain() {
     HotList ring = new HotList();
     ring.add("p", 500, 0);
-    HotList.Taken t = ring.take(1).getFirst();
+    HotList.Taken t = ring.take(1, 1).getFirst();
     ring.checkIn("p", t.version(), Verdict.DELIVERED, true, 0, 0);
     assertThat(ring.isReady("p")).isTrue();
   }
@@ -106,7 +131,7 @@ class HotListTest {
     HotList ring = new HotList();
     ring.add("a", 1, 0);
     ring.add("b", 1, 0);
-    List<HotList.Taken> taken = ring.take(2);
+    List<HotList.Taken> taken = ring.take(2, 2);
     ring.giveBack(taken.subList(1, 2), 0);
     assertThat(ring.isReady("b")).isTrue();
     assertThat(ring.isReady("a")).isFalse();
@@ -126,7 +151,7 @@ class HotListTest {
     assertThat(ring.startReseed(SECOND, SECOND)).isTrue();
     ring.reseeded(List.of("b"), true, SECOND);
     assertThat(ring.reseedDue(SECOND + 1, SECOND)).as("ring not dry yet").isFalse();
-    ring.take(10);
+    ring.take(10, 10);
     assertThat(ring.reseedDue(SECOND + 1, SECOND)).as("a full page ran dry").isTrue();
   }
 

@@ -1,0 +1,162 @@
+package queen.server.http;
+
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.JsonToken;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.UUID;
+import queen.server.push.PushItem;
+
+/**
+ * Reads push items with Jackson's streaming parser. A payload object or array is copied out of the
+ * request as the bytes the producer sent, not parsed into a tree and written again: pushes are the
+ * hottest path of the broker and payloads are opaque to it. Every item is validated before anything
+ * is stored; a bad one is a 400 that names the field and the item.
+ */
+final class PushBody {
+  private static final byte[] EMPTY_OBJECT = "{}".getBytes(StandardCharsets.UTF_8);
+  private static final byte[] NULL = "null".getBytes(StandardCharsets.UTF_8);
+
+  private PushBody() {}
+
+  /** The items of a push request body ({@code {"items": [...]}}). */
+  static List<PushItem> read(byte[] body) {
+    if (body.length == 0) {
+      throw ApiException.badRequest("Empty request body");
+    }
+    try (JsonParser p = Json.MAPPER.createParser(body)) {
+      if (p.nextToken() != JsonToken.START_OBJECT) {
+        throw ApiException.badRequest("Request body must be a JSON object");
+      }
+      List<PushItem> items = null;
+      while (p.nextToken() == JsonToken.FIELD_NAME) {
+        String field = p.currentName();
+        p.nextToken();
+        if (field.equals("items") && p.currentToken() == JsonToken.START_ARRAY) {
+          items = items(p, body, "", "payload");
+        } else {
+          if (field.equals("items")) {
+            items = null;
+          }
+          p.skipChildren();
+        }
+      }
+      if (p.nextToken() != null) {
+        throw ApiException.badRequest("Invalid JSON: content after the request object");
+      }
+      if (items == null) {
+        throw ApiException.badRequest("items array is required");
+      }
+      return items;
+    } catch (JsonProcessingException e) {
+      throw ApiException.badRequest("Invalid JSON: " + e.getOriginalMessage());
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** The items of a transaction's push operation, {@code items} given as JSON bytes. */
+  static List<PushItem> readItems(byte[] itemsArray, String at) {
+    try (JsonParser p = Json.MAPPER.createParser(itemsArray)) {
+      p.nextToken();
+      return items(p, itemsArray, at, "data");
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /**
+   * Reads the array the parser stands on. {@code alternative} is the key that holds the payload
+   * when {@code payload} is absent (transactions accept {@code data}).
+   */
+  private static List<PushItem> items(JsonParser p, byte[] source, String at, String alternative)
+      throws IOException {
+    List<PushItem> items = new ArrayList<>();
+    for (int i = 0; p.nextToken() != JsonToken.END_ARRAY; i++) {
+      items.add(item(p, source, at + " (items[" + i + "])", alternative));
+    }
+    return items;
+  }
+
+  private static PushItem item(JsonParser p, byte[] source, String at, String alternative)
+      throws IOException {
+    if (p.currentToken() != JsonToken.START_OBJECT) {
+      throw ApiException.badRequest("Each item must be an object" + at);
+    }
+    String queue = null;
+    String partition = "Default";
+    String txn = null;
+    UUID trace = null;
+    byte[] payload = null;
+    byte[] fallback = null;
+    boolean queueSeen = false;
+    while (p.nextToken() == JsonToken.FIELD_NAME) {
+      String field = p.currentName();
+      JsonToken t = p.nextToken();
+      switch (field) {
+        case "queue" -> {
+          queueSeen = true;
+          queue = t == JsonToken.VALUE_STRING ? Fields.text(p.getText(), "queue" + at) : null;
+        }
+        case "partition" -> {
+          if (t != JsonToken.VALUE_STRING) {
+            throw ApiException.badRequest("Partition must be a string" + at);
+          }
+          partition = Fields.text(p.getText(), "partition" + at);
+        }
+        case "transactionId" -> {
+          if (t != JsonToken.VALUE_STRING) {
+            throw ApiException.badRequest("TransactionId must be a string" + at);
+          }
+          txn = Fields.text(p.getText(), "transactionId" + at);
+        }
+        case "traceId" -> {
+          if (t != JsonToken.VALUE_STRING) {
+            throw ApiException.badRequest("TraceId must be a string" + at);
+          }
+          String text = p.getText();
+          if (!text.isEmpty()) {
+            if (!Fields.isUuid(text)) {
+              throw ApiException.badRequest("TraceId must be a UUID" + at);
+            }
+            trace = UUID.fromString(text);
+          }
+        }
+        case "payload" -> payload = raw(p, source);
+        default -> {
+          if (field.equals(alternative)) {
+            fallback = raw(p, source);
+          } else {
+            p.skipChildren();
+          }
+        }
+      }
+    }
+    if (!queueSeen || queue == null) {
+      throw ApiException.badRequest("Queue must be a string" + at);
+    }
+    // an absent payload is stored as {}; an explicit null is stored and delivered as null
+    byte[] body = payload != null ? payload : fallback != null ? fallback : EMPTY_OBJECT;
+    return new PushItem(queue, partition, body, txn, trace, null);
+  }
+
+  /** The JSON value the parser stands on, as bytes: objects and arrays verbatim from the input. */
+  private static byte[] raw(JsonParser p, byte[] source) throws IOException {
+    JsonToken t = p.currentToken();
+    if (t == JsonToken.START_OBJECT || t == JsonToken.START_ARRAY) {
+      int start = (int) p.currentTokenLocation().getByteOffset();
+      p.skipChildren();
+      int end = (int) p.currentLocation().getByteOffset();
+      return Arrays.copyOfRange(source, start, end);
+    }
+    if (t == JsonToken.VALUE_NULL) {
+      return NULL;
+    }
+    return Json.bytes(p.readValueAsTree());
+  }
+}
