@@ -110,6 +110,9 @@ public final class Broker implements AutoCloseable {
               .host(config.host())
               .port(config.port())
               .maxPayloadSize(config.maxBodyBytes())
+              // a response is written as headers then body: without TCP_NODELAY, Nagle holds
+              // the body back until the client's delayed ACK of the headers, 40 ms later
+              .connectionOptions(socket -> socket.tcpNoDelay(true))
               .shutdownHook(false)
               .directHandlers(HttpApi.directHandlers())
               .routing(

@@ -318,7 +318,7 @@ public final class PopService {
     try {
       List<String> names = store.candidates(queue, group, RESEED_PAGE);
       ring.reseeded(names, names.size() >= RESEED_PAGE, System.nanoTime());
-      permit.get().onSuccess();
+      permit.get().onIgnore(); // not a pop: its latency says nothing about the pops' queueing
       hot.gate(queue).open(); // pops parked while the ring was unprimed look again
       return true;
     } catch (RuntimeException e) {
@@ -371,10 +371,16 @@ public final class PopService {
     List<PartitionClaim> claims;
     try {
       claims = work.get();
-      permit.get().onSuccess();
     } catch (RuntimeException e) {
       permit.get().onIgnore();
       throw e;
+    }
+    // Only deliveries teach the limiter: an empty claim is much faster than a delivery, and
+    // Vegas would read the gap between the two as queueing and shrink the limit for nothing.
+    if (claims.stream().anyMatch(c -> c.verdict() == Verdict.DELIVERED)) {
+      permit.get().onSuccess();
+    } else {
+      permit.get().onIgnore();
     }
     PopResult result = result(request, claim.workerId(), claims);
     if (result.isEmpty()) {
