@@ -1,13 +1,8 @@
 package queen.server.http;
 
-import com.fasterxml.jackson.core.JsonGenerator;
 import io.helidon.webserver.http.HttpRules;
 import io.helidon.webserver.http.HttpService;
 import io.helidon.webserver.http.ServerResponse;
-import java.io.ByteArrayOutputStream;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.time.LocalDate;
 import java.time.LocalDateTime;
@@ -16,6 +11,9 @@ import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.time.format.DateTimeParseException;
 import java.time.temporal.TemporalAccessor;
+import java.util.List;
+import java.util.UUID;
+import queen.server.codec.Frame;
 import queen.server.pop.PopRequest;
 import queen.server.pop.PopResult;
 import queen.server.pop.PopService;
@@ -151,43 +149,58 @@ public final class PopRoutes implements HttpService {
     Replies.json(res, 200, render(result));
   }
 
-  /** Streams the answer, copying each payload's stored JSON bytes verbatim under {@code data}. */
-  private static byte[] render(PopResult result) {
-    ByteArrayOutputStream out = new ByteArrayOutputStream(256 + result.messages().size() * 256);
-    String leaseId = result.leaseId() == null ? "" : result.leaseId().toString();
-    PoppedMessage first = result.messages().getFirst();
-    try (JsonGenerator g = Json.MAPPER.getFactory().createGenerator(out)) {
-      g.writeStartObject();
-      g.writeBooleanField("success", true);
-      g.writeStringField("queue", first.queue());
-      g.writeStringField("partition", first.partition());
-      g.writeStringField("partitionId", first.partitionId().toString());
-      g.writeStringField("leaseId", leaseId);
-      g.writeStringField("consumerGroup", result.group());
-      g.writeNumberField("partitionsClaimed", result.partitionsClaimed());
-      g.writeArrayFieldStart("messages");
-      for (PoppedMessage m : result.messages()) {
-        g.writeStartObject();
-        g.writeStringField("id", m.frame().messageId().toString());
-        g.writeStringField("transactionId", m.frame().transactionId());
-        g.writeStringField("partitionId", m.partitionId().toString());
-        g.writeStringField("partition", m.partition());
-        g.writeStringField("queue", m.queue());
-        g.writeStringField("leaseId", leaseId);
-        g.writeStringField("consumerGroup", result.group());
-        g.writeFieldName("data");
-        g.writeRawValue(new String(m.frame().payload(), StandardCharsets.UTF_8));
-        g.writeStringField(
-            "traceId", m.frame().traceId() == null ? null : m.frame().traceId().toString());
-        g.writeStringField("producerSub", m.frame().producerSub());
-        g.writeStringField("createdAt", Json.micros(m.frame().createdAtMicros()));
-        g.writeEndObject();
+  /**
+   * Writes the answer. Each payload's stored JSON bytes go verbatim under {@code data}; the values
+   * every message of a partition shares are encoded once.
+   */
+  static byte[] render(PopResult result) {
+    List<PoppedMessage> messages = result.messages();
+    JsonBytes out = new JsonBytes(256 + messages.size() * (320 + payloadHint(messages)));
+    byte[] lease = JsonBytes.literal(result.leaseId() == null ? "" : result.leaseId().toString());
+    byte[] group = JsonBytes.literal(result.group());
+    PoppedMessage first = messages.getFirst();
+    out.ascii("{\"success\":true,\"queue\":").string(first.queue());
+    out.ascii(",\"partition\":").string(first.partition());
+    out.ascii(",\"partitionId\":").uuid(first.partitionId());
+    out.ascii(",\"leaseId\":").raw(lease);
+    out.ascii(",\"consumerGroup\":").raw(group);
+    out.ascii(",\"partitionsClaimed\":").number(result.partitionsClaimed());
+    out.ascii(",\"messages\":[");
+    UUID partitionOf = null;
+    byte[] partitionId = null;
+    byte[] partition = null;
+    byte[] queue = null;
+    long createdOf = Long.MIN_VALUE;
+    byte[] created = null;
+    for (int i = 0; i < messages.size(); i++) {
+      PoppedMessage m = messages.get(i);
+      Frame f = m.frame();
+      if (!m.partitionId().equals(partitionOf)) {
+        partitionOf = m.partitionId();
+        partitionId = JsonBytes.literal(partitionOf);
+        partition = JsonBytes.literal(m.partition());
+        queue = JsonBytes.literal(m.queue());
       }
-      g.writeEndArray();
-      g.writeEndObject();
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
+      if (f.createdAtMicros() != createdOf) {
+        createdOf = f.createdAtMicros();
+        created = JsonBytes.literal(Json.micros(createdOf));
+      }
+      out.ascii(i == 0 ? "{\"id\":" : ",{\"id\":").uuid(f.messageId());
+      out.ascii(",\"transactionId\":").string(f.transactionId());
+      out.ascii(",\"partitionId\":").raw(partitionId);
+      out.ascii(",\"partition\":").raw(partition);
+      out.ascii(",\"queue\":").raw(queue);
+      out.ascii(",\"leaseId\":").raw(lease);
+      out.ascii(",\"consumerGroup\":").raw(group);
+      out.ascii(",\"data\":").raw(f.payload());
+      out.ascii(",\"traceId\":").uuid(f.traceId());
+      out.ascii(",\"producerSub\":").string(f.producerSub());
+      out.ascii(",\"createdAt\":").raw(created).ascii("}");
     }
-    return out.toByteArray();
+    return out.ascii("]}").toBytes();
+  }
+
+  private static int payloadHint(List<PoppedMessage> messages) {
+    return messages.getFirst().frame().payload().length;
   }
 }

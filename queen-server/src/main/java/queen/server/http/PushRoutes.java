@@ -1,11 +1,7 @@
 package queen.server.http;
 
-import com.fasterxml.jackson.core.JsonGenerator;
 import io.helidon.webserver.http.HttpRules;
 import io.helidon.webserver.http.HttpService;
-import java.io.ByteArrayOutputStream;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.util.List;
 import queen.server.push.PushResult;
 import queen.server.push.PushService;
@@ -37,29 +33,21 @@ public final class PushRoutes implements HttpService {
   }
 
   private static byte[] render(List<PushResult> results) {
-    ByteArrayOutputStream out = new ByteArrayOutputStream(64 + results.size() * 240);
-    try (JsonGenerator g = Json.MAPPER.getFactory().createGenerator(out)) {
-      g.writeStartArray();
-      for (int i = 0; i < results.size(); i++) {
-        PushResult r = results.get(i);
-        g.writeStartObject();
-        g.writeNumberField("index", i);
-        g.writeStringField("transaction_id", r.transactionId());
-        g.writeStringField("message_id", r.messageId().toString());
-        if (r.status() == PushResult.Status.QUEUED) {
-          g.writeStringField("status", "queued");
-          g.writeStringField("partition_id", r.partitionId().toString());
-          g.writeStringField("trace_id", r.traceId() == null ? null : r.traceId().toString());
-        } else {
-          g.writeStringField("status", "duplicate");
-        }
-        g.writeStringField("queueName", r.queue());
-        g.writeEndObject();
+    JsonBytes out = new JsonBytes(8 + results.size() * 240);
+    out.ascii("[");
+    for (int i = 0; i < results.size(); i++) {
+      PushResult r = results.get(i);
+      out.ascii(i == 0 ? "{\"index\":" : ",{\"index\":").number(i);
+      out.ascii(",\"transaction_id\":").string(r.transactionId());
+      out.ascii(",\"message_id\":").uuid(r.messageId());
+      if (r.status() == PushResult.Status.QUEUED) {
+        out.ascii(",\"status\":\"queued\",\"partition_id\":").uuid(r.partitionId());
+        out.ascii(",\"trace_id\":").uuid(r.traceId());
+      } else {
+        out.ascii(",\"status\":\"duplicate\"");
       }
-      g.writeEndArray();
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
+      out.ascii(",\"queueName\":").string(r.queue()).ascii("}");
     }
-    return out.toByteArray();
+    return out.ascii("]").toBytes();
   }
 }
