@@ -149,6 +149,16 @@ final class BrokerTarget implements Target {
     return new Delivered(id, partition, sent);
   }
 
+  /** The broker's own count of database calls (its queen_db_calls_total metric). */
+  long dbCalls() throws IOException {
+    for (String line : http.get("/metrics/prometheus", 5_000).text().split("\n")) {
+      if (line.startsWith("queen_db_calls_total")) {
+        return (long) Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+      }
+    }
+    return 0;
+  }
+
   @Override
   public void close() {
     http.close();

@@ -71,6 +71,8 @@ final class Scenarios {
     }
     Run run = new Run(warmup, seconds);
     AtomicLong consumed = new AtomicLong();
+    long calls0 = target instanceof BrokerTarget b ? b.dbCalls() : 0;
+    long consumed0 = consumed.get();
     long end =
         run.workers(
             consumers,
@@ -103,7 +105,13 @@ final class Scenarios {
             autoAck),
         run.recorder,
         end,
-        Map.of());
+        target instanceof BrokerTarget b
+            ? Map.of(
+                "dbCallsPerMessage",
+                Math.round(
+                        1000.0 * (b.dbCalls() - calls0) / Math.max(1, consumed.get() - consumed0))
+                    / 1000.0)
+            : Map.of());
   }
 
   /** Producers and consumers at once on one queue; a result for each side. */
