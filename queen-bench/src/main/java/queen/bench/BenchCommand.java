@@ -281,8 +281,8 @@ public final class BenchCommand implements Runnable {
       description =
           "JMH micro-benchmarks of the segment codec and the hot-list (JMH's own options follow).")
   static final class Jmh implements Callable<Integer> {
-    @CommandLine.Parameters(description = "Options passed to JMH, e.g. -f 1 -wi 2 -i 3 Codec")
-    List<String> args = List.of();
+    /** Everything after {@code jmh} goes to JMH, e.g. {@code -f 1 -wi 2 -i 3 Codec}. */
+    @CommandLine.Unmatched List<String> args = new java.util.ArrayList<>();
 
     @Override
     public Integer call() throws Exception {
