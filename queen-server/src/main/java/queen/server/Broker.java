@@ -22,6 +22,7 @@ import queen.server.http.MaintenanceRoutes;
 import queen.server.http.MetricsRoutes;
 import queen.server.http.PopRoutes;
 import queen.server.http.PushRoutes;
+import queen.server.http.ResourceRoutes;
 import queen.server.http.TransactionRoutes;
 import queen.server.ops.MaxWaitSweeper;
 import queen.server.ops.StateRefresher;
@@ -36,6 +37,7 @@ import queen.server.store.DeadLetterStore;
 import queen.server.store.PopStore;
 import queen.server.store.PushStore;
 import queen.server.store.QueueStore;
+import queen.server.store.ResourceStore;
 import queen.server.store.SystemStore;
 import queen.server.store.TransactionStore;
 
@@ -129,7 +131,8 @@ public final class Broker implements AutoCloseable {
                               new TransactionRoutes(transactions),
                               new DeadLetterRoutes(
                                   new DeadLetterService(deadLetters, clock, hot::pushed)),
-                              new MaintenanceRoutes(system, settings))))
+                              new MaintenanceRoutes(system, settings),
+                              new ResourceRoutes(new ResourceStore(db), refresher::refresh))))
               .build()
               .start();
       return new Broker(resources, server);

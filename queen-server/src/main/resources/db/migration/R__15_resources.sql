@@ -1,0 +1,67 @@
+-- Operator views and the queue delete. Counts are computed live from partition heads and cursors.
+
+-- Removes a queue with its partitions, segments, cursors, subscriptions and dead letters
+-- (all cascade from queen.queues); false when there was no such queue.
+create or replace function queen.queue_delete_v1(p_name text)
+returns boolean
+language sql
+as $$
+    with gone as (delete from queen.queues where name = p_name returning 1)
+    select exists (select 1 from gone);
+$$;
+
+-- One row per queue, newest first. pending and processing are those of the queue-mode cursors
+-- (__QUEUE_MODE__): what no queue-mode consumer has acked, and what is leased right now.
+create or replace function queen.queue_list_v1()
+returns table (id uuid, name text, namespace text, task text, created_at timestamptz,
+               partitions bigint, total bigint, pending bigint, processing bigint)
+language sql
+stable
+as $$
+    select q.id, q.name, q.namespace, q.task, q.created_at,
+           count(p.id),
+           coalesce(sum(p.last_offset + 1), 0)::bigint,
+           coalesce(sum(p.last_offset - coalesce(c.committed, -1) - l.leased), 0)::bigint,
+           coalesce(sum(l.leased), 0)::bigint
+      from queen.queues q
+      left join queen.log_partitions p on p.queue_id = q.id
+      left join queen.log_consumers c
+             on c.partition_id = p.id and c.consumer_group = '__QUEUE_MODE__'
+      cross join lateral (
+          select case when c.lease_expires_at > now()
+                      then greatest(c.batch_end - c.committed, 0) else 0 end as leased) l
+     group by q.id
+     order by q.created_at desc, q.name;
+$$;
+
+-- One row per (consumer group, queue) with its lag. A partition lags when its head is past the
+-- group's cursor; the time lag is the age of the oldest segment holding an unacked message.
+create or replace function queen.consumer_groups_v1()
+returns table (consumer_group text, queue_name text, members bigint, partitions_with_lag bigint,
+               total_lag bigint, max_time_lag_seconds bigint, last_consumed_at timestamptz,
+               subscription_mode text, subscription_timestamp timestamptz,
+               subscription_created_at timestamptz)
+language sql
+stable
+as $$
+    select c.consumer_group, q.name,
+           count(*),
+           count(*) filter (where p.last_offset > c.committed),
+           coalesce(sum(greatest(p.last_offset - c.committed, 0)), 0)::bigint,
+           coalesce(max(extract(epoch from now() - oldest.created_at))::bigint, 0),
+           max(c.last_consumed_at),
+           m.subscription_mode, m.subscription_timestamp, m.created_at
+      from queen.log_consumers c
+      join queen.log_partitions p on p.id = c.partition_id
+      join queen.queues q on q.id = p.queue_id
+      left join queen.consumer_groups_metadata m
+             on m.queue_id = q.id and m.consumer_group = c.consumer_group
+      left join lateral (
+          select s.created_at
+            from queen.log_segments s
+           where s.partition_id = c.partition_id and s.base_offset <= c.committed + 1
+           order by s.base_offset desc
+           limit 1) oldest on p.last_offset > c.committed
+     group by c.consumer_group, q.name, m.subscription_mode, m.subscription_timestamp, m.created_at
+     order by q.name, c.consumer_group;
+$$;

@@ -1,0 +1,96 @@
+package queen.server.http;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.net.http.HttpRequest;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import queen.server.TestBroker;
+import queen.server.Wire;
+
+class ResourceRoutesTest {
+  @RegisterExtension static final TestBroker broker = new TestBroker();
+  private final Wire wire = new Wire(broker);
+
+  private JsonNode queue(String name) {
+    for (JsonNode q : broker.get("/api/v1/resources/queues").json().get("queues")) {
+      if (q.get("name").asText().equals(name)) {
+        return q;
+      }
+    }
+    return null;
+  }
+
+  private JsonNode group(String group, String queue) {
+    for (JsonNode g : broker.get("/api/v1/consumer-groups").json()) {
+      if (g.get("name").asText().equals(group) && g.get("queueName").asText().equals(queue)) {
+        return g;
+      }
+    }
+    return null;
+  }
+
+  private TestBroker.Reply delete(String queue) {
+    return broker.send(
+        HttpRequest.newBuilder(broker.uri("/api/v1/resources/queues/" + queue)).DELETE().build());
+  }
+
+  @Test
+  void queueListCountsWhatIsStoredLeasedAndWaiting() {
+    wire.pushNumbered("res-count", "p0", 0, 5);
+    wire.pushNumbered("res-count", "p1", 0, 5);
+    JsonNode leased = wire.popPartition("res-count", "p0", "batch=2").json();
+    assertThat(leased.get("messages")).hasSize(2);
+
+    JsonNode q = queue("res-count");
+    assertThat(q.get("partitions").asInt()).isEqualTo(2);
+    assertThat(q.get("messages").get("total").asInt()).isEqualTo(10);
+    assertThat(q.get("messages").get("processing").asInt()).isEqualTo(2);
+    assertThat(q.get("messages").get("pending").asInt()).isEqualTo(8);
+
+    wire.ackAll(leased);
+    JsonNode after = queue("res-count");
+    assertThat(after.get("messages").get("processing").asInt()).isZero();
+    assertThat(after.get("messages").get("pending").asInt()).isEqualTo(8);
+  }
+
+  @Test
+  void consumerGroupsReportLagPerQueue() {
+    wire.pushNumbered("res-groups", "p0", 0, 3);
+    wire.pushNumbered("res-groups", "p1", 0, 3);
+    JsonNode p0 = wire.popPartition("res-groups", "p0", "batch=10&consumerGroup=billing").json();
+    wire.ackAll(p0);
+    wire.popPartition("res-groups", "p1", "batch=1&consumerGroup=billing");
+
+    JsonNode g = group("billing", "res-groups");
+    assertThat(g).isNotNull();
+    assertThat(g.get("topics").get(0).asText()).isEqualTo("res-groups");
+    assertThat(g.get("members").asInt()).isEqualTo(2);
+    assertThat(g.get("partitionsWithLag").asInt()).isEqualTo(1);
+    assertThat(g.get("totalLag").asInt()).isEqualTo(3);
+    assertThat(g.get("state").asText()).isEqualTo("Lagging");
+    assertThat(g.get("maxTimeLag").asLong()).isGreaterThanOrEqualTo(0);
+  }
+
+  @Test
+  void deleteRemovesTheQueueAndAFreshPushRecreatesIt() {
+    wire.pushNumbered("res-del", "p0", 0, 4);
+    assertThat(queue("res-del")).isNotNull();
+
+    TestBroker.Reply first = delete("res-del");
+    assertThat(first.status()).isEqualTo(200);
+    assertThat(first.json().get("deleted").asBoolean()).isTrue();
+    assertThat(first.json().get("existed").asBoolean()).isTrue();
+    assertThat(queue("res-del")).isNull();
+
+    TestBroker.Reply again = delete("res-del");
+    assertThat(again.json().get("deleted").asBoolean()).isTrue();
+    assertThat(again.json().get("existed").asBoolean()).isFalse();
+
+    // the broker's cached partition id is stale now: the push must find that out and recreate it
+    wire.pushNumbered("res-del", "p0", 100, 1);
+    JsonNode popped = wire.popPartition("res-del", "p0", "batch=10").json();
+    assertThat(Wire.numbers(popped)).containsExactly(100);
+  }
+}
