@@ -1,0 +1,400 @@
+package queen.client;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * A running consumer, started by {@link QueueBuilder#consume} with {@code concurrency} workers on
+ * virtual threads. Each worker long-polls for a batch, runs the handler, and (with auto-ack) acks
+ * the batch completed, or failed with the exception's message if the handler threw, so the broker
+ * redelivers it or dead-letters it once the queue's retries are spent.
+ *
+ * <p>It ends when {@link #stop()} is called, when {@code limit} messages were handled, when no
+ * message came for {@code idleMillis}, or when the broker refuses a pop (a 4xx, which {@link
+ * #await()} rethrows). An unreachable broker is retried with a growing pause, never in a busy loop.
+ * Stopping lets running handlers finish and acks their batches; a pop cut short by the stop leaves
+ * what it may have leased to be redelivered when the lease ends.
+ *
+ * <pre>{@code
+ * Consumer c = queen.queue("orders").group("billing").concurrency(8).batch(10)
+ *     .consume(batch -> billing.charge(batch));
+ * Runtime.getRuntime().addShutdownHook(new Thread(c::stop));
+ * c.await();
+ * }</pre>
+ */
+public final class Consumer implements AutoCloseable {
+  private static final System.Logger LOG = System.getLogger("queen.client");
+  private static final Duration EMPTY_PAUSE = Duration.ofMillis(100);
+  private static final Duration MAX_BACKOFF = Duration.ofSeconds(10);
+
+  private final ConsumeSettings settings;
+  private final BatchHandler onBatch;
+  private final MessageHandler onMessage;
+  private final List<Worker> workers = new ArrayList<>();
+  private final CountDownLatch stopSignal = new CountDownLatch(1);
+  private final CountDownLatch done;
+  private final AtomicLong reserved = new AtomicLong();
+  private final AtomicLong processed = new AtomicLong();
+  private final AtomicLong failed = new AtomicLong();
+  private final AtomicReference<Throwable> fatal = new AtomicReference<>();
+  private volatile boolean stopping;
+  private volatile long lastMessageAt = System.nanoTime();
+
+  private Consumer(ConsumeSettings settings, BatchHandler onBatch, MessageHandler onMessage) {
+    this.settings = settings;
+    this.onBatch = onBatch;
+    this.onMessage = onMessage;
+    this.done = new CountDownLatch(settings.concurrency());
+  }
+
+  static Consumer start(ConsumeSettings settings, BatchHandler handler) {
+    return new Consumer(settings, handler, null).start();
+  }
+
+  static Consumer start(ConsumeSettings settings, MessageHandler handler) {
+    return new Consumer(settings, null, handler).start();
+  }
+
+  private Consumer start() {
+    String queue = settings.query().label();
+    for (int i = 0; i < settings.concurrency(); i++) {
+      workers.add(new Worker());
+    }
+    for (int i = 0; i < workers.size(); i++) {
+      Worker w = workers.get(i);
+      w.thread = Thread.ofVirtual().name("queen-consumer-" + queue + "-" + i).unstarted(w);
+    }
+    workers.forEach(w -> w.thread.start());
+    return this;
+  }
+
+  /**
+   * Stops taking new messages, waits for running handlers to finish and their acks to be sent, and
+   * returns when every worker has ended. Called from inside a handler it only asks the workers to
+   * stop.
+   */
+  public void stop() {
+    requestStop();
+    if (workers.stream().anyMatch(w -> w.thread == Thread.currentThread())) {
+      return;
+    }
+    awaitQuietly();
+  }
+
+  /** Same as {@link #stop()}. */
+  @Override
+  public void close() {
+    stop();
+  }
+
+  /**
+   * Waits until the consumer has ended; throws the error that ended it, if any (for example a
+   * {@link QueenException} with the broker's 4xx answer).
+   */
+  public void await() throws InterruptedException {
+    done.await();
+    rethrow();
+  }
+
+  /** Waits up to {@code timeout}; true if the consumer has ended (then as {@link #await()}). */
+  public boolean await(Duration timeout) throws InterruptedException {
+    if (!done.await(timeout.toNanos(), TimeUnit.NANOSECONDS)) {
+      return false;
+    }
+    rethrow();
+    return true;
+  }
+
+  public boolean isRunning() {
+    return done.getCount() > 0;
+  }
+
+  /** Messages whose handler returned normally. */
+  public long processed() {
+    return processed.get();
+  }
+
+  /** Messages whose handler threw. */
+  public long failed() {
+    return failed.get();
+  }
+
+  private void rethrow() {
+    Throwable t = fatal.get();
+    if (t instanceof RuntimeException r) {
+      throw r;
+    }
+    if (t instanceof Error e) {
+      throw e;
+    }
+    if (t != null) {
+      throw new QueenException("consumer failed: " + t, t);
+    }
+  }
+
+  private void requestStop() {
+    stopping = true;
+    stopSignal.countDown();
+    workers.forEach(Worker::interruptIfPolling);
+  }
+
+  private void awaitQuietly() {
+    boolean interrupted = false;
+    while (true) {
+      try {
+        done.await();
+        break;
+      } catch (InterruptedException e) {
+        interrupted = true;
+      }
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /** Waits for {@code d} or until a stop is requested; false if the consumer should end. */
+  private boolean pause(Duration d) {
+    try {
+      return !stopSignal.await(d.toNanos(), TimeUnit.NANOSECONDS);
+    } catch (InterruptedException e) {
+      return false;
+    }
+  }
+
+  /** Claims up to {@code batch} of the remaining {@code limit}; 0 when the limit is spent. */
+  private int reserve() {
+    if (settings.limit() == 0) {
+      return settings.batch();
+    }
+    while (true) {
+      long r = reserved.get();
+      long n = Math.min(settings.batch(), settings.limit() - r);
+      if (n <= 0) {
+        return 0;
+      }
+      if (reserved.compareAndSet(r, r + n)) {
+        return (int) n;
+      }
+    }
+  }
+
+  private void unreserve(int n) {
+    if (settings.limit() != 0 && n > 0) {
+      reserved.addAndGet(-n);
+    }
+  }
+
+  private final class Worker implements Runnable {
+    Thread thread;
+    private boolean polling;
+    private Duration backoff = Duration.ZERO;
+
+    synchronized void interruptIfPolling() {
+      if (polling) {
+        thread.interrupt();
+      }
+    }
+
+    @Override
+    public void run() {
+      try {
+        loop();
+      } catch (Throwable t) {
+        fatal.compareAndSet(null, t);
+        requestStop();
+      } finally {
+        done.countDown();
+      }
+    }
+
+    private void loop() {
+      while (!stopping) {
+        int want = reserve();
+        if (want == 0) {
+          if (processed.get() + failed.get() >= settings.limit()) {
+            requestStop();
+          }
+          return;
+        }
+        List<Message> batch;
+        try {
+          batch = poll(want);
+        } catch (CancellationException stoppedMidPoll) {
+          unreserve(want);
+          return;
+        } catch (QueenException e) {
+          unreserve(want);
+          if (!e.retryable()) {
+            throw e;
+          }
+          backoff = backoff.isZero() ? Duration.ofSeconds(1) : min(backoff.multipliedBy(2));
+          LOG.log(System.Logger.Level.WARNING, "pop failed, retrying in " + backoff + ": " + e);
+          if (!pause(backoff)) {
+            return;
+          }
+          continue;
+        }
+        backoff = Duration.ZERO;
+        unreserve(want - batch.size());
+        if (batch.isEmpty()) {
+          if (idleFor() >= settings.idleMillis() && settings.idleMillis() > 0) {
+            requestStop();
+            return;
+          }
+          if (!settings.longPoll() && !pause(EMPTY_PAUSE)) {
+            return;
+          }
+          continue;
+        }
+        lastMessageAt = System.nanoTime();
+        handle(batch);
+      }
+    }
+
+    private List<Message> poll(int n) {
+      synchronized (this) {
+        if (stopping) {
+          return List.of();
+        }
+        polling = true;
+      }
+      try {
+        int waitMillis = settings.timeoutMillis();
+        if (settings.idleMillis() > 0) {
+          waitMillis = (int) Math.max(1, Math.min(waitMillis, settings.idleMillis() - idleFor()));
+        }
+        return settings.query().pop(n, waitMillis, null, "*");
+      } finally {
+        synchronized (this) {
+          polling = false;
+          Thread.interrupted();
+        }
+      }
+    }
+
+    private long idleFor() {
+      return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - lastMessageAt);
+    }
+
+    private void handle(List<Message> batch) {
+      Thread renewer = startRenewer(batch);
+      try {
+        if (onBatch != null) {
+          handleBatch(batch);
+        } else {
+          handleEach(batch);
+        }
+      } finally {
+        if (renewer != null) {
+          renewer.interrupt();
+        }
+      }
+    }
+
+    private void handleBatch(List<Message> batch) {
+      try {
+        onBatch.handle(batch);
+      } catch (Exception e) {
+        failed.addAndGet(batch.size());
+        ack(batch, "failed", errorText(e));
+        return;
+      }
+      processed.addAndGet(batch.size());
+      ack(batch, "completed", null);
+    }
+
+    /** Handles in order; the first failure is acked failed and the rest left for redelivery. */
+    private void handleEach(List<Message> batch) {
+      int ok = 0;
+      Exception error = null;
+      for (Message m : batch) {
+        try {
+          onMessage.handle(m);
+          ok++;
+        } catch (Exception e) {
+          error = e;
+          break;
+        }
+      }
+      processed.addAndGet(ok);
+      if (ok > 0) {
+        ack(batch.subList(0, ok), "completed", null);
+      }
+      if (error != null) {
+        failed.incrementAndGet();
+        ack(List.of(batch.get(ok)), "failed", errorText(error));
+      }
+      unreserve(batch.size() - ok - (error == null ? 0 : 1));
+    }
+
+    private void ack(List<Message> messages, String status, String error) {
+      if (!settings.autoAck()) {
+        return;
+      }
+      try {
+        for (AckResult r : settings.queen().ack(messages, status, error)) {
+          if (!r.success()) {
+            LOG.log(
+                System.Logger.Level.INFO,
+                "ack of "
+                    + r.transactionId()
+                    + " refused ("
+                    + r.error()
+                    + "); it will be redelivered");
+          }
+        }
+      } catch (QueenException | CancellationException e) {
+        LOG.log(
+            System.Logger.Level.WARNING,
+            "ack failed, the batch will be redelivered when its lease ends: " + e);
+      }
+    }
+
+    private Thread startRenewer(List<Message> batch) {
+      String lease = batch.getFirst().leaseId();
+      if (settings.renewLeaseMillis() == 0 || lease.isEmpty()) {
+        return null;
+      }
+      Duration every = Duration.ofMillis(settings.renewLeaseMillis());
+      return Thread.ofVirtual()
+          .name(thread.getName() + "-renew")
+          .start(
+              () -> {
+                try {
+                  while (true) {
+                    Thread.sleep(every);
+                    renew(lease);
+                  }
+                } catch (InterruptedException | CancellationException batchFinished) {
+                  Thread.currentThread().interrupt();
+                }
+              });
+    }
+  }
+
+  private void renew(String lease) {
+    try {
+      LeaseRenewal r = settings.queen().renew(lease);
+      if (!r.success()) {
+        LOG.log(System.Logger.Level.WARNING, "lease " + lease + " not renewed: " + r.error());
+      }
+    } catch (QueenException e) {
+      LOG.log(System.Logger.Level.WARNING, "lease renewal failed: " + e);
+    }
+  }
+
+  private static String errorText(Exception e) {
+    return e.getMessage() == null ? e.getClass().getName() : e.getMessage();
+  }
+
+  private static Duration min(Duration d) {
+    return d.compareTo(MAX_BACKOFF) > 0 ? MAX_BACKOFF : d;
+  }
+}

@@ -1,0 +1,185 @@
+package queen.client;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The client's push buffers, one per queue and partition. A buffer sends when it holds its message
+ * count (on the pushing thread, which paces producers) or when its time since the first waiting
+ * item runs out (on a timer thread). Sends of one buffer never overlap, so its items reach the
+ * broker in push order. A timed send that fails keeps its items for the next attempt.
+ */
+final class PushBuffers implements AutoCloseable {
+  private static final System.Logger LOG = System.getLogger("queen.client");
+
+  private final Queen queen;
+  private final Map<String, Buffer> buffers = new ConcurrentHashMap<>();
+  private final AtomicLong flushes = new AtomicLong();
+  private ScheduledExecutorService timer;
+
+  PushBuffers(Queen queen) {
+    this.queen = queen;
+  }
+
+  private final class Buffer {
+    final String queue;
+    final String partition;
+    final int count;
+    final long millis;
+    final Object sendLock = new Object();
+    final List<ObjectNode> items = new ArrayList<>();
+    long firstAt;
+    boolean timerSet;
+
+    Buffer(String queue, String partition, int count, long millis) {
+      this.queue = queue;
+      this.partition = partition;
+      this.count = count;
+      this.millis = millis;
+    }
+
+    /** Sends everything it holds, {@code count} items per request. */
+    void flush() {
+      synchronized (sendLock) {
+        while (true) {
+          List<ObjectNode> batch;
+          synchronized (this) {
+            if (items.isEmpty()) {
+              return;
+            }
+            int n = Math.min(count, items.size());
+            batch = new ArrayList<>(items.subList(0, n));
+            items.subList(0, n).clear();
+            if (items.isEmpty()) {
+              firstAt = 0;
+            }
+          }
+          try {
+            PushItems.send(queen, batch, queue + ":" + partition);
+            flushes.incrementAndGet();
+          } catch (RuntimeException e) {
+            synchronized (this) {
+              items.addAll(0, batch);
+              if (firstAt == 0) {
+                firstAt = System.nanoTime();
+              }
+            }
+            throw e;
+          }
+        }
+      }
+    }
+
+    void timedFlush() {
+      synchronized (this) {
+        timerSet = false;
+      }
+      try {
+        flush();
+      } catch (RuntimeException e) {
+        LOG.log(
+            System.Logger.Level.WARNING,
+            "buffered push to " + queue + "/" + partition + " failed, will retry: " + e);
+        schedule(this);
+      }
+    }
+  }
+
+  void add(String queue, String partition, int count, long millis, List<ObjectNode> items) {
+    Buffer b =
+        buffers.computeIfAbsent(
+            queue + "/" + partition, k -> new Buffer(queue, partition, count, millis));
+    boolean full;
+    synchronized (b) {
+      if (b.items.isEmpty()) {
+        b.firstAt = System.nanoTime();
+      }
+      b.items.addAll(items);
+      full = b.items.size() >= b.count;
+    }
+    if (full) {
+      b.flush();
+    } else {
+      schedule(b);
+    }
+  }
+
+  void flush(String queue, String partition) {
+    Buffer b = buffers.get(queue + "/" + partition);
+    if (b != null) {
+      b.flush();
+    }
+  }
+
+  void flushAll() {
+    RuntimeException first = null;
+    for (Buffer b : buffers.values()) {
+      try {
+        b.flush();
+      } catch (RuntimeException e) {
+        first = first == null ? e : first;
+      }
+    }
+    if (first != null) {
+      throw first;
+    }
+  }
+
+  BufferStats stats() {
+    int active = 0;
+    int waiting = 0;
+    long oldest = 0;
+    long now = System.nanoTime();
+    for (Buffer b : buffers.values()) {
+      synchronized (b) {
+        if (!b.items.isEmpty()) {
+          active++;
+          waiting += b.items.size();
+          oldest = Math.max(oldest, now - b.firstAt);
+        }
+      }
+    }
+    return new BufferStats(active, waiting, Duration.ofNanos(oldest), flushes.get());
+  }
+
+  private void schedule(Buffer b) {
+    synchronized (b) {
+      if (b.timerSet || b.items.isEmpty()) {
+        return;
+      }
+      b.timerSet = true;
+    }
+    timer().schedule(b::timedFlush, b.millis, TimeUnit.MILLISECONDS);
+  }
+
+  private synchronized ScheduledExecutorService timer() {
+    if (timer == null) {
+      timer =
+          Executors.newSingleThreadScheduledExecutor(
+              r -> Thread.ofPlatform().daemon().name("queen-push-buffer").unstarted(r));
+    }
+    return timer;
+  }
+
+  /** Sends what is left, then stops the timer; throws if some items could not be sent. */
+  @Override
+  public void close() {
+    try {
+      flushAll();
+    } finally {
+      synchronized (this) {
+        if (timer != null) {
+          timer.shutdownNow();
+        }
+      }
+    }
+  }
+}

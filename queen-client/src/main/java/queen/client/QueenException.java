@@ -1,0 +1,37 @@
+package queen.client;
+
+/**
+ * A request the broker refused (a 4xx, with the broker's error text) or could not serve after the
+ * client's retries (a 5xx or no connection, {@code status} 0).
+ *
+ * <pre>{@code
+ * try {
+ *   queen.queue("orders").push(order);
+ * } catch (QueenException e) {
+ *   if (!e.retryable()) throw e; // the broker refused the request itself
+ * }
+ * }</pre>
+ */
+public final class QueenException extends RuntimeException {
+  private final int status;
+
+  public QueenException(int status, String message) {
+    super(message);
+    this.status = status;
+  }
+
+  public QueenException(String message, Throwable cause) {
+    super(message, cause);
+    this.status = 0;
+  }
+
+  /** The HTTP status, or 0 when no answer came. */
+  public int status() {
+    return status;
+  }
+
+  /** True for answers worth retrying: no connection, a timeout, or a 5xx. */
+  public boolean retryable() {
+    return status == 0 || status >= 500;
+  }
+}

@@ -1,0 +1,110 @@
+package queen.client;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * Acks and pushes that commit together or not at all, sent as one request. Typical use: consume
+ * from one queue and produce to the next without losing or doubling a message.
+ *
+ * <pre>{@code
+ * queen.transaction()
+ *     .ack(message)
+ *     .queue("invoices").partition("customer-42").push(Map.of("total", 12))
+ *     .commit();
+ * }</pre>
+ *
+ * <p>Acks inside a transaction carry no lease: a transaction commits even if the lease ran out, as
+ * long as the message was not acked since. {@code failed} and {@code dlq} dead-letter at once.
+ */
+public final class Transaction {
+  private final Queen queen;
+  private final ArrayNode operations = Json.MAPPER.createArrayNode();
+  private String queue;
+  private String partition = "Default";
+  private String key;
+
+  Transaction(Queen queen) {
+    this.queen = queen;
+  }
+
+  /** Acks messages as {@code completed} in their own consumer group. */
+  public Transaction ack(Message... messages) {
+    return ack(Arrays.asList(messages), "completed");
+  }
+
+  /** Acks messages with a status ({@code completed}, {@code failed} or {@code dlq}). */
+  public Transaction ack(List<Message> messages, String status) {
+    for (Message m : messages) {
+      if (m.transactionId() == null || m.partitionId() == null) {
+        throw new IllegalArgumentException(
+            "a message needs transactionId and partitionId to be acked: " + m);
+      }
+      ObjectNode op = operations.addObject();
+      op.put("type", "ack");
+      op.put("transactionId", m.transactionId());
+      op.put("partitionId", m.partitionId());
+      op.put("status", status);
+      op.put("consumerGroup", m.consumerGroup());
+      keyOf(m.queue() + ":" + m.partition() + ":" + m.consumerGroup());
+    }
+    return this;
+  }
+
+  /** The queue the next {@link #push} goes to. */
+  public Transaction queue(String name) {
+    this.queue = name;
+    this.partition = "Default";
+    return this;
+  }
+
+  /** The partition the next {@link #push} goes to ({@code Default}). */
+  public Transaction partition(String name) {
+    this.partition = name;
+    return this;
+  }
+
+  /** Pushes items (as {@link QueueBuilder#push(List)} takes them) to the current queue. */
+  public Transaction push(Object... items) {
+    if (queue == null) {
+      throw new IllegalStateException("call queue(name) before push in a transaction");
+    }
+    ObjectNode op = operations.addObject();
+    op.put("type", "push");
+    ArrayNode array = op.putArray("items");
+    for (Object item : items) {
+      array.add(PushItems.envelope(queue, partition, item));
+    }
+    keyOf(queue + ":" + partition);
+    return this;
+  }
+
+  /**
+   * Sends the transaction and answers the broker's result ({@code transactionId}, {@code results});
+   * throws {@link QueenException} if the broker rolled it back.
+   */
+  public JsonNode commit() {
+    if (operations.isEmpty()) {
+      throw new IllegalStateException("Transaction has no operations to commit");
+    }
+    ObjectNode body = Json.MAPPER.createObjectNode();
+    body.set("operations", operations);
+    body.putArray("requiredLeases");
+    JsonNode answer =
+        queen.transport.send(Transport.Call.post("/api/v1/transaction", body, key)).body();
+    if (!answer.path("success").asBoolean(false)) {
+      throw new QueenException(
+          200, "transaction rolled back: " + answer.path("error").asText("no reason given"));
+    }
+    return answer;
+  }
+
+  private void keyOf(String k) {
+    if (key == null) {
+      key = k;
+    }
+  }
+}

@@ -1,0 +1,196 @@
+package queen.client;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.io.IOException;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+
+/**
+ * Sends one logical request: picks a broker for the request's affinity key, retries network errors,
+ * timeouts and 5xx answers (each URL once, then the same ones again after a doubling delay), and
+ * gives up at once on a 4xx. A thread interrupted while waiting cancels the exchange.
+ */
+final class Transport implements AutoCloseable {
+  /** What the broker answered: the status and the parsed body (JSON null for an empty body). */
+  record Answer(int status, JsonNode body) {}
+
+  /** One request: path with its query, optional JSON body, affinity key and time limit. */
+  record Call(
+      String method,
+      String path,
+      Map<String, String> query,
+      Object body,
+      String key,
+      Duration timeout) {
+    static Call get(String path, Map<String, String> query, String key) {
+      return new Call("GET", path, query, null, key, null);
+    }
+
+    static Call post(String path, Object body, String key) {
+      return new Call("POST", path, Map.of(), body, key, null);
+    }
+
+    Call withTimeout(Duration t) {
+      return new Call(method, path, query, body, key, t);
+    }
+  }
+
+  private final ClientConfig config;
+  private final Nodes nodes;
+  private final HttpClient http;
+
+  Transport(ClientConfig config) {
+    this.config = config;
+    this.nodes =
+        new Nodes(
+            config.urls(),
+            config.loadBalancing(),
+            config.virtualNodes(),
+            config.healthRetryAfter().toNanos());
+    this.http =
+        HttpClient.newBuilder()
+            .version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(min(config.timeout(), Duration.ofSeconds(10)))
+            .build();
+  }
+
+  Answer send(Call call) {
+    byte[] body = call.body() == null ? null : Json.bytes(call.body());
+    Duration timeout = call.timeout() == null ? config.timeout() : call.timeout();
+    var order = nodes.order(call.key() == null ? "" : call.key());
+    if (!config.failover()) {
+      order = order.subList(0, 1);
+    }
+    int attempts = Math.max(config.retryAttempts(), order.size());
+    QueenException last = null;
+    for (int i = 0; i < attempts; i++) {
+      if (i >= order.size()) {
+        pause(config.retryDelay().multipliedBy(1L << Math.min(i - order.size(), 16)));
+      }
+      String url = order.get(i % order.size());
+      try {
+        Answer a = once(url, call, body, timeout);
+        nodes.succeeded(url);
+        return a;
+      } catch (QueenException e) {
+        if (!e.retryable()) {
+          throw e;
+        }
+        nodes.failed(url);
+        last = e;
+      }
+    }
+    throw last;
+  }
+
+  private Answer once(String url, Call call, byte[] body, Duration timeout) {
+    HttpRequest.Builder b =
+        HttpRequest.newBuilder(URI.create(url + call.path() + query(call.query())))
+            .timeout(timeout)
+            .header("Accept", "application/json");
+    config.headers().forEach(b::header);
+    if (config.bearerToken() != null) {
+      b.header("Authorization", "Bearer " + config.bearerToken());
+    }
+    if (body != null) {
+      b.header("Content-Type", "application/json");
+      b.method(call.method(), HttpRequest.BodyPublishers.ofByteArray(body));
+    } else {
+      b.method(call.method(), HttpRequest.BodyPublishers.noBody());
+    }
+    CompletableFuture<HttpResponse<byte[]>> f =
+        http.sendAsync(b.build(), HttpResponse.BodyHandlers.ofByteArray());
+    HttpResponse<byte[]> res;
+    try {
+      res = f.get();
+    } catch (InterruptedException e) {
+      f.cancel(true);
+      throw interrupted();
+    } catch (ExecutionException e) {
+      Throwable cause = e.getCause() == null ? e : e.getCause();
+      throw new QueenException(
+          call.method() + " " + url + call.path() + " failed: " + describe(cause), cause);
+    }
+    int status = res.statusCode();
+    if (status >= 200 && status < 300) {
+      return new Answer(status, Json.parse(res.body()));
+    }
+    throw new QueenException(status, errorText(status, res.body()));
+  }
+
+  private static void pause(Duration d) {
+    try {
+      Thread.sleep(d);
+    } catch (InterruptedException e) {
+      throw interrupted();
+    }
+  }
+
+  /**
+   * The calling thread was interrupted mid-request: the exchange is abandoned, the interrupt flag
+   * kept, and the caller gets a {@link CancellationException}.
+   */
+  private static CancellationException interrupted() {
+    Thread.currentThread().interrupt();
+    return new CancellationException("request cancelled: the calling thread was interrupted");
+  }
+
+  private static String errorText(int status, byte[] body) {
+    String text = new String(body, StandardCharsets.UTF_8);
+    try {
+      JsonNode n = Json.MAPPER.readTree(body);
+      if (n != null && n.hasNonNull("error")) {
+        return n.get("error").asText();
+      }
+    } catch (IOException notJson) {
+      // a proxy's HTML or plain-text page: keep it as the message
+    }
+    return text.isBlank() ? "HTTP " + status : text.strip();
+  }
+
+  private static String describe(Throwable t) {
+    String m = t.getMessage();
+    return t.getClass().getSimpleName() + (m == null ? "" : ": " + m);
+  }
+
+  static String query(Map<String, String> params) {
+    if (params.isEmpty()) {
+      return "";
+    }
+    StringBuilder sb = new StringBuilder();
+    for (var e : params.entrySet()) {
+      sb.append(sb.isEmpty() ? '?' : '&')
+          .append(URLEncoder.encode(e.getKey(), StandardCharsets.UTF_8))
+          .append('=')
+          .append(URLEncoder.encode(e.getValue(), StandardCharsets.UTF_8));
+    }
+    return sb.toString();
+  }
+
+  static String segment(String s) {
+    return URLEncoder.encode(s, StandardCharsets.UTF_8).replace("+", "%20");
+  }
+
+  static Map<String, String> params() {
+    return new LinkedHashMap<>();
+  }
+
+  private static Duration min(Duration a, Duration b) {
+    return a.compareTo(b) < 0 ? a : b;
+  }
+
+  @Override
+  public void close() {
+    http.close();
+  }
+}

@@ -1,0 +1,169 @@
+package queen.client;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import queen.server.TestBroker;
+
+class ConsumeTest {
+  @RegisterExtension static final TestBroker broker = new TestBroker();
+  static Queen queen;
+
+  @BeforeAll
+  static void connect() {
+    queen = Queen.connect("http://127.0.0.1:" + broker.port());
+  }
+
+  @AfterAll
+  static void close() {
+    queen.close();
+  }
+
+  record Numbered(String p, int n) {}
+
+  @Test
+  void eightWorkersOverTwentyPartitionsHandleTenThousandMessagesOnceInPartitionOrder()
+      throws Exception {
+    int partitions = 20;
+    int perPartition = 500;
+    queen.queue("c-many").config(Map.of("leaseTime", 30)).create();
+    for (int p = 0; p < partitions; p++) {
+      List<Numbered> items = new ArrayList<>();
+      for (int n = 0; n < perPartition; n++) {
+        items.add(new Numbered("p" + p, n));
+      }
+      for (int from = 0; from < perPartition; from += 100) {
+        queen.queue("c-many").partition("p" + p).push(items.subList(from, from + 100));
+      }
+    }
+
+    Map<String, List<Integer>> seen = new ConcurrentHashMap<>();
+    AtomicInteger handled = new AtomicInteger();
+    Consumer consumer =
+        queen
+            .queue("c-many")
+            .concurrency(8)
+            .batch(25)
+            .limit(partitions * perPartition)
+            .consume(
+                batch -> {
+                  for (Message m : batch) {
+                    Numbered x = m.data(Numbered.class);
+                    assertThat(m.partition()).isEqualTo(x.p());
+                    synchronized (seen) {
+                      seen.computeIfAbsent(x.p(), k -> new ArrayList<>()).add(x.n());
+                    }
+                    handled.incrementAndGet();
+                  }
+                });
+    assertThat(consumer.await(Duration.ofMinutes(2))).as("consumer ended at its limit").isTrue();
+
+    assertThat(handled.get()).isEqualTo(partitions * perPartition);
+    assertThat(consumer.processed()).isEqualTo(partitions * perPartition);
+    assertThat(consumer.isRunning()).isFalse();
+    List<Integer> expected = java.util.stream.IntStream.range(0, perPartition).boxed().toList();
+    assertThat(seen).hasSize(partitions);
+    seen.forEach(
+        (p, ns) -> assertThat(ns).as("partition %s in order, once each", p).isEqualTo(expected));
+    assertThat(queen.queue("c-many").wait(false).batch(10).pop())
+        .as("everything was acked")
+        .isEmpty();
+  }
+
+  @Test
+  void stopLetsRunningHandlersFinishAndAcksThem() throws Exception {
+    queen.queue("c-stop").partition("a").push(Map.of("n", 1), Map.of("n", 2));
+    CountDownLatch inHandler = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    Consumer consumer =
+        queen
+            .queue("c-stop")
+            .batch(10)
+            .consume(
+                batch -> {
+                  inHandler.countDown();
+                  release.await();
+                });
+    inHandler.await();
+    Thread stopper = Thread.ofVirtual().start(consumer::stop);
+    await().atMost(Duration.ofSeconds(5)).until(() -> stopper.getState() == Thread.State.WAITING);
+    assertThat(consumer.isRunning()).as("stop waits for the running handler").isTrue();
+    release.countDown();
+    stopper.join(Duration.ofSeconds(10));
+    assertThat(consumer.isRunning()).isFalse();
+    assertThat(consumer.processed()).isEqualTo(2);
+    assertThat(queen.queue("c-stop").wait(false).batch(10).pop())
+        .as("the finished batch was acked")
+        .isEmpty();
+  }
+
+  @Test
+  void idleMillisEndsAConsumerThatGetsNothing() throws Exception {
+    queen.queue("c-idle").create();
+    Consumer consumer = queen.queue("c-idle").idleMillis(300).consume(batch -> {});
+    assertThat(consumer.await(Duration.ofSeconds(10))).isTrue();
+    assertThat(consumer.processed()).isZero();
+  }
+
+  @Test
+  void eachHandlesInOrderAndLeavesTheRestOfABatchAfterAFailure() throws Exception {
+    queen.queue("c-each").config(Map.of("retryLimit", 5)).create();
+    for (int n = 0; n < 5; n++) {
+      queen.queue("c-each").partition("only").push(Map.of("n", n));
+    }
+    List<Integer> calls = new ArrayList<>();
+    AtomicInteger failures = new AtomicInteger();
+    Consumer consumer =
+        queen
+            .queue("c-each")
+            .batch(5)
+            .limit(6)
+            .each()
+            .consume(
+                m -> {
+                  int n = m.data().get("n").asInt();
+                  synchronized (calls) {
+                    calls.add(n);
+                  }
+                  if (n == 2 && failures.getAndIncrement() == 0) {
+                    throw new IllegalStateException("first try of 2 fails");
+                  }
+                });
+    assertThat(consumer.await(Duration.ofSeconds(30))).isTrue();
+    assertThat(calls).as("3 and 4 wait for 2's redelivery").containsExactly(0, 1, 2, 2, 3, 4);
+    assertThat(consumer.failed()).isEqualTo(1);
+  }
+
+  @Test
+  void renewLeaseKeepsASlowHandlersBatchLeased() throws Exception {
+    queen.queue("c-renew").config(Map.of("leaseTime", 1)).create();
+    queen.queue("c-renew").push(Map.of("slow", true));
+    AtomicInteger deliveries = new AtomicInteger();
+    Consumer consumer =
+        queen
+            .queue("c-renew")
+            .renewLease(true, 300)
+            .limit(1)
+            .consume(
+                batch -> {
+                  deliveries.incrementAndGet();
+                  Thread.sleep(2500); // slow work, 2.5 lease times long
+                });
+    assertThat(consumer.await(Duration.ofSeconds(20))).isTrue();
+    assertThat(deliveries.get()).isEqualTo(1);
+    assertThat(queen.queue("c-renew").wait(false).pop())
+        .as("the ack after the lease time was accepted")
+        .isEmpty();
+  }
+}

@@ -1,0 +1,120 @@
+package queen.client;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import queen.server.Broker;
+import queen.server.TestBroker;
+
+class ResilienceTest {
+  @RegisterExtension static final TestBroker broker = new TestBroker();
+
+  @Test
+  void aPushWhoseAnswerWasLostIsRetriedAndStoredOnce() throws Exception {
+    try (DroppingProxy proxy = new DroppingProxy(broker.port(), 1);
+        Queen viaProxy =
+            Queen.builder().url(proxy.url()).retries(3, Duration.ofMillis(50)).build();
+        Queen direct = Queen.connect("http://127.0.0.1:" + broker.port())) {
+      List<PushResult> results = viaProxy.queue("r-drop").push(Map.of("order", 1));
+
+      assertThat(proxy.requests.get()).as("the dropped request and its retry").isEqualTo(2);
+      assertThat(results).hasSize(1);
+      assertThat(results.getFirst().duplicate())
+          .as("the first attempt was stored; the retry found it by transaction id")
+          .isTrue();
+      List<Message> stored = direct.queue("r-drop").wait(false).batch(10).pop();
+      assertThat(stored).hasSize(1);
+      assertThat(stored.getFirst().transactionId()).isEqualTo(results.getFirst().transactionId());
+      assertThat(stored.getFirst().id()).isEqualTo(results.getFirst().messageId());
+    }
+  }
+
+  @Test
+  void aConsumerCarriesOnAgainstTheOtherBrokerWhenOneStops() throws Exception {
+    Broker a = broker.startAnother();
+    Broker b = broker.startAnother();
+    List<String> urls = List.of("http://127.0.0.1:" + a.port(), "http://127.0.0.1:" + b.port());
+    String consumerUrl =
+        new Nodes(urls, LoadBalancing.AFFINITY, 128, 0)
+            .order("r-fo:*:" + Queen.QUEUE_MODE)
+            .getFirst();
+    Broker first = consumerUrl.equals(urls.get(0)) ? a : b;
+    CountDownLatch aThirdDone = new CountDownLatch(1);
+    AtomicInteger handled = new AtomicInteger();
+    AtomicInteger handledWhenStopped = new AtomicInteger(-1);
+    Thread.ofVirtual()
+        .start(
+            () -> {
+              try {
+                aThirdDone.await();
+                first.close();
+                handledWhenStopped.set(handled.get());
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+            });
+    int partitions = 10;
+    int perPartition = 300;
+    int total = partitions * perPartition;
+    try (Queen queen =
+        Queen.builder()
+            .urls(urls)
+            .retries(3, Duration.ofMillis(50))
+            .timeout(Duration.ofSeconds(10))
+            .healthRetryAfter(Duration.ofMinutes(5))
+            .build()) {
+      queen.queue("r-fo").config(Map.of("leaseTime", 2)).create();
+      Map<String, List<Integer>> seen = new ConcurrentHashMap<>();
+      Consumer consumer =
+          queen
+              .queue("r-fo")
+              .concurrency(4)
+              .batch(10)
+              .timeoutMillis(1000)
+              .limit(total)
+              .consume(
+                  batch -> {
+                    synchronized (seen) {
+                      for (Message m : batch) {
+                        seen.computeIfAbsent(m.partition(), k -> new ArrayList<>())
+                            .add(m.data().get("n").asInt());
+                      }
+                    }
+                    if (handled.addAndGet(batch.size()) >= total / 3) {
+                      aThirdDone.countDown();
+                    }
+                  });
+      for (int from = 0; from < perPartition; from += 10) {
+        for (int p = 0; p < partitions; p++) {
+          List<Map<String, Integer>> items = new ArrayList<>();
+          for (int n = from; n < from + 10; n++) {
+            items.add(Map.of("n", n));
+          }
+          queen.queue("r-fo").partition("p" + p).push(items);
+        }
+      }
+
+      assertThat(consumer.await(Duration.ofMinutes(2))).as("consumer reached its limit").isTrue();
+      assertThat(handled.get()).isEqualTo(total);
+      assertThat(handledWhenStopped.get())
+          .as("the consumer's broker stopped mid-run")
+          .isBetween(total / 3, total - 1);
+      List<Integer> expected = java.util.stream.IntStream.range(0, perPartition).boxed().toList();
+      assertThat(seen).hasSize(partitions);
+      seen.forEach(
+          (p, ns) -> assertThat(ns).as("partition %s: each once, in order", p).isEqualTo(expected));
+      assertThat(queen.queue("r-fo").wait(false).batch(100).pop()).isEmpty();
+    } finally {
+      a.close();
+      b.close();
+    }
+  }
+}

@@ -1,0 +1,124 @@
+package queen.client;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+class TransportTest {
+  private static Queen client(String... urls) {
+    return Queen.builder()
+        .urls(List.of(urls))
+        .retries(3, Duration.ofMillis(20))
+        .timeout(Duration.ofSeconds(5))
+        .build();
+  }
+
+  @Test
+  void fiveHundredsAreRetriedAndASuccessEndsTheRetries() {
+    try (StubServer stub =
+            new StubServer(
+                n ->
+                    n < 2
+                        ? new StubServer.Answer(503, "{\"error\":\"busy\"}")
+                        : new StubServer.Answer(200, "{\"status\":\"healthy\"}"));
+        Queen queen = client(stub.url())) {
+      assertThat(queen.admin().health().get("status").asText()).isEqualTo("healthy");
+      assertThat(stub.requests.get()).isEqualTo(3);
+    }
+  }
+
+  @Test
+  void aFourHundredIsThrownAtOnceWithTheBrokersError() {
+    try (StubServer stub =
+            new StubServer(
+                n -> new StubServer.Answer(400, "{\"error\":\"Queue must be a string\"}"));
+        Queen queen = client(stub.url())) {
+      assertThatThrownBy(() -> queen.queue("q").push(Map.of("a", 1)))
+          .isInstanceOf(QueenException.class)
+          .hasMessage("Queue must be a string")
+          .satisfies(e -> assertThat(((QueenException) e).status()).isEqualTo(400));
+      assertThat(stub.requests.get()).isEqualTo(1);
+    }
+  }
+
+  @Test
+  void retriesGiveUpWithTheLastError() {
+    try (StubServer stub = new StubServer(n -> new StubServer.Answer(500, "{\"error\":\"boom\"}"));
+        Queen queen = client(stub.url())) {
+      assertThatThrownBy(() -> queen.admin().health())
+          .isInstanceOf(QueenException.class)
+          .hasMessage("boom");
+      assertThat(stub.requests.get()).isEqualTo(3);
+    }
+  }
+
+  @Test
+  void aConsumerEndsWhenTheBrokerRefusesItsPop() throws Exception {
+    try (StubServer stub =
+            new StubServer(n -> new StubServer.Answer(400, "{\"error\":\"Invalid batch\"}"));
+        Queen queen = client(stub.url())) {
+      Consumer c = queen.queue("q").consume(batch -> {});
+      assertThatThrownBy(() -> c.await(Duration.ofSeconds(10)))
+          .isInstanceOf(QueenException.class)
+          .hasMessage("Invalid batch");
+      assertThat(c.isRunning()).isFalse();
+    }
+  }
+
+  @Test
+  void aConsumerOfAnUnreachableBrokerBacksOffInsteadOfSpinning() throws Exception {
+    AtomicInteger connections = new AtomicInteger();
+    try (ServerSocket refusing = new ServerSocket(0)) {
+      Thread.ofVirtual()
+          .start(
+              () -> {
+                while (!refusing.isClosed()) {
+                  try (Socket s = refusing.accept()) {
+                    connections.incrementAndGet();
+                  } catch (IOException closed) {
+                    return;
+                  }
+                }
+              });
+      try (Queen queen = client("http://127.0.0.1:" + refusing.getLocalPort())) {
+        Consumer c = queen.queue("q").concurrency(4).consume(batch -> {});
+        await().atMost(Duration.ofSeconds(5)).until(() -> connections.get() > 0);
+        await()
+            .during(Duration.ofSeconds(3))
+            .atMost(Duration.ofSeconds(4))
+            .until(() -> connections.get() <= 100); // a busy loop would make thousands
+        c.stop();
+        assertThat(c.isRunning()).isFalse();
+      }
+    }
+  }
+
+  @Test
+  void severalBrokersFailOverAndTheFailedOneIsLeftOutUntilItsRetryTime() {
+    try (StubServer down = new StubServer(n -> new StubServer.Answer(503, "{\"error\":\"down\"}"));
+        StubServer up =
+            new StubServer(n -> new StubServer.Answer(200, "{\"status\":\"healthy\"}"));
+        Queen queen =
+            Queen.builder()
+                .url(down.url())
+                .url(up.url())
+                .loadBalancing(LoadBalancing.ROUND_ROBIN)
+                .healthRetryAfter(Duration.ofMinutes(1))
+                .build()) {
+      for (int i = 0; i < 6; i++) {
+        assertThat(queen.admin().health().get("status").asText()).isEqualTo("healthy");
+      }
+      assertThat(down.requests.get()).as("tried once, then left out").isEqualTo(1);
+      assertThat(up.requests.get()).isEqualTo(6);
+    }
+  }
+}
