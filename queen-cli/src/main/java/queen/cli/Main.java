@@ -3,6 +3,7 @@ package queen.cli;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import queen.bench.BenchCommand;
+import queen.client.QueenException;
 import queen.server.ServeCommand;
 
 /** The {@code queen} command line: every subcommand of the ./queen launcher. */
@@ -11,13 +12,40 @@ import queen.server.ServeCommand;
     mixinStandardHelpOptions = true,
     versionProvider = Main.Version.class,
     description = "Queen for the JVM: a PostgreSQL-backed message broker.",
-    subcommands = {ServeCommand.class, BenchCommand.class, CommandLine.HelpCommand.class},
-    footer = {"", "The ./queen launcher also runs the test suite: ./queen test"})
+    subcommands = {
+      ServeCommand.class,
+      ClientCommands.Push.class,
+      ClientCommands.Pop.class,
+      ClientCommands.Ack.class,
+      ClientCommands.Tail.class,
+      ClientCommands.Queues.class,
+      ClientCommands.Groups.class,
+      ClientCommands.Dlq.class,
+      BenchCommand.class,
+      CommandLine.HelpCommand.class
+    },
+    footer = {
+      "",
+      "The client subcommands reach the broker at --url (default $QUEEN_URL or",
+      "http://localhost:6632). " + ClientCommands.EXIT_CODES,
+      "",
+      "The ./queen launcher also runs the test suite: ./queen test"
+    })
 public final class Main implements Runnable {
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
   public static void main(String[] args) {
-    System.exit(new CommandLine(new Main()).execute(args));
+    System.exit(commandLine().execute(args));
+  }
+
+  /** The command line with its exit codes: a broker error is 1 (refused) or 3 (unreachable). */
+  static CommandLine commandLine() {
+    return new CommandLine(new Main())
+        .setExecutionExceptionHandler(
+            (e, cmd, parsed) -> {
+              cmd.getErr().println("queen " + cmd.getCommandName() + ": " + e.getMessage());
+              return e instanceof QueenException q && q.retryable() ? 3 : 1;
+            });
   }
 
   @Override

@@ -1,0 +1,467 @@
+package queen.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.PrintWriter;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+import queen.client.AckResult;
+import queen.client.Consumer;
+import queen.client.DeadLetter;
+import queen.client.Message;
+import queen.client.PushResult;
+import queen.client.Queen;
+import queen.client.QueueBuilder;
+
+/**
+ * The subcommands that talk to a running broker through the Java client. They print NDJSON (one
+ * JSON value per line) so that their output pipes into each other and into jq.
+ */
+final class ClientCommands {
+  private ClientCommands() {}
+
+  static final String EXIT_CODES =
+      "Exit status: 0 done, 1 the broker refused the request (or an ack was refused),"
+          + " 2 bad usage, 3 the broker could not be reached or failed (5xx).";
+
+  /** Options every command that reads from one queue shares. */
+  static final class QueueOptions {
+    @Option(
+        names = {"-p", "--partition"},
+        description = "one partition (default: any)")
+    String partition;
+
+    @Option(
+        names = {"-g", "--group"},
+        description = "consumer group (default: queue mode)")
+    String group;
+
+    @Option(
+        names = {"-b", "--batch"},
+        defaultValue = "10",
+        description = "messages per pop (default ${DEFAULT-VALUE})")
+    int batch;
+
+    QueueBuilder apply(QueueBuilder q) {
+      if (partition != null) {
+        q.partition(partition);
+      }
+      if (group != null) {
+        q.group(group);
+      }
+      return q.batch(batch);
+    }
+  }
+
+  @Command(
+      name = "push",
+      mixinStandardHelpOptions = true,
+      description = {
+        "Push messages: each DATA argument is one JSON payload; with none, each line of stdin is.",
+        "Prints one result per message: {status, transactionId, messageId, partitionId}."
+      },
+      footer = {"", EXIT_CODES})
+  static final class Push implements Callable<Integer> {
+    @Mixin ClientOptions client;
+    @Spec CommandSpec spec;
+
+    @Parameters(index = "0", description = "queue")
+    String queue;
+
+    @Parameters(index = "1..*", arity = "0..*", paramLabel = "DATA", description = "JSON payloads")
+    List<String> data = new ArrayList<>();
+
+    @Option(
+        names = {"-p", "--partition"},
+        description = "partition (default Default)")
+    String partition;
+
+    @Option(
+        names = "--transaction-id",
+        description = "transaction id of a single message (default: a new UUIDv7)")
+    String transactionId;
+
+    @Override
+    public Integer call() {
+      List<JsonNode> payloads = new ArrayList<>();
+      for (int i = 0; i < data.size(); i++) {
+        payloads.add(Ndjson.parse(data.get(i), "DATA argument " + (i + 1)));
+      }
+      if (data.isEmpty()) {
+        payloads.addAll(Ndjson.readStdin());
+      }
+      if (transactionId != null && payloads.size() != 1) {
+        throw new IllegalArgumentException("--transaction-id needs exactly one message");
+      }
+      List<Object> items = new ArrayList<>();
+      for (JsonNode payload : payloads) {
+        ObjectNode envelope = Ndjson.MAPPER.createObjectNode();
+        envelope.set("data", payload);
+        if (transactionId != null) {
+          envelope.put("transactionId", transactionId);
+        }
+        items.add(envelope);
+      }
+      try (Queen queen = client.connect()) {
+        QueueBuilder q = queen.queue(queue);
+        if (partition != null) {
+          q.partition(partition);
+        }
+        PrintWriter out = out(spec);
+        for (int from = 0; from < items.size(); from += 1000) {
+          for (PushResult r : q.push(items.subList(from, Math.min(items.size(), from + 1000)))) {
+            Ndjson.print(out, Ndjson.pushResult(r));
+          }
+        }
+      }
+      return 0;
+    }
+  }
+
+  @Command(
+      name = "pop",
+      mixinStandardHelpOptions = true,
+      description = {
+        "Pop one batch and print its messages, one JSON object per line.",
+        "Leased messages must be acked (queen ack reads these lines) or they are delivered",
+        "again when the lease ends; --ack acks them as soon as they are printed."
+      },
+      footer = {"", EXIT_CODES})
+  static final class Pop implements Callable<Integer> {
+    @Mixin ClientOptions client;
+    @Spec CommandSpec spec;
+    @Mixin QueueOptions options;
+
+    @Parameters(index = "0", description = "queue")
+    String queue;
+
+    @Option(
+        names = {"-w", "--wait"},
+        defaultValue = "0",
+        paramLabel = "SECONDS",
+        description = "wait up to this long for messages (default: answer at once)")
+    int waitSeconds;
+
+    @Option(names = "--ack", description = "ack the messages once printed")
+    boolean ack;
+
+    @Override
+    public Integer call() {
+      try (Queen queen = client.connect()) {
+        QueueBuilder q =
+            options
+                .apply(queen.queue(queue))
+                .wait(waitSeconds > 0)
+                .timeoutMillis(waitSeconds * 1000);
+        List<Message> messages = q.pop();
+        for (Message m : messages) {
+          Ndjson.print(out(spec), Ndjson.message(m));
+        }
+        out(spec).flush();
+        if (ack && !messages.isEmpty()) {
+          return refusals(out(spec), queen.ack(messages, true)) == 0 ? 0 : 1;
+        }
+      }
+      return 0;
+    }
+  }
+
+  @Command(
+      name = "ack",
+      mixinStandardHelpOptions = true,
+      description = {
+        "Ack messages: the ones printed by queen pop, one per line on stdin,",
+        "or one given by --partition-id and --transaction-id.",
+        "Prints one result per message: {transactionId, success, error, dlq}."
+      },
+      footer = {"", EXIT_CODES, "An ack the broker refuses (an expired lease) exits 1."})
+  static final class Ack implements Callable<Integer> {
+    @Mixin ClientOptions client;
+    @Spec CommandSpec spec;
+
+    @Option(
+        names = {"-s", "--status"},
+        defaultValue = "completed",
+        description = "completed, failed, retry or dlq (default ${DEFAULT-VALUE})")
+    String status;
+
+    @Option(
+        names = {"-e", "--error"},
+        description = "error text kept with a dead letter")
+    String error;
+
+    @Option(names = "--partition-id", description = "the message's partitionId")
+    String partitionId;
+
+    @Option(names = "--transaction-id", description = "the message's transactionId")
+    String transactionId;
+
+    @Option(names = "--lease-id", description = "the lease it was popped under")
+    String leaseId;
+
+    @Option(
+        names = {"-g", "--group"},
+        description = "consumer group (default: queue mode)")
+    String group;
+
+    @Override
+    public Integer call() {
+      List<Message> messages = new ArrayList<>();
+      if (partitionId != null || transactionId != null) {
+        if (partitionId == null || transactionId == null) {
+          throw new IllegalArgumentException("--partition-id and --transaction-id go together");
+        }
+        messages.add(
+            new Message(
+                null,
+                transactionId,
+                partitionId,
+                null,
+                null,
+                leaseId == null ? "" : leaseId,
+                group == null ? Queen.QUEUE_MODE : group,
+                null,
+                null,
+                null,
+                null));
+      } else {
+        for (JsonNode n : Ndjson.readStdin()) {
+          messages.add(Ndjson.readMessage(n));
+        }
+      }
+      if (messages.isEmpty()) {
+        return 0;
+      }
+      try (Queen queen = client.connect()) {
+        return refusals(out(spec), queen.ack(messages, status, error)) == 0 ? 0 : 1;
+      }
+    }
+  }
+
+  @Command(
+      name = "tail",
+      mixinStandardHelpOptions = true,
+      description = {
+        "Consume a queue and print each message as one JSON line, acking it once printed.",
+        "Runs until Ctrl-C, --limit or --idle."
+      },
+      footer = {"", EXIT_CODES})
+  static final class Tail implements Callable<Integer> {
+    @Mixin ClientOptions client;
+    @Spec CommandSpec spec;
+    @Mixin QueueOptions options;
+
+    @Parameters(index = "0", description = "queue")
+    String queue;
+
+    @Option(
+        names = {"-n", "--limit"},
+        description = "stop after this many messages")
+    Long limit;
+
+    @Option(
+        names = "--idle",
+        paramLabel = "SECONDS",
+        description = "stop after this long without a message")
+    Long idleSeconds;
+
+    @Option(
+        names = "--from",
+        description = "where a new group starts: 'now' or an ISO-8601 instant (default: oldest)")
+    String from;
+
+    @Override
+    public Integer call() throws InterruptedException {
+      try (Queen queen = client.connect()) {
+        QueueBuilder q = options.apply(queen.queue(queue)).timeoutMillis(10_000);
+        if (limit != null) {
+          q.limit(limit);
+        }
+        if (idleSeconds != null) {
+          q.idleMillis(Duration.ofSeconds(idleSeconds).toMillis());
+        }
+        if (from != null) {
+          q.subscriptionFrom(from);
+        }
+        PrintWriter out = out(spec);
+        Consumer consumer =
+            q.consume(
+                batch -> {
+                  synchronized (out) {
+                    for (Message m : batch) {
+                      Ndjson.print(out, Ndjson.message(m));
+                    }
+                    out.flush();
+                  }
+                });
+        Thread stopper = new Thread(consumer::stop, "queen-tail-stop");
+        Runtime.getRuntime().addShutdownHook(stopper);
+        consumer.await();
+        Runtime.getRuntime().removeShutdownHook(stopper);
+      }
+      return 0;
+    }
+  }
+
+  @Command(
+      name = "queues",
+      mixinStandardHelpOptions = true,
+      description = "List queues with their partitions and queue-mode message counts.",
+      footer = {"", EXIT_CODES})
+  static final class Queues implements Callable<Integer> {
+    @Mixin ClientOptions client;
+    @Spec CommandSpec spec;
+
+    @Option(names = "--json", description = "print the broker's JSON as it is")
+    boolean json;
+
+    @Override
+    public Integer call() {
+      try (Queen queen = client.connect()) {
+        JsonNode body = queen.admin().queues();
+        if (json) {
+          Ndjson.print(out(spec), body);
+          return 0;
+        }
+        Table t =
+            new Table("QUEUE", "NAMESPACE", "TASK", "PARTITIONS", "TOTAL", "PENDING", "LEASED");
+        for (JsonNode q : body.path("queues")) {
+          JsonNode m = q.path("messages");
+          t.row(
+              q.path("name").asText(),
+              q.path("namespace").asText(),
+              q.path("task").asText(),
+              q.path("partitions").asText(),
+              m.path("total").asText(),
+              m.path("pending").asText(),
+              m.path("processing").asText());
+        }
+        t.print(out(spec));
+      }
+      return 0;
+    }
+  }
+
+  @Command(
+      name = "groups",
+      mixinStandardHelpOptions = true,
+      description = "List consumer groups per queue with their lag.",
+      footer = {"", EXIT_CODES})
+  static final class Groups implements Callable<Integer> {
+    @Mixin ClientOptions client;
+    @Spec CommandSpec spec;
+
+    @Option(names = "--json", description = "print the broker's JSON as it is")
+    boolean json;
+
+    @Override
+    public Integer call() {
+      try (Queen queen = client.connect()) {
+        JsonNode body = queen.admin().consumerGroups();
+        if (json) {
+          Ndjson.print(out(spec), body);
+          return 0;
+        }
+        Table t = new Table("GROUP", "QUEUE", "PARTITIONS", "LAGGING", "LAG", "MAX_LAG_S", "STATE");
+        for (JsonNode g : body) {
+          t.row(
+              g.path("name").asText(),
+              g.path("queueName").asText(),
+              g.path("members").asText(),
+              g.path("partitionsWithLag").asText(),
+              g.path("totalLag").asText(),
+              g.path("maxTimeLag").asText(),
+              g.path("state").asText());
+        }
+        t.print(out(spec));
+      }
+      return 0;
+    }
+  }
+
+  @Command(
+      name = "dlq",
+      mixinStandardHelpOptions = true,
+      description = {
+        "Print a queue's dead letters, newest first, one JSON object per line.",
+        "--retry puts each printed one back on its partition as a new message."
+      },
+      footer = {"", EXIT_CODES})
+  static final class Dlq implements Callable<Integer> {
+    @Mixin ClientOptions client;
+    @Spec CommandSpec spec;
+
+    @Parameters(index = "0", description = "queue")
+    String queue;
+
+    @Option(
+        names = {"-g", "--group"},
+        description = "only this consumer group's")
+    String group;
+
+    @Option(
+        names = {"-p", "--partition"},
+        description = "only this partition's")
+    String partition;
+
+    @Option(
+        names = {"-n", "--limit"},
+        defaultValue = "100",
+        description = "at most this many (default ${DEFAULT-VALUE})")
+    int limit;
+
+    @Option(names = "--offset", defaultValue = "0", description = "skip this many newest")
+    int offset;
+
+    @Option(names = "--retry", description = "requeue each dead letter printed")
+    boolean retry;
+
+    @Override
+    public Integer call() {
+      try (Queen queen = client.connect()) {
+        var query = queen.queue(queue).dlq(group).limit(limit).offset(offset);
+        if (partition != null) {
+          query.partition(partition);
+        }
+        for (DeadLetter d : query.get()) {
+          ObjectNode line = Ndjson.deadLetter(d);
+          if (retry) {
+            JsonNode r = queen.admin().retryDeadLetter(d.partitionId(), d.transactionId());
+            line.put("requeuedTransactionId", r.path("requeuedTransactionId").asText());
+          }
+          Ndjson.print(out(spec), line);
+        }
+      }
+      return 0;
+    }
+  }
+
+  private static PrintWriter out(CommandSpec spec) {
+    return spec.commandLine().getOut();
+  }
+
+  /** Prints each ack result; answers how many were refused. */
+  private static int refusals(PrintWriter out, List<AckResult> results) {
+    int refused = 0;
+    for (AckResult r : results) {
+      ObjectNode n = Ndjson.MAPPER.createObjectNode();
+      n.put("transactionId", r.transactionId());
+      n.put("success", r.success());
+      n.put("error", r.error());
+      n.put("dlq", r.dlq());
+      Ndjson.print(out, n);
+      if (!r.success()) {
+        refused++;
+      }
+    }
+    return refused;
+  }
+}

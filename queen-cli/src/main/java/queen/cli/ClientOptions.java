@@ -1,0 +1,39 @@
+package queen.cli;
+
+import java.time.Duration;
+import picocli.CommandLine.Option;
+import queen.client.Queen;
+
+/** How the client subcommands reach the broker. */
+final class ClientOptions {
+  @Option(
+      names = "--url",
+      defaultValue = "${env:QUEEN_URL:-http://localhost:6632}",
+      description = "broker URL; several, comma-separated, fail over (default ${DEFAULT-VALUE})",
+      split = ",")
+  String[] urls;
+
+  @Option(
+      names = "--token",
+      defaultValue = "${env:QUEEN_TOKEN}",
+      description = "bearer token sent with every request (default: $QUEEN_TOKEN)")
+  String token;
+
+  @Option(
+      names = "--request-timeout",
+      defaultValue = "30",
+      paramLabel = "SECONDS",
+      description = "time limit of one request (default ${DEFAULT-VALUE})")
+  int timeoutSeconds;
+
+  Queen connect() {
+    Queen.Builder b =
+        Queen.builder()
+            .urls(java.util.List.of(urls))
+            .timeout(Duration.ofSeconds(Math.max(1, timeoutSeconds)));
+    if (token != null && !token.isBlank()) {
+      b.bearerToken(token);
+    }
+    return b.build();
+  }
+}

@@ -1,0 +1,129 @@
+package queen.cli;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.PrintWriter;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import queen.client.DeadLetter;
+import queen.client.Message;
+import queen.client.PushResult;
+import queen.client.Queen;
+
+/** One JSON value per line, on stdout and from stdin. */
+final class Ndjson {
+  static final ObjectMapper MAPPER = new ObjectMapper();
+
+  private Ndjson() {}
+
+  static void print(PrintWriter out, JsonNode node) {
+    out.println(node.toString());
+  }
+
+  static ObjectNode message(Message m) {
+    ObjectNode n = MAPPER.createObjectNode();
+    n.put("id", m.id());
+    n.put("transactionId", m.transactionId());
+    n.put("queue", m.queue());
+    n.put("partition", m.partition());
+    n.put("partitionId", m.partitionId());
+    n.put("leaseId", m.leaseId());
+    n.put("consumerGroup", m.consumerGroup());
+    n.put("createdAt", time(m.createdAt()));
+    n.put("traceId", m.traceId());
+    n.set("data", m.data());
+    return n;
+  }
+
+  static ObjectNode pushResult(PushResult r) {
+    ObjectNode n = MAPPER.createObjectNode();
+    n.put("status", r.status());
+    n.put("transactionId", r.transactionId());
+    n.put("messageId", r.messageId());
+    n.put("partitionId", r.partitionId());
+    if (r.error() != null) {
+      n.put("error", r.error());
+    }
+    return n;
+  }
+
+  static ObjectNode deadLetter(DeadLetter d) {
+    ObjectNode n = MAPPER.createObjectNode();
+    n.put("id", d.id());
+    n.put("transactionId", d.transactionId());
+    n.put("queue", d.queue());
+    n.put("partition", d.partition());
+    n.put("partitionId", d.partitionId());
+    n.put("consumerGroup", d.consumerGroup());
+    n.put("errorMessage", d.errorMessage());
+    n.put("retryCount", d.retryCount());
+    n.put("createdAt", time(d.createdAt()));
+    n.put("failedAt", time(d.failedAt()));
+    n.set("data", d.data());
+    return n;
+  }
+
+  /** A message as {@link #message} printed it, read back for an ack. */
+  static Message readMessage(JsonNode n) {
+    return new Message(
+        text(n, "id"),
+        text(n, "transactionId"),
+        text(n, "partitionId"),
+        text(n, "partition"),
+        text(n, "queue"),
+        n.path("leaseId").asText(""),
+        n.path("consumerGroup").asText(Queen.QUEUE_MODE),
+        n.path("data"),
+        text(n, "traceId"),
+        null,
+        n.hasNonNull("createdAt") ? Instant.parse(n.get("createdAt").asText()) : null);
+  }
+
+  /** Every non-blank line of stdin, parsed; a line that is not JSON is an error naming it. */
+  static List<JsonNode> readStdin() {
+    List<JsonNode> out = new ArrayList<>();
+    try (BufferedReader r =
+        new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
+      String line;
+      int no = 0;
+      while ((line = r.readLine()) != null) {
+        no++;
+        if (!line.isBlank()) {
+          out.add(parse(line, "stdin line " + no));
+        }
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return out;
+  }
+
+  static JsonNode parse(String text, String where) {
+    try {
+      return MAPPER.readTree(text);
+    } catch (JsonProcessingException e) {
+      throw new IllegalArgumentException(
+          where + " is not JSON: " + e.getOriginalMessage() + " (" + abbreviate(text) + ")");
+    }
+  }
+
+  private static String abbreviate(String s) {
+    return s.length() > 60 ? s.substring(0, 60) + "..." : s;
+  }
+
+  private static String text(JsonNode n, String field) {
+    return n.hasNonNull(field) ? n.get(field).asText() : null;
+  }
+
+  private static String time(Instant t) {
+    return t == null ? null : t.toString();
+  }
+}

@@ -1,0 +1,128 @@
+package queen.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.io.ByteArrayInputStream;
+import java.io.InputStream;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import picocli.CommandLine;
+import queen.server.TestBroker;
+
+class CliTest {
+  @RegisterExtension static final TestBroker broker = new TestBroker();
+
+  record Run(int exit, String out, String err) {
+    List<JsonNode> lines() {
+      List<JsonNode> nodes = new ArrayList<>();
+      out.lines().filter(l -> !l.isBlank()).forEach(l -> nodes.add(Ndjson.parse(l, "output")));
+      return nodes;
+    }
+  }
+
+  private static Run run(String stdin, String... args) {
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    CommandLine cmd = Main.commandLine();
+    cmd.setOut(new PrintWriter(out, true));
+    cmd.setErr(new PrintWriter(err, true));
+    InputStream saved = System.in;
+    System.setIn(new ByteArrayInputStream(stdin.getBytes(StandardCharsets.UTF_8)));
+    try {
+      return new Run(cmd.execute(args), out.toString(), err.toString());
+    } finally {
+      System.setIn(saved);
+    }
+  }
+
+  private static String url() {
+    return "--url=http://127.0.0.1:" + broker.port();
+  }
+
+  @Test
+  void pushPopAckRoundTripThroughPipes() {
+    Run pushed = run("", "push", url(), "cli-q", "-p", "a", "{\"n\":1}", "{\"n\":2}");
+    assertThat(pushed.exit()).isZero();
+    assertThat(pushed.lines())
+        .extracting(n -> n.get("status").asText())
+        .containsExactly("queued", "queued");
+
+    Run popped = run("", "pop", url(), "cli-q", "-b", "10");
+    assertThat(popped.exit()).isZero();
+    assertThat(popped.lines())
+        .extracting(n -> n.get("data").get("n").asInt())
+        .containsExactly(1, 2);
+
+    Run acked = run(popped.out(), "ack", url());
+    assertThat(acked.exit()).isZero();
+    assertThat(acked.lines())
+        .extracting(n -> n.get("success").asBoolean())
+        .containsExactly(true, true);
+
+    Run again = run(popped.out(), "ack", url());
+    assertThat(again.exit()).as("acking twice is refused").isEqualTo(1);
+    assertThat(run("", "pop", url(), "cli-q").out()).isEmpty();
+  }
+
+  @Test
+  void pushReadsNdjsonFromStdinAndTailPrintsUntilItsLimit() {
+    Run pushed = run("{\"n\":1}\n{\"n\":2}\n\n{\"n\":3}\n", "push", url(), "cli-tail");
+    assertThat(pushed.lines()).hasSize(3);
+
+    Run tail = run("", "tail", url(), "cli-tail", "--limit", "3");
+    assertThat(tail.exit()).isZero();
+    assertThat(tail.lines())
+        .extracting(n -> n.get("data").get("n").asInt())
+        .containsExactly(1, 2, 3);
+    assertThat(run("", "pop", url(), "cli-tail").out()).as("tail acked them").isEmpty();
+  }
+
+  @Test
+  void queuesGroupsAndDeadLetters() {
+    run("", "push", url(), "cli-ops", "{\"x\":1}");
+    Run popped = run("", "pop", url(), "cli-ops", "-g", "ops");
+    Run dead = run(popped.out(), "ack", url(), "--status", "dlq", "--error", "bad input");
+    assertThat(dead.lines().getFirst().get("dlq").asBoolean()).isTrue();
+
+    assertThat(run("", "queues", url()).out()).contains("cli-ops").contains("QUEUE");
+    assertThat(run("", "groups", url()).out()).contains("ops").contains("cli-ops");
+    Run dlq = run("", "dlq", url(), "cli-ops", "--retry");
+    assertThat(dlq.exit()).isZero();
+    JsonNode letter = dlq.lines().getFirst();
+    assertThat(letter.get("errorMessage").asText()).isEqualTo("bad input");
+    assertThat(letter.get("requeuedTransactionId").asText()).contains(":requeued:");
+  }
+
+  @Test
+  void exitCodesTellRefusedFromUnreachableFromMisused() {
+    Run badJson = run("", "push", url(), "cli-bad", "{not json");
+    assertThat(badJson.exit()).isEqualTo(1);
+    assertThat(badJson.err()).contains("DATA argument 1 is not JSON");
+
+    Run unreachable = run("", "queues", "--url=http://127.0.0.1:1", "--request-timeout=2");
+    assertThat(unreachable.exit()).isEqualTo(3);
+
+    assertThat(run("", "pop").exit()).as("missing queue").isEqualTo(2);
+  }
+
+  @Test
+  void helpListsEverySubcommandAndTheReadmeNamesThem() throws Exception {
+    Run help = run("", "--help");
+    assertThat(help.exit()).isZero();
+    String readme = Files.readString(Path.of("../README.md"));
+    for (String sub : Main.commandLine().getSubcommands().keySet()) {
+      assertThat(help.out()).contains(sub);
+      if (!sub.equals("help")) {
+        assertThat(readme).as("README documents ./queen %s", sub).contains("./queen " + sub);
+      }
+    }
+  }
+}
