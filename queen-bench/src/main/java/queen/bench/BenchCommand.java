@@ -196,11 +196,8 @@ public final class BenchCommand implements Runnable {
 
     @Override
     public Integer call() throws Exception {
-      try (Jdbc db = options.jdbc();
-          BrokerTarget t = new BrokerTarget(options.url)) {
-        Result r =
-            Parked.run(
-                t, db, options.database(), pid, consumers, partitions, rate, idle, options.seconds);
+      try (BrokerTarget t = new BrokerTarget(options.url)) {
+        Result r = Parked.run(t, pid, consumers, partitions, rate, idle, options.seconds);
         System.out.println(r.summary());
         Report.append(options.out, r);
         return 0;

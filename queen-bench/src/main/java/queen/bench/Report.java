@@ -47,10 +47,10 @@ final class Report {
     for (Result r : all) {
       md.append(
           String.format(
-              "| %s | %s | %,.0f | %s | %s | %s | %s | %s |%n",
+              "| %s | %s | %s | %s | %s | %s | %s | %s |%n",
               r.scenario(),
               r.target(),
-              r.rate(),
+              r.rateText(),
               Result.ms(r.p50Micros()),
               Result.ms(r.p99Micros()),
               Result.ms(r.p999Micros()),
@@ -66,6 +66,7 @@ final class Report {
     Map<String, TreeMap<Integer, Double>> lines = new TreeMap<>();
     for (Result r : all) {
       if ((r.scenario().equals("push") || r.scenario().equals("pop-ack"))
+          && r.valid()
           && r.params().get("batch") instanceof Number b) {
         lines
             .computeIfAbsent(r.scenario() + " " + r.target(), k -> new TreeMap<>())

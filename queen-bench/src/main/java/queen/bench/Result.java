@@ -23,6 +23,10 @@ record Result(
     long p999Micros,
     long errors,
     Map<String, Object> extra) {
+  /** A window shorter than this measures start-up and tail effects, not a rate. */
+  static final double MIN_WINDOW_SECONDS = 1.0;
+
+  static final String INVALID = "invalid";
 
   static Result of(
       String scenario,
@@ -32,25 +36,36 @@ record Result(
       long endNanos,
       Map<String, Object> extra) {
     double s = r.seconds(endNanos);
+    Map<String, Object> notes = extra;
+    if (s < MIN_WINDOW_SECONDS) {
+      notes = new LinkedHashMap<>(extra);
+      notes.put(
+          INVALID, String.format("measured window %.2f s: the work ran out during warm-up", s));
+    }
     return new Result(
         scenario,
         target,
         params,
         s,
         r.messages(),
-        r.messages() / s,
+        s < MIN_WINDOW_SECONDS ? 0 : r.messages() / s,
         r.requests(),
         r.percentile(50),
         r.percentile(99),
         r.percentile(99.9),
         r.errors(),
-        extra);
+        notes);
+  }
+
+  /** Whether the numbers mean anything: false when the measured window was too short. */
+  boolean valid() {
+    return !extra.containsKey(INVALID);
   }
 
   /** One line for the terminal. */
   String summary() {
     StringBuilder b = new StringBuilder();
-    b.append(String.format("%-16s %-8s %,10.0f msg/s", scenario, target, rate));
+    b.append(String.format("%-16s %-8s %10s msg/s", scenario, target, rateText()));
     b.append(
         String.format("  p50 %s  p99 %s  p99.9 %s", ms(p50Micros), ms(p99Micros), ms(p999Micros)));
     b.append("  ").append(params);
@@ -61,6 +76,10 @@ record Result(
       b.append("  errors ").append(errors);
     }
     return b.toString();
+  }
+
+  String rateText() {
+    return valid() ? String.format("%,.0f", rate) : "n/a";
   }
 
   static String ms(long micros) {

@@ -54,7 +54,7 @@ final class Suite implements Callable<Integer> {
       for (Target t : targets) {
         Scenarios s = new Scenarios(t, options.warmup, options.seconds);
         record(all, s.push("queen-push", 20, 10, 50, 30));
-        record(all, s.popAck("queen-pop", 10, 100, 50, 300_000, true));
+        record(all, s.popAck("queen-pop", 10, 100, 50, 600_000, true));
         for (Result r : s.mixed("queen-mixed", 20, 10, 10, 100, 50, true)) {
           record(all, r);
         }
@@ -80,8 +80,7 @@ final class Suite implements Callable<Integer> {
         record(all, s.latency("latency-" + Math.round(f * 100) + "pct", capacity * f, 10, 50));
       }
       if (!skipParked) {
-        record(
-            all, Parked.run(b, db, database, broker.pid(), 5_000, 1_000, 50, 5, options.seconds));
+        record(all, Parked.run(b, broker.pid(), 5_000, 1_000, 50, 5, options.seconds));
       }
       for (Target t : targets) {
         t.close();

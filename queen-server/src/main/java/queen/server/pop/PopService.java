@@ -316,10 +316,15 @@ public final class PopService {
       return false;
     }
     try {
+      boolean wasPrimed = ring.primed();
       List<String> names = store.candidates(queue, group, RESEED_PAGE);
       ring.reseeded(names, names.size() >= RESEED_PAGE, System.nanoTime());
       permit.get().onIgnore(); // not a pop: its latency says nothing about the pops' queueing
-      hot.gate(queue).open(); // pops parked while the ring was unprimed look again
+      if (!wasPrimed || ring.hasReady()) {
+        // pops parked while the ring was unprimed, or before what the reseed found (pushed
+        // through another broker), look again; waking thousands of them for nothing would not
+        hot.gate(queue).open();
+      }
       return true;
     } catch (RuntimeException e) {
       ring.reseedFailed(System.nanoTime());
