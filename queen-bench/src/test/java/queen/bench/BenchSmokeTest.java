@@ -55,11 +55,10 @@ class BenchSmokeTest {
       s.mixed("mixed", 2, 10, 2, 10, 5, false).forEach(BenchSmokeTest::assertMoved);
       assertMoved(s.fanOut(2, 10, 4));
       assertMoved(s.latency("latency", 200, 2, 4));
-      try (Jdbc db = jdbc()) {
-        Result parked = Parked.run(t, db, DB, ProcessHandle.current().pid(), 20, 5, 20, 1, 1);
-        assertThat(parked.messages()).isPositive();
-        assertThat(parked.extra()).containsKeys("idleDbTransactions/s", "brokerRssMB");
-      }
+      Result parked = Parked.run(t, ProcessHandle.current().pid(), 20, 5, 20, 1, 1);
+      assertThat(parked.messages()).isPositive();
+      assertThat(parked.errors()).isZero();
+      assertThat(parked.extra()).containsKeys("idleBrokerDbCalls/s", "brokerRssMB");
     }
   }
 
@@ -91,6 +90,17 @@ class BenchSmokeTest {
     }
     assertThat(Files.readString(dir.resolve("results.md"))).contains("| push | broker |");
     assertThat(Files.readString(dir.resolve("batch-chart.svg"))).contains("<polyline");
+  }
+
+  @Test
+  void aWindowShorterThanASecondIsNoRate() {
+    long from = System.nanoTime();
+    Recorder r = new Recorder(from);
+    r.messages(5_000);
+    Result drained = Result.of("pop-ack", "ceiling", Map.of(), r, from + 400_000_000L, Map.of());
+    assertThat(drained.valid()).isFalse();
+    assertThat(drained.rateText()).isEqualTo("n/a");
+    assertThat(drained.extra().get(Result.INVALID).toString()).contains("warm-up");
   }
 
   private static void assertMoved(Result r) {
