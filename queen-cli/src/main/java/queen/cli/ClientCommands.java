@@ -178,8 +178,8 @@ final class ClientCommands {
       name = "ack",
       mixinStandardHelpOptions = true,
       description = {
-        "Ack messages: the ones printed by queen pop, one per line on stdin,",
-        "or one given by --partition-id and --transaction-id.",
+        "Ack messages read from stdin (as queen pop prints them) or named by id.",
+        "Without --partition-id and --transaction-id, each stdin line is one message.",
         "Prints one result per message: {transactionId, success, error, dlq}."
       },
       footer = {"", EXIT_CODES, "An ack the broker refuses (an expired lease) exits 1."})

@@ -20,12 +20,17 @@ import queen.server.store.BatchAck;
 public final class AckService {
   static final String INVALID_LEASE = "Invalid or expired lease";
 
+  /** Concurrent merged ack statements at most, as for pushes. */
+  static final int MAX_FLUSHES = 4;
+
   private final AckStore store;
+  private final AckCommit commit;
   private final AckRegistry registry;
   private final ReleaseListener listener;
 
   public AckService(AckStore store, AckRegistry registry, ReleaseListener listener) {
     this.store = store;
+    this.commit = new AckCommit(store, MAX_FLUSHES);
     this.registry = registry;
     this.listener = listener;
   }
@@ -67,7 +72,10 @@ public final class AckService {
     return all;
   }
 
-  /** Acks whole registered batches in one statement; fills {@code out} for those it applied. */
+  /**
+   * Acks whole registered batches in one statement, shared with concurrent requests; fills {@code
+   * out} for those it applied.
+   */
   private void fastPath(List<AckRequest> requests, UUID[] leases, AckOutcome[] out) {
     Map<AckRegistry.Delivery, List<Integer>> byDelivery = new IdentityHashMap<>();
     Map<AckRegistry.Delivery, UUID> leaseOf = new IdentityHashMap<>();
@@ -104,7 +112,7 @@ public final class AckService {
     if (batches.isEmpty()) {
       return;
     }
-    List<AckOutcome> outcomes = store.ackBatches(batches);
+    List<AckOutcome> outcomes = commit.ack(batches);
     for (int b = 0; b < batches.size(); b++) {
       AckOutcome o = outcomes.get(b);
       if (!o.success()) {

@@ -80,13 +80,14 @@ final class HotList {
 
   /**
    * A lease ended with nothing behind it: the partition is no longer held out, so the next push
-   * makes it ready.
+   * makes it ready. Returns whether it became ready now, because a push landed while it was held
+   * (after the ack looked for more).
    */
-  synchronized void unhold(String partition, long nowNanos) {
+  synchronized boolean unhold(String partition, long nowNanos) {
     Hold hold = held.remove(partition);
-    if (hold != null && versions.getOrDefault(partition, 0L) > hold.version()) {
-      makeReady(partition, nowNanos); // a push landed while it was held
-    }
+    return hold != null
+        && versions.getOrDefault(partition, 0L) > hold.version()
+        && makeReady(partition, nowNanos);
   }
 
   private boolean makeReady(String partition, long nowNanos) {

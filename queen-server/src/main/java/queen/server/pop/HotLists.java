@@ -103,8 +103,10 @@ public final class HotLists {
   public void released(String queue, String partition, String group, boolean hasMore) {
     if (hasMore) {
       revisit(queue, group, partition);
-    } else {
-      ring(queue, group).unhold(partition, System.nanoTime());
+    } else if (ring(queue, group).unhold(partition, System.nanoTime())) {
+      // the push that landed during the lease found the gate open and nothing ready: wake again
+      queue(queue).gate.open();
+      anyQueue.open();
     }
   }
 

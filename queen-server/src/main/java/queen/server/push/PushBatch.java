@@ -1,7 +1,6 @@
 package queen.server.push;
 
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -12,6 +11,7 @@ import queen.server.codec.Frame;
 import queen.server.codec.SegmentCodec;
 import queen.server.codec.UuidV7;
 import queen.server.store.AppendOutcome;
+import queen.server.store.LockOrder;
 import queen.server.store.PartitionKey;
 import queen.server.store.PartitionRef;
 import queen.server.store.SegmentWrite;
@@ -22,17 +22,12 @@ import queen.server.store.SegmentWrite;
  * winning within the request.
  */
 public final class PushBatch {
-  /** PostgreSQL orders uuids by unsigned bytes; locking in that order everywhere avoids cycles. */
-  static final Comparator<UUID> PG_UUID_ORDER =
-      Comparator.comparing((UUID u) -> u.getMostSignificantBits(), Long::compareUnsigned)
-          .thenComparing(UUID::getLeastSignificantBits, Long::compareUnsigned);
-
   private final List<PushItem> items;
   private final List<String> txns;
   private final PartitionRef[] refs;
   private final int[] winner;
   private final UUID[] messageIds;
-  private final Map<UUID, Group> groups = new TreeMap<>(PG_UUID_ORDER);
+  private final Map<UUID, Group> groups = new TreeMap<>(LockOrder.PARTITIONS);
 
   PushBatch(
       List<PushItem> items,

@@ -74,7 +74,23 @@ class HotListTest {
     ring.checkIn("p", t.version(), Verdict.DELIVERED, false, 0, 0);
     ring.add("p", 1, SECOND); // a claim would only find it locked
     assertThat(ring.isReady("p")).isFalse();
-    ring.unhold("p", 2 * SECOND); // the ack ended the lease; the push above is behind it
+    assertThat(ring.unhold("p", 2 * SECOND))
+        .as("the ack ended the lease and the push above is behind it: wake the parked pops")
+        .isTrue();
+    assertThat(ring.isReady("p")).isTrue();
+  }
+
+  @Test
+  void aPushDuringALeaseThatTheAckMissedWakesParkedPopsWhenTheLeaseEnds() {
+    HotLists lists = new HotLists(new io.micrometer.core.instrument.simple.SimpleMeterRegistry());
+    HotList ring = lists.ring("q", "g");
+    lists.pushed("q", "p", 1);
+    HotList.Taken t = ring.take(1, 1).getFirst();
+    ring.checkIn("p", t.version(), Verdict.DELIVERED, false, 0, 0);
+    lists.pushed("q", "p", 1); // commits after the ack looked for more
+    long seen = lists.gate("q").generation();
+    lists.released("q", "p", "g", false);
+    assertThat(lists.gate("q").generation()).as("the gate opened again").isGreaterThan(seen);
     assertThat(ring.isReady("p")).isTrue();
   }
 
@@ -84,7 +100,7 @@ class HotListTest {
     ring.add("p", 1, 0);
     HotList.Taken t = ring.take(1, 1).getFirst();
     ring.checkIn("p", t.version(), Verdict.DELIVERED, false, 0, 0);
-    ring.unhold("p", SECOND);
+    assertThat(ring.unhold("p", SECOND)).isFalse();
     assertThat(ring.isReady("p")).isFalse();
     ring.add("p", 1, 2 * SECOND);
     assertThat(ring.isReady("p")).isTrue();
