@@ -49,7 +49,7 @@ public class HotListBenchmark {
     ring.add(p, 10, 0);
     List<HotList.Taken> taken = ring.take(16, 1);
     HotList.Taken t = taken.getFirst();
-    ring.checkIn(t.partition(), t.version(), Verdict.DELIVERED, true, 0, 0);
+    ring.checkIn(t.partition(), t.version(), t.exclusive(), Verdict.DELIVERED, true, 0, 0);
     return taken.size();
   }
 }

@@ -25,8 +25,11 @@ import queen.server.store.Verdict;
  * another broker's push: a lost hint costs at most one reseed interval.
  */
 final class HotList {
-  /** A candidate handed to a pop, with the version it had when taken. */
-  record Taken(String partition, long version) {}
+  /**
+   * A candidate handed to a pop, with the version it had when taken; {@code exclusive} when the pop
+   * holds it in flight (a spare is only borrowed).
+   */
+  record Taken(String partition, long version, boolean exclusive) {}
 
   /** Held out until further notice: released only by an ack-promote or a reseed. */
   static final long UNTIL_RELEASED = Long.MAX_VALUE;
@@ -37,6 +40,12 @@ final class HotList {
 
   /** Partitions held out: until when (System.nanoTime), and their version when held. */
   private final Map<String, Hold> held = new HashMap<>();
+
+  /**
+   * The version at which each partition's hold last ended (a release or an unhold): a lock verdict
+   * observed before it describes a lease that is over.
+   */
+  private final Map<String, Long> freed = new HashMap<>();
 
   private record Hold(long untilNanos, long version) {}
 
@@ -73,6 +82,7 @@ final class HotList {
    */
   synchronized boolean release(String partition, long nowNanos) {
     versions.put(partition, ++clock);
+    freed.put(partition, clock);
     pushed.putIfAbsent(partition, -1L);
     held.remove(partition);
     return makeReady(partition, nowNanos);
@@ -85,15 +95,18 @@ final class HotList {
    */
   synchronized boolean unhold(String partition, long nowNanos) {
     Hold hold = held.remove(partition);
-    return hold != null
-        && versions.getOrDefault(partition, 0L) > hold.version()
-        && makeReady(partition, nowNanos);
+    boolean pushedMeanwhile = hold != null && versions.getOrDefault(partition, 0L) > hold.version();
+    freed.put(partition, ++clock);
+    return pushedMeanwhile && makeReady(partition, nowNanos);
   }
 
+  /** Ready unless a pop has it in flight or a hold is still running. */
   private boolean makeReady(String partition, long nowNanos) {
-    if (inFlight.containsKey(partition)) {
+    Hold hold = held.get(partition);
+    if (inFlight.containsKey(partition) || hold != null && hold.untilNanos() > nowNanos) {
       return false;
     }
+    held.remove(partition);
     if (ready.isEmpty()) {
       firstReadyNanos = nowNanos;
     }
@@ -112,11 +125,12 @@ final class HotList {
     while (it.hasNext() && out.size() < k) {
       String p = it.next();
       long v = versions.getOrDefault(p, 0L);
-      if (out.size() < exclusive) {
+      boolean mine = out.size() < exclusive;
+      if (mine) {
         it.remove();
         inFlight.put(p, v);
       }
-      out.add(new Taken(p, v));
+      out.add(new Taken(p, v, mine));
     }
     return out;
   }
@@ -129,17 +143,22 @@ final class HotList {
   /**
    * Checks a verdict back; returns true when the partition is ready again. A leased delivery is
    * held out until its release; a locked or deferred partition until {@code retryAtNanos} (the
-   * revisit wheel's time) or, without one, until a reseed; an empty or missing one leaves the ring
-   * unless a push came after {@code observed}; an autoAck delivery may have left more and stays.
+   * revisit wheel's time) or, without one, until the lock holder's own verdict; an empty or missing
+   * one leaves the ring unless a push came after {@code observed}; an autoAck delivery may have
+   * left more and stays. {@code exclusive}: the pop held it in flight (not a borrowed spare, whose
+   * verdict must not end another pop's flight).
    */
   synchronized boolean checkIn(
       String partition,
       long observed,
+      boolean exclusive,
       Verdict verdict,
       boolean autoAck,
       long retryAtNanos,
       long nowNanos) {
-    inFlight.remove(partition);
+    if (exclusive) {
+      inFlight.remove(partition);
+    }
     boolean newer = versions.getOrDefault(partition, 0L) > observed;
     if (verdict == Verdict.DELIVERED) {
       pushed.remove(partition);
@@ -154,8 +173,15 @@ final class HotList {
         return false;
       }
       case LOCKED, DEFERRED -> {
+        if (freedSince(partition, observed)) {
+          // the lease this verdict saw ended while the pop was out: holding now would strand
+          // the partition behind a lease that is over
+          return makeReady(partition, nowNanos);
+        }
         if (retryAtNanos != 0) {
           hold(partition, retryAtNanos); // a lease or a gate with a known end: the wheel's time
+        } else if (newer) {
+          return makeReady(partition, nowNanos); // pushed since: the holder's claim may not see it
         } else {
           ready.remove(partition); // another pop's claim is on it; its verdict decides
         }
@@ -167,15 +193,28 @@ final class HotList {
         }
         ready.remove(partition);
         versions.remove(partition);
+        freed.remove(partition);
         pushed.remove(partition);
         return false;
       }
     }
   }
 
+  /** Whether the partition's hold ended after a pop observed {@code version}. */
+  synchronized boolean freedSince(String partition, long version) {
+    return freed.getOrDefault(partition, 0L) > version;
+  }
+
+  /**
+   * Holds the partition out; a hold replacing another keeps the older version, so that a push that
+   * landed under the first still counts when the hold ends.
+   */
   private void hold(String partition, long untilNanos) {
     ready.remove(partition);
-    held.put(partition, new Hold(untilNanos, versions.getOrDefault(partition, 0L)));
+    held.merge(
+        partition,
+        new Hold(untilNanos, versions.getOrDefault(partition, 0L)),
+        (old, now) -> new Hold(now.untilNanos(), Math.min(old.version(), now.version())));
   }
 
   /**

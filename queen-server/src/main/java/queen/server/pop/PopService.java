@@ -253,7 +253,12 @@ public final class PopService {
           claim,
           () -> {
             List<PartitionClaim> claims = store.popSpecific(queue, p.partition(), claim);
-            checkIn(ring, queue, claim, claims, Map.of(p.partition(), version));
+            checkIn(
+                ring,
+                queue,
+                claim,
+                claims,
+                Map.of(p.partition(), new HotList.Taken(p.partition(), version, false)));
             return claims;
           });
     }
@@ -266,8 +271,8 @@ public final class PopService {
           if (taken.isEmpty()) {
             return List.of();
           }
-          Map<String, Long> versions = new HashMap<>();
-          taken.forEach(t -> versions.put(t.partition(), t.version()));
+          Map<String, HotList.Taken> byPartition = new HashMap<>();
+          taken.forEach(t -> byPartition.put(t.partition(), t));
           List<PartitionClaim> claims;
           try {
             claims =
@@ -276,7 +281,7 @@ public final class PopService {
             ring.giveBack(taken, System.nanoTime());
             throw e;
           }
-          checkIn(ring, queue, claim, claims, versions);
+          checkIn(ring, queue, claim, claims, byPartition);
           List<HotList.Taken> untried = new ArrayList<>();
           for (HotList.Taken t : taken) {
             if (claims.stream().noneMatch(c -> c.partition().equals(t.partition()))) {
@@ -342,21 +347,25 @@ public final class PopService {
       String queue,
       Claim claim,
       List<PartitionClaim> claims,
-      Map<String, Long> versions) {
+      Map<String, HotList.Taken> taken) {
     long now = System.nanoTime();
     Instant wallNow = clock.instant();
     boolean readyAgain = false;
     for (PartitionClaim c : claims) {
+      HotList.Taken t = taken.get(c.partition());
+      long observed = t == null ? 0 : t.version();
       long retryAt = 0;
       if (c.retryAt() != null
-          && (c.verdict() == Verdict.DEFERRED || c.verdict() == Verdict.LOCKED)) {
+          && (c.verdict() == Verdict.DEFERRED || c.verdict() == Verdict.LOCKED)
+          && !ring.freedSince(c.partition(), observed)) {
         retryAt = now + Math.max(0, Duration.between(wallNow, c.retryAt()).toNanos());
         wheel.schedule(queue, claim.group(), c.partition(), c.retryAt());
       }
       readyAgain |=
           ring.checkIn(
               c.partition(),
-              versions.getOrDefault(c.partition(), 0L),
+              observed,
+              t != null && t.exclusive(),
               c.verdict(),
               claim.autoAck(),
               retryAt,

@@ -40,7 +40,7 @@ class HotListTest {
     HotList ring = new HotList();
     ring.add("p", 1, 0);
     HotList.Taken spare = ring.take(1, 0).getFirst();
-    ring.checkIn("p", spare.version(), Verdict.LOCKED, false, 0, 0);
+    ring.checkIn("p", spare.version(), spare.exclusive(), Verdict.LOCKED, false, 0, 0);
     assertThat(ring.isReady("p")).isFalse();
     ring.add("p", 1, 0);
     assertThat(ring.isReady("p")).as("not held: the next push makes it ready").isTrue();
@@ -52,7 +52,7 @@ class HotListTest {
     ring.add("p", 1, 0);
     HotList.Taken t = ring.take(1, 1).getFirst();
     ring.add("p", 1, 0); // pushed while the claim ran, maybe after its snapshot
-    assertThat(ring.checkIn("p", t.version(), Verdict.EMPTY, false, 0, 0)).isTrue();
+    assertThat(ring.checkIn("p", t.version(), t.exclusive(), Verdict.EMPTY, false, 0, 0)).isTrue();
     assertThat(ring.isReady("p")).isTrue();
   }
 
@@ -61,7 +61,7 @@ class HotListTest {
     HotList ring = new HotList();
     ring.add("p", 1, 0);
     HotList.Taken t = ring.take(1, 1).getFirst();
-    ring.checkIn("p", t.version(), Verdict.EMPTY, false, 0, 0);
+    ring.checkIn("p", t.version(), t.exclusive(), Verdict.EMPTY, false, 0, 0);
     assertThat(ring.isReady("p")).isFalse();
     assertThat(ring.size()).isZero();
   }
@@ -71,7 +71,7 @@ class HotListTest {
     HotList ring = new HotList();
     ring.add("p", 1, 0);
     HotList.Taken t = ring.take(1, 1).getFirst();
-    ring.checkIn("p", t.version(), Verdict.DELIVERED, false, 0, 0);
+    ring.checkIn("p", t.version(), t.exclusive(), Verdict.DELIVERED, false, 0, 0);
     ring.add("p", 1, SECOND); // a claim would only find it locked
     assertThat(ring.isReady("p")).isFalse();
     assertThat(ring.unhold("p", 2 * SECOND))
@@ -86,7 +86,7 @@ class HotListTest {
     HotList ring = lists.ring("q", "g");
     lists.pushed("q", "p", 1);
     HotList.Taken t = ring.take(1, 1).getFirst();
-    ring.checkIn("p", t.version(), Verdict.DELIVERED, false, 0, 0);
+    ring.checkIn("p", t.version(), t.exclusive(), Verdict.DELIVERED, false, 0, 0);
     lists.pushed("q", "p", 1); // commits after the ack looked for more
     long seen = lists.gate("q").generation();
     lists.released("q", "p", "g", false);
@@ -95,11 +95,41 @@ class HotListTest {
   }
 
   @Test
+  void aLockVerdictOnALeaseThatEndedMeanwhileDoesNotStrandThePartition() {
+    HotList ring = new HotList();
+    ring.add("p", 1, 0);
+    HotList.Taken spare = ring.take(1, 0).getFirst(); // pop C borrows p as a spare
+    HotList.Taken a = ring.take(1, 1).getFirst(); // pop A claims p
+    ring.checkIn("p", a.version(), a.exclusive(), Verdict.DELIVERED, false, 0, 0);
+    assertThat(ring.unhold("p", SECOND)).isFalse(); // A's batch acked, nothing behind it
+    // C's claim ran while A's lease was live and reports it late, with the lease's end time
+    ring.checkIn(
+        "p", spare.version(), spare.exclusive(), Verdict.LOCKED, false, 60 * SECOND, SECOND);
+    ring.add("p", 1, 2 * SECOND);
+    assertThat(ring.isReady("p")).as("the next push is not held back for a minute").isTrue();
+  }
+
+  @Test
+  void aSparesVerdictDoesNotEndAnotherPopsFlight() {
+    HotList ring = new HotList();
+    ring.add("p", 1, 0);
+    HotList.Taken spare = ring.take(1, 0).getFirst();
+    HotList.Taken mine = ring.take(1, 1).getFirst();
+    assertThat(mine.exclusive()).isTrue();
+    ring.checkIn("p", spare.version(), spare.exclusive(), Verdict.EMPTY, false, 0, 0);
+    ring.add("p", 1, SECOND);
+    assertThat(ring.isReady("p")).as("still in flight for the pop that took it").isFalse();
+    assertThat(ring.checkIn("p", mine.version(), mine.exclusive(), Verdict.EMPTY, false, 0, SECOND))
+        .as("its own verdict sees the newer push")
+        .isTrue();
+  }
+
+  @Test
   void aLeaseEndedWithNothingBehindItWaitsForTheNextPush() {
     HotList ring = new HotList();
     ring.add("p", 1, 0);
     HotList.Taken t = ring.take(1, 1).getFirst();
-    ring.checkIn("p", t.version(), Verdict.DELIVERED, false, 0, 0);
+    ring.checkIn("p", t.version(), t.exclusive(), Verdict.DELIVERED, false, 0, 0);
     assertThat(ring.unhold("p", SECOND)).isFalse();
     assertThat(ring.isReady("p")).isFalse();
     ring.add("p", 1, 2 * SECOND);
@@ -112,13 +142,13 @@ class HotListTest {
     for (Verdict v : List.of(Verdict.LOCKED, Verdict.DEFERRED)) {
       ring.add("p", 1, 0);
       HotList.Taken t = ring.take(1, 1).getFirst();
-      ring.checkIn("p", t.version(), v, false, 10 * SECOND, 0);
+      ring.checkIn("p", t.version(), t.exclusive(), v, false, 10 * SECOND, 0);
       ring.add("p", 1, 5 * SECOND);
       assertThat(ring.isReady("p")).as(v + " before its time").isFalse();
       ring.add("p", 1, 11 * SECOND);
       assertThat(ring.isReady("p")).as(v + " after its time").isTrue();
-      ring.take(1, 1);
-      ring.checkIn("p", 0, Verdict.EMPTY, false, 0, 12 * SECOND);
+      HotList.Taken again = ring.take(1, 1).getFirst();
+      ring.checkIn("p", 0, again.exclusive(), Verdict.EMPTY, false, 0, 12 * SECOND);
     }
   }
 
@@ -127,7 +157,7 @@ class HotListTest {
     HotList ring = new HotList();
     ring.add("p", 1, 0);
     HotList.Taken t = ring.take(1, 1).getFirst();
-    ring.checkIn("p", t.version(), Verdict.DELIVERED, false, 0, 0);
+    ring.checkIn("p", t.version(), t.exclusive(), Verdict.DELIVERED, false, 0, 0);
     assertThat(ring.startReseed(0, SECOND)).isTrue();
     ring.reseeded(List.of("p"), false, 0); // the lease expired: SQL finds it takeable
     assertThat(ring.isReady("p")).isTrue();
@@ -138,7 +168,7 @@ class HotListTest {
     HotList ring = new HotList();
     ring.add("p", 500, 0);
     HotList.Taken t = ring.take(1, 1).getFirst();
-    ring.checkIn("p", t.version(), Verdict.DELIVERED, true, 0, 0);
+    ring.checkIn("p", t.version(), t.exclusive(), Verdict.DELIVERED, true, 0, 0);
     assertThat(ring.isReady("p")).isTrue();
   }
 
