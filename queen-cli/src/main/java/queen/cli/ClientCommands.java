@@ -311,42 +311,58 @@ final class ClientCommands {
     }
   }
 
-  @Command(
-      name = "queues",
-      mixinStandardHelpOptions = true,
-      description = "List queues with their partitions and queue-mode message counts.",
-      footer = {"", EXIT_CODES})
-  static final class Queues implements Callable<Integer> {
+  /** A command that prints one admin listing as a table, or as the broker's JSON. */
+  abstract static class Listing implements Callable<Integer> {
     @Mixin ClientOptions client;
     @Spec CommandSpec spec;
 
     @Option(names = "--json", description = "print the broker's JSON as it is")
     boolean json;
 
+    abstract JsonNode fetch(Queen queen);
+
+    abstract Table table(JsonNode body);
+
     @Override
     public Integer call() {
       try (Queen queen = client.connect()) {
-        JsonNode body = queen.admin().queues();
+        JsonNode body = fetch(queen);
         if (json) {
           Ndjson.print(out(spec), body);
-          return 0;
+        } else {
+          table(body).print(out(spec));
         }
-        Table t =
-            new Table("QUEUE", "NAMESPACE", "TASK", "PARTITIONS", "TOTAL", "PENDING", "LEASED");
-        for (JsonNode q : body.path("queues")) {
-          JsonNode m = q.path("messages");
-          t.row(
-              q.path("name").asText(),
-              q.path("namespace").asText(),
-              q.path("task").asText(),
-              q.path("partitions").asText(),
-              m.path("total").asText(),
-              m.path("pending").asText(),
-              m.path("processing").asText());
-        }
-        t.print(out(spec));
       }
       return 0;
+    }
+  }
+
+  @Command(
+      name = "queues",
+      mixinStandardHelpOptions = true,
+      description = "List queues with their partitions and queue-mode message counts.",
+      footer = {"", EXIT_CODES})
+  static final class Queues extends Listing {
+    @Override
+    JsonNode fetch(Queen queen) {
+      return queen.admin().queues();
+    }
+
+    @Override
+    Table table(JsonNode body) {
+      Table t = new Table("QUEUE", "NAMESPACE", "TASK", "PARTITIONS", "TOTAL", "PENDING", "LEASED");
+      for (JsonNode q : body.path("queues")) {
+        JsonNode m = q.path("messages");
+        t.row(
+            q.path("name").asText(),
+            q.path("namespace").asText(),
+            q.path("task").asText(),
+            q.path("partitions").asText(),
+            m.path("total").asText(),
+            m.path("pending").asText(),
+            m.path("processing").asText());
+      }
+      return t;
     }
   }
 
@@ -355,35 +371,26 @@ final class ClientCommands {
       mixinStandardHelpOptions = true,
       description = "List consumer groups per queue with their lag.",
       footer = {"", EXIT_CODES})
-  static final class Groups implements Callable<Integer> {
-    @Mixin ClientOptions client;
-    @Spec CommandSpec spec;
-
-    @Option(names = "--json", description = "print the broker's JSON as it is")
-    boolean json;
+  static final class Groups extends Listing {
+    @Override
+    JsonNode fetch(Queen queen) {
+      return queen.admin().consumerGroups();
+    }
 
     @Override
-    public Integer call() {
-      try (Queen queen = client.connect()) {
-        JsonNode body = queen.admin().consumerGroups();
-        if (json) {
-          Ndjson.print(out(spec), body);
-          return 0;
-        }
-        Table t = new Table("GROUP", "QUEUE", "PARTITIONS", "LAGGING", "LAG", "MAX_LAG_S", "STATE");
-        for (JsonNode g : body) {
-          t.row(
-              g.path("name").asText(),
-              g.path("queueName").asText(),
-              g.path("members").asText(),
-              g.path("partitionsWithLag").asText(),
-              g.path("totalLag").asText(),
-              g.path("maxTimeLag").asText(),
-              g.path("state").asText());
-        }
-        t.print(out(spec));
+    Table table(JsonNode body) {
+      Table t = new Table("GROUP", "QUEUE", "PARTITIONS", "LAGGING", "LAG", "MAX_LAG_S", "STATE");
+      for (JsonNode g : body) {
+        t.row(
+            g.path("name").asText(),
+            g.path("queueName").asText(),
+            g.path("members").asText(),
+            g.path("partitionsWithLag").asText(),
+            g.path("totalLag").asText(),
+            g.path("maxTimeLag").asText(),
+            g.path("state").asText());
       }
-      return 0;
+      return t;
     }
   }
 
