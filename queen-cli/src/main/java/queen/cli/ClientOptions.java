@@ -1,6 +1,7 @@
 package queen.cli;
 
 import java.time.Duration;
+import java.util.List;
 import picocli.CommandLine.Option;
 import queen.client.Queen;
 
@@ -29,7 +30,7 @@ final class ClientOptions {
   Queen connect() {
     Queen.Builder b =
         Queen.builder()
-            .urls(java.util.List.of(urls))
+            .urls(List.of(urls))
             .timeout(Duration.ofSeconds(Math.max(1, timeoutSeconds)));
     if (token != null && !token.isBlank()) {
       b.bearerToken(token);

@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -72,7 +73,7 @@ class ConsumeTest {
     assertThat(handled.get()).isEqualTo(partitions * perPartition);
     assertThat(consumer.processed()).isEqualTo(partitions * perPartition);
     assertThat(consumer.isRunning()).isFalse();
-    List<Integer> expected = java.util.stream.IntStream.range(0, perPartition).boxed().toList();
+    List<Integer> expected = IntStream.range(0, perPartition).boxed().toList();
     assertThat(seen).hasSize(partitions);
     seen.forEach(
         (p, ns) -> assertThat(ns).as("partition %s in order, once each", p).isEqualTo(expected));

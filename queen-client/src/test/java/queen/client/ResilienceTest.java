@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import queen.server.Broker;
@@ -107,7 +108,7 @@ class ResilienceTest {
       assertThat(handledWhenStopped.get())
           .as("the consumer's broker stopped mid-run")
           .isBetween(total / 3, total - 1);
-      List<Integer> expected = java.util.stream.IntStream.range(0, perPartition).boxed().toList();
+      List<Integer> expected = IntStream.range(0, perPartition).boxed().toList();
       assertThat(seen).hasSize(partitions);
       seen.forEach(
           (p, ns) -> assertThat(ns).as("partition %s: each once, in order", p).isEqualTo(expected));
