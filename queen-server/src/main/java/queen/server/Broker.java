@@ -25,6 +25,7 @@ import queen.server.http.PushRoutes;
 import queen.server.http.ResourceRoutes;
 import queen.server.http.TransactionRoutes;
 import queen.server.ops.MaxWaitSweeper;
+import queen.server.ops.Retention;
 import queen.server.ops.StateRefresher;
 import queen.server.pop.HotLists;
 import queen.server.pop.PopService;
@@ -38,6 +39,7 @@ import queen.server.store.PopStore;
 import queen.server.store.PushStore;
 import queen.server.store.QueueStore;
 import queen.server.store.ResourceStore;
+import queen.server.store.RetentionStore;
 import queen.server.store.SystemStore;
 import queen.server.store.TransactionStore;
 
@@ -98,7 +100,7 @@ public final class Broker implements AutoCloseable {
               config.db().poolSize(),
               clock,
               meters,
-              registry::register);
+              registry);
       resources.addFirst(pop::close);
       AckService ack = new AckService(new AckStore(db), registry, hot::released);
       TransactionService transactions =
@@ -106,6 +108,10 @@ public final class Broker implements AutoCloseable {
       MaxWaitSweeper sweeper = new MaxWaitSweeper(deadLetters, config.sweepInterval());
       resources.addFirst(sweeper);
       sweeper.start();
+      Retention retention =
+          new Retention(new RetentionStore(db), config.retention(), clock, meters);
+      resources.addFirst(retention);
+      retention.start();
 
       WebServer server =
           WebServer.builder()

@@ -2,6 +2,7 @@ package queen.server;
 
 import java.time.Duration;
 import java.util.Map;
+import queen.server.ops.Retention;
 import queen.server.pop.WaitPolicy;
 import queen.server.store.DbConfig;
 
@@ -13,12 +14,13 @@ import queen.server.store.DbConfig;
  * @param host HOST, the address to listen on
  * @param port PORT, 0 for any free port
  * @param maxBodyBytes MAX_BODY_BYTES, the largest request body accepted (413 beyond)
- * @param sweepInterval QUEEN_SWEEP_INTERVAL_MS, how often messages past their queue's
- *     maxWaitTimeSeconds are moved to the dead letters
+ * @param sweepInterval QUEEN_SWEEP_INTERVAL_MS (or Queen's EVICTION_INTERVAL), how often messages
+ *     past their queue's maxWaitTimeSeconds are moved to the dead letters
  * @param stateRefresh QUEEN_STATE_REFRESH_MS, how often the cluster-wide switches (pop maintenance,
  *     minimum pop waits) are re-read
  * @param hotList QUEEN_HOTLIST, 0 to pick pop candidates by SQL scan instead of the hot-list
  * @param popWait the long-poll backoff, POP_WAIT_*
+ * @param retention RETENTION_INTERVAL, RETENTION_BATCH_SIZE, RETENTION_VACUUM
  */
 public record BrokerConfig(
     String host,
@@ -28,7 +30,8 @@ public record BrokerConfig(
     Duration sweepInterval,
     Duration stateRefresh,
     boolean hotList,
-    WaitPolicy popWait) {
+    WaitPolicy popWait,
+    Retention.Settings retention) {
 
   public static BrokerConfig fromEnv(Map<String, String> env) {
     Reader r = new Reader(env);
@@ -45,10 +48,19 @@ public record BrokerConfig(
         r.integer("PORT", 6632, 0, 65_535),
         db,
         r.integer("MAX_BODY_BYTES", 64 << 20, 1024, Integer.MAX_VALUE),
-        Duration.ofMillis(r.integer("QUEEN_SWEEP_INTERVAL_MS", 5_000, 10, 3_600_000)),
+        Duration.ofMillis(
+            r.integer(
+                "QUEEN_SWEEP_INTERVAL_MS",
+                r.integer("EVICTION_INTERVAL", 5_000, 10, 3_600_000),
+                10,
+                3_600_000)),
         Duration.ofMillis(r.integer("QUEEN_STATE_REFRESH_MS", 1_000, 10, 3_600_000)),
         r.integer("QUEEN_HOTLIST", 1, 0, 1) == 1,
-        popWait(r));
+        popWait(r),
+        new Retention.Settings(
+            Duration.ofMillis(r.integer("RETENTION_INTERVAL", 300_000, 100, 86_400_000)),
+            r.integer("RETENTION_BATCH_SIZE", 1_000, 1, 1_000_000),
+            r.choice("RETENTION_VACUUM", Retention.Vacuum.AUTO)));
   }
 
   private static WaitPolicy popWait(Reader r) {
@@ -100,6 +112,27 @@ public record BrokerConfig(
       } catch (NumberFormatException e) {
         throw new InvalidConfigException(name + " must be an integer, got '" + v + "'");
       }
+    }
+
+    <E extends Enum<E>> E choice(String name, E fallback) {
+      String v = env.get(name);
+      if (v == null || v.isBlank()) {
+        return fallback;
+      }
+      for (E e : fallback.getDeclaringClass().getEnumConstants()) {
+        if (e.name().equalsIgnoreCase(v.trim())) {
+          return e;
+        }
+      }
+      throw new InvalidConfigException(
+          name
+              + " must be one of "
+              + java.util.Arrays.stream(fallback.getDeclaringClass().getEnumConstants())
+                  .map(e -> e.name().toLowerCase(java.util.Locale.ROOT))
+                  .toList()
+              + ", got '"
+              + v
+              + "'");
     }
 
     double decimal(String name, double fallback, double min, double max) {

@@ -1,17 +1,20 @@
 -- Push: one segment per (push, partition), offsets taken under the partition row lock.
 
--- Appends segments in one statement's worth of work, however many segments and messages: in the
--- common case three statements (offsets, transactionId index, segments). Per segment: its
--- partition, message count and blob; per message, in segment order: its segment (1-based), its
--- position in the segment, transaction id and message id. Several segments may name one
--- partition: they get consecutive ranges in array order. The caller guarantees that no
--- transaction id occurs twice within one partition in a call.
+-- Appends segments in one statement's worth of work, however many segments and messages. Per
+-- segment: its partition, message count and blob; per message, in segment order: its segment
+-- (1-based), its position in the segment and its transaction id. Several segments may name one
+-- partition: they get consecutive ranges in array order. The caller guarantees that no transaction
+-- id occurs twice within one partition in a call. p_known_* lists stored messages whose
+-- transactionId hashes like a new one but that the caller read and found to be other messages
+-- (hash collisions): they do not stop the push.
 --
 -- Answers each segment's base offset. Writes nothing and raises instead when
 --   QN001  a partition no longer exists (its queue was deleted since the caller resolved it);
---   QN002  a transaction id is already stored in its partition: the caller looks the duplicates
---          up (queen.log_duplicates_v1), removes them and calls again.
+--   QN002  a stored message of a partition has the hash of a new transaction id: the caller reads
+--          the candidates (queen.log_txn_candidates_v1), removes the real duplicates, lists the
+--          collisions in p_known_* and calls again.
 drop function if exists queen.log_push_v1(uuid[], integer[], bytea[], integer[], integer[], text[], uuid[]);
+drop function if exists queen.log_duplicates_v1(uuid[], text[]);
 
 create or replace function queen.log_push_v1(
     p_partition_ids uuid[],
@@ -20,7 +23,8 @@ create or replace function queen.log_push_v1(
     p_msg_seg integer[],
     p_msg_idx integer[],
     p_txn_ids text[],
-    p_msg_ids uuid[])
+    p_known_pids uuid[] default '{}',
+    p_known_offsets bigint[] default '{}')
 returns table (seg integer, base_offset bigint)
 language plpgsql
 as $$
@@ -28,10 +32,10 @@ as $$
 declare
     v_wanted   integer;
     v_bumped   integer;
-    v_messages integer := coalesce(array_length(p_txn_ids, 1), 0);
-    v_indexed  integer;
     v_bases    bigint[];
     v_ats      timestamptz[];
+    v_retained bigint[];
+    v_hashes   bigint[];
 begin
     select count(distinct u.pid) into v_wanted from unnest(p_partition_ids) as u(pid);
     if v_wanted > 1 then
@@ -61,15 +65,16 @@ begin
                last_write_at = greatest(p.last_write_at, date_trunc('second', clock_timestamp()))
           from per_partition pp
          where p.id = pp.pid
-        returning p.id, p.last_offset - pp.n as prev_end, p.newest_created_at as at)
-    select array_agg(s.base order by s.seg), array_agg(s.at order by s.seg), count(distinct s.pid)
-      into v_bases, v_ats, v_bumped
+        returning p.id, p.last_offset - pp.n as prev_end, p.newest_created_at as at, p.retained_from)
+    select array_agg(s.base order by s.seg), array_agg(s.at order by s.seg),
+           array_agg(s.retained_from order by s.seg), count(distinct s.pid)
+      into v_bases, v_ats, v_retained, v_bumped
       from (select u.seg, u.pid,
                    b.prev_end + 1
                      + coalesce(sum(u.cnt) over (partition by u.pid order by u.seg
                                                  rows between unbounded preceding and 1 preceding), 0)
                      as base,
-                   b.at
+                   b.at, b.retained_from
               from unnest(p_partition_ids, p_counts) with ordinality as u(pid, cnt, seg)
               join bumped b on b.id = u.pid) s;
     if v_bumped < v_wanted then
@@ -78,36 +83,31 @@ begin
     end if;
 
     -- Dedup under the locks: every push that committed before us is visible here, and no other
-    -- push of these partitions can be in flight, so ON CONFLICT never waits.
-    insert into queen.log_txn_ids (partition_id, transaction_id, msg_offset, message_id)
-    select p_partition_ids[u.seg], u.txn, v_bases[u.seg] + u.idx, u.msg
-      from unnest(p_msg_seg, p_msg_idx, p_txn_ids, p_msg_ids) as u(seg, idx, txn, msg)
-    on conflict (partition_id, transaction_id) do nothing;
-    get diagnostics v_indexed = row_count;
-    if v_indexed < v_messages then
-        -- Some are stored already: report them and write nothing (the exception rolls back the
-        -- offsets and the index rows of this call); the caller removes them and calls again.
+    -- push of these partitions can be in flight. A hash match is only a candidate; the broker
+    -- tells a duplicate from a collision by reading the stored frame.
+    select array_agg(queen.txn_hash(u.txn) order by u.k) into v_hashes
+      from unnest(p_txn_ids) with ordinality as u(txn, k);
+    if exists (
+        select 1
+          from unnest(p_msg_seg, v_hashes) as u(seg, h)
+         cross join lateral queen.log_txn_offsets_v1(p_partition_ids[u.seg], u.h, v_retained[u.seg]) as o(off)
+         where not exists (select 1 from unnest(p_known_pids, p_known_offsets) as kn(pid, off)
+                            where kn.pid = p_partition_ids[u.seg] and kn.off = o.off)) then
         raise exception using errcode = 'QN002', message = 'duplicates';
     end if;
 
-    insert into queen.log_segments (partition_id, base_offset, end_offset, msg_count, created_at, blob)
-    select u.pid, v_bases[u.seg], v_bases[u.seg] + u.cnt - 1, u.cnt, v_ats[u.seg], u.blob
+    perform queen.log_txn_add_v1(
+        (select array_agg(p_partition_ids[u.seg] order by u.k) from unnest(p_msg_seg) with ordinality as u(seg, k)),
+        v_hashes,
+        (select array_agg(v_bases[u.seg] + u.idx order by u.k)
+           from unnest(p_msg_seg, p_msg_idx) with ordinality as u(seg, idx, k)));
+
+    insert into queen.log_segments (partition_id, base_offset, msg_count, created_at, blob)
+    select u.pid, v_bases[u.seg], u.cnt, v_ats[u.seg], u.blob
       from unnest(p_partition_ids, p_counts, p_blobs) with ordinality as u(pid, cnt, blob, seg);
 
     return query
     select u.seg::integer, v_bases[u.seg]
       from generate_series(1, coalesce(array_length(p_partition_ids, 1), 0)) as u(seg);
 end;
-$$;
-
--- The transaction ids among the given (partition, transaction id) pairs that are already stored,
--- with the message that owns each: what a push that raised QN002 must leave out.
-create or replace function queen.log_duplicates_v1(p_partition_ids uuid[], p_txn_ids text[])
-returns table (partition_id uuid, transaction_id text, message_id uuid)
-language sql
-stable
-as $$
-    select t.partition_id, t.transaction_id, t.message_id
-      from unnest(p_partition_ids, p_txn_ids) as u(pid, txn)
-      join queen.log_txn_ids t on t.partition_id = u.pid and t.transaction_id = u.txn
 $$;

@@ -17,13 +17,17 @@ declare
     v_mid bigint;
     v_at  timestamptz;
     v_base bigint;
+    v_from bigint;
 begin
-    select p.newest_created_at into v_at from queen.log_partitions p where p.id = p_partition_id;
+    select p.newest_created_at, p.retained_from into v_at, v_from
+      from queen.log_partitions p where p.id = p_partition_id;
     if v_at is null or v_at < p_ts then
         return p_last;
     end if;
+    -- from the retention watermark: never a walk over the deleted head
     select s.base_offset into v_lo from queen.log_segments s
-     where s.partition_id = p_partition_id order by s.base_offset limit 1;
+     where s.partition_id = p_partition_id and s.base_offset >= v_from
+     order by s.base_offset limit 1;
     if v_lo is null then
         return p_last;
     end if;
@@ -138,6 +142,7 @@ declare
     v_now        timestamptz := coalesce(p_now, now());
     v_queue_id   uuid;
     v_last       bigint;
+    v_retained   bigint;
     v_delay      integer;
     v_window     integer;
     v_lease_time integer;
@@ -162,8 +167,9 @@ declare
     h            record;
     s            record;
 begin
-    select p.queue_id, p.last_offset, q.delayed_processing, q.window_buffer, q.lease_time
-      into v_queue_id, v_last, v_delay, v_window, v_lease_time
+    select p.queue_id, p.last_offset, p.retained_from, q.delayed_processing, q.window_buffer,
+           q.lease_time
+      into v_queue_id, v_last, v_retained, v_delay, v_window, v_lease_time
       from queen.log_partitions p
       join queen.queues q on q.id = p.queue_id
      where p.id = p_partition_id;
@@ -247,16 +253,18 @@ begin
         end if;
     end if;
 
+    -- A cursor inside the range retention deleted continues at the first retained message; the
+    -- skipped offsets are a retention gap that the ack counts as consumed.
+    v_wanted := greatest(v_committed + 1, v_retained);
     -- a failed batch is redelivered as it was: its retry budget is not spent on later messages
-    if v_retry_end > v_committed then
-        v_budget := least(v_budget, v_retry_end - v_committed)::integer;
+    if v_retry_end >= v_wanted then
+        v_budget := least(v_budget, v_retry_end - v_wanted + 1)::integer;
     end if;
 
-    v_wanted := v_committed + 1;
     if v_wanted <= v_last then
         -- Head probe: a bare backward LIMIT 1 with the covering test applied afterwards, so that a
         -- miss (fully consumed head, or a retention gap) can never walk the partition's head.
-        select s.base_offset, s.end_offset, s.created_at into h
+        select s.base_offset, s.base_offset + s.msg_count - 1 as end_offset, s.created_at into h
           from queen.log_segments s
          where s.partition_id = p_partition_id and s.base_offset <= v_wanted
          order by s.base_offset desc

@@ -1,6 +1,7 @@
 -- Ack: the only thing that moves a cursor.
 
 drop function if exists queen.log_ack_v1(text, uuid[], text[], uuid[], text[], boolean, timestamptz);
+drop function if exists queen.log_ack_v1(text, uuid[], text[], uuid[], text[], boolean, timestamptz, bigint[]);
 
 -- Applies acknowledgements, grouped by (partition, lease) in partition order, then message order
 -- (a stable lock order: concurrent acks cannot deadlock). An ack naming a lease is checked
@@ -28,6 +29,11 @@ drop function if exists queen.log_ack_v1(text, uuid[], text[], uuid[], text[], b
 -- lease_ended marks every item of a lease this call released (by completion, failure, retry or
 -- dead-lettering), and has_more whether the partition then still holds messages for the group:
 -- the broker puts such a partition back among its pop candidates (ack-promote).
+--
+-- Each item's offset is p_offsets[i] when the caller gives it (-1: no such message), else the one
+-- live message of the transactionId index with the transactionId's hash. Raises QN003 and changes
+-- nothing when a hash has several live messages (a collision): the caller reads the frames and
+-- passes p_offsets.
 create or replace function queen.log_ack_v1(
     p_group text,
     p_partition_ids uuid[],
@@ -35,7 +41,8 @@ create or replace function queen.log_ack_v1(
     p_lease_ids uuid[],
     p_statuses text[],
     p_transactional boolean default false,
-    p_now timestamptz default null)
+    p_now timestamptz default null,
+    p_offsets bigint[] default null)
 returns table (idx integer, success boolean, error text, queue_name text, partition_name text,
                lease_released boolean, dlq boolean, partition_id uuid, consumer_group text,
                msg_offset bigint, retry_count integer, lease_ended boolean, has_more boolean)
@@ -73,7 +80,21 @@ declare
     v_count       integer;
     v_retry_end   bigint;
     v_i           integer;
+    v_offsets     bigint[];
+    v_ambiguous   boolean;
 begin
+    select array_agg(nullif(coalesce(p_offsets[u.i], m.off), -1) order by u.i),
+           coalesce(bool_or(p_offsets[u.i] is null and m.n > 1), false)
+      into v_offsets, v_ambiguous
+      from unnest(p_partition_ids, p_txn_ids) with ordinality as u(pid, txn, i)
+      left join queen.log_partitions p on p.id = u.pid
+      left join lateral (select min(o.off) as off, count(*) as n
+                           from queen.log_txn_offsets_v1(u.pid, queen.txn_hash(u.txn), p.retained_from) as o(off)
+                          where p_offsets[u.i] is null) m on true;
+    if v_ambiguous then
+        raise exception using errcode = 'QN003', message = 'ambiguous transaction id';
+    end if;
+
     for g in
         select distinct u.pid, u.lease
           from unnest(p_partition_ids, p_lease_ids) as u(pid, lease)
@@ -104,12 +125,11 @@ begin
         v_changed := false;
         v_freed_end := null;
         for it in
-            select u.i, u.status, t.msg_offset
-              from unnest(p_partition_ids, p_lease_ids, p_statuses, p_txn_ids)
-                   with ordinality as u(pid, lease, status, txn, i)
-              left join queen.log_txn_ids t on t.partition_id = u.pid and t.transaction_id = u.txn
+            select u.i, u.status, v_offsets[u.i] as msg_offset
+              from unnest(p_partition_ids, p_lease_ids, p_statuses)
+                   with ordinality as u(pid, lease, status, i)
              where u.pid = g.pid and u.lease is not distinct from g.lease
-             order by t.msg_offset nulls first, u.i
+             order by v_offsets[u.i] nulls first, u.i
         loop
             r_offset[it.i] := it.msg_offset;
             r_group[it.i] := cur.consumer_group;
@@ -262,25 +282,51 @@ end;
 $$;
 
 -- Extends every live lease held by one worker id (all partitions of a multi-partition pop) to
--- max(current expiry, now + seconds). Answers the new expiry, or why nothing was extended.
+-- max(current expiry, now + seconds). Answers the new expiry, or why nothing was extended. The
+-- broker that issued the lease passes its partitions, and the rows are found by primary key;
+-- without them, the cursor table is scanned (no index on worker_id: it would change on every
+-- lease and ack, and no cursor update could be HOT).
+drop function if exists queen.log_extend_lease_v1(uuid, integer, timestamptz);
+
 create or replace function queen.log_extend_lease_v1(
-    p_worker uuid, p_seconds integer, p_now timestamptz default null)
+    p_worker uuid, p_seconds integer, p_partitions uuid[] default null, p_now timestamptz default null)
 returns table (status text, expires_at timestamptz)
 language plpgsql
 as $$
 #variable_conflict use_column
 declare
     v_now     timestamptz := coalesce(p_now, now());
+    v_until   timestamptz := v_now + make_interval(secs => p_seconds);
     v_expires timestamptz;
+    v_seen    boolean;
 begin
-    update queen.log_consumers c
-       set lease_expires_at = greatest(c.lease_expires_at, v_now + make_interval(secs => p_seconds))
-     where c.worker_id = p_worker and c.lease_expires_at > v_now;
-    if found then
-        select max(c.lease_expires_at) into v_expires
-          from queen.log_consumers c where c.worker_id = p_worker;
+    if p_partitions is null then
+        with extended as (
+            update queen.log_consumers c
+               set lease_expires_at = greatest(c.lease_expires_at, v_until)
+             where c.worker_id = p_worker and c.lease_expires_at > v_now
+            returning c.lease_expires_at)
+        select max(e.lease_expires_at) into v_expires from extended e;
+        if v_expires is null then
+            select exists (select 1 from queen.log_consumers c where c.worker_id = p_worker) into v_seen;
+        end if;
+    else
+        with extended as (
+            update queen.log_consumers c
+               set lease_expires_at = greatest(c.lease_expires_at, v_until)
+             where c.partition_id = any (p_partitions)
+               and c.worker_id = p_worker and c.lease_expires_at > v_now
+            returning c.lease_expires_at)
+        select max(e.lease_expires_at) into v_expires from extended e;
+        if v_expires is null then
+            select exists (select 1 from queen.log_consumers c
+                            where c.partition_id = any (p_partitions) and c.worker_id = p_worker)
+              into v_seen;
+        end if;
+    end if;
+    if v_expires is not null then
         return query select 'extended'::text, v_expires;
-    elsif exists (select 1 from queen.log_consumers c where c.worker_id = p_worker) then
+    elsif v_seen then
         return query select 'expired'::text, null::timestamptz;
     else
         return query select 'missing'::text, null::timestamptz;

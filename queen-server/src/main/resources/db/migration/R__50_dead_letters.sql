@@ -50,9 +50,10 @@ $$;
 -- group that has not reached it yet must still be able to ack it there. Every consumer group
 -- reading the partition sees the copy. Returns the new offset, or null when no dead letter has
 -- that transactionId.
+drop function if exists queen.log_requeue_v1(uuid, text, text, bytea, uuid);
+
 create or replace function queen.log_requeue_v1(
-    p_partition_id uuid, p_transaction_id text, p_new_transaction_id text, p_blob bytea,
-    p_message_id uuid)
+    p_partition_id uuid, p_transaction_id text, p_new_transaction_id text, p_blob bytea)
 returns bigint
 language plpgsql
 as $$
@@ -72,10 +73,10 @@ begin
            last_write_at = greatest(p.last_write_at, date_trunc('second', clock_timestamp()))
      where p.id = p_partition_id
     returning p.last_offset, p.newest_created_at into v_offset, v_at;
-    insert into queen.log_segments (partition_id, base_offset, end_offset, msg_count, created_at, blob)
-    values (p_partition_id, v_offset, v_offset, 1, v_at, p_blob);
-    insert into queen.log_txn_ids (partition_id, transaction_id, msg_offset, message_id)
-    values (p_partition_id, p_new_transaction_id, v_offset, p_message_id);
+    insert into queen.log_segments (partition_id, base_offset, msg_count, created_at, blob)
+    values (p_partition_id, v_offset, 1, v_at, p_blob);
+    perform queen.log_txn_add_v1(array[p_partition_id], array[queen.txn_hash(p_new_transaction_id)],
+                                 array[v_offset]);
     delete from queen.dead_letters d
      where d.partition_id = p_partition_id and d.transaction_id = p_transaction_id;
     return v_offset;

@@ -14,6 +14,8 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.OffsetDateTime;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
@@ -148,6 +150,30 @@ public final class TestBroker implements BeforeAllCallback, AfterAllCallback {
     }
   }
 
+  /** Runs a query and returns the first column of the first row as text (null if none). */
+  public String sqlText(String query) {
+    try (Connection c = connect();
+        Statement st = c.createStatement();
+        ResultSet rs = st.executeQuery(query)) {
+      return rs.next() ? rs.getString(1) : null;
+    } catch (SQLException e) {
+      throw new IllegalStateException(query, e);
+    }
+  }
+
+  /** Runs a query and returns the first column of the first row as an instant (null if none). */
+  public Instant sqlInstant(String query) {
+    try (Connection c = connect();
+        Statement st = c.createStatement();
+        ResultSet rs = st.executeQuery(query)) {
+      return rs.next() && rs.getObject(1) != null
+          ? rs.getObject(1, OffsetDateTime.class).toInstant()
+          : null;
+    } catch (SQLException e) {
+      throw new IllegalStateException(query, e);
+    }
+  }
+
   /** Runs a statement. */
   public void sql(String statement) {
     try (Connection c = connect();
@@ -202,6 +228,10 @@ public final class TestBroker implements BeforeAllCallback, AfterAllCallback {
 
   public Reply get(String path) {
     return send(HttpRequest.newBuilder(uri(path)).GET().build());
+  }
+
+  public Reply delete(String path) {
+    return send(HttpRequest.newBuilder(uri(path)).DELETE().build());
   }
 
   public Reply post(String path, String body) {

@@ -48,7 +48,7 @@ public class CodecBenchmark {
       payload[0] = '"';
       payload[payload.length - 1] = '"';
       frames.add(
-          new Frame(UUID.randomUUID(), UUID.randomUUID().toString(), null, null, 1L, 0, payload));
+          new Frame(UUID.randomUUID(), UUID.randomUUID().toString(), null, null, 0, payload));
     }
     blob = SegmentCodec.encode(frames);
     rawBody = new byte[frames.size() * (payloadBytes + 60)];

@@ -7,22 +7,24 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import queen.server.pop.DeliveryListener;
 
 /**
- * Remembers what each leased pop of this broker delivered, per (lease, partition), so that the
+ * Remembers what each leased pop of this broker delivered, per lease and partition, so that the
  * usual ack, the whole batch at once, becomes one positional cursor advance guarded by the lease
- * instead of a lookup per message. An ack that misses the registry (another broker delivered it,
- * this broker restarted, a partial ack) takes the general path, which resolves transaction ids to
- * offsets itself: the registry is an optimisation, never a source of truth.
+ * instead of a lookup per message, and a lease extension finds its cursor rows by key instead of
+ * scanning for the worker id (which has no index: it changes on every lease and ack, and an index
+ * on it would make no cursor update HOT). An ack or extension that misses the registry (another
+ * broker delivered it, this broker restarted, a partial ack) takes the general path: the registry
+ * is an optimisation, never a source of truth.
  */
-public final class AckRegistry {
-  /**
-   * Entries older than this are dropped: their lease is long gone or was extended; acks go slow.
-   */
+public final class AckRegistry implements DeliveryListener {
+  /** Leases older than this are dropped: their lease is long gone or was extended; acks go slow. */
   static final long MAX_AGE_NANOS = TimeUnit.MINUTES.toNanos(15);
 
-  /** Entries kept at most; past it new deliveries are not registered (their acks go slow). */
+  /** Partitions kept at most; past it new leases are not registered (their acks go slow). */
   static final int MAX_ENTRIES = 200_000;
 
   /** One partition's share of a leased delivery. */
@@ -32,52 +34,74 @@ public final class AckRegistry {
       String partition,
       String group,
       Set<String> transactionIds,
-      long batchEnd,
-      long registeredNanos) {}
+      long batchEnd) {}
 
-  private record Key(UUID lease, UUID partitionId) {}
+  /** Every partition one lease covers, registered together: never a partial view of a lease. */
+  private record Lease(Map<UUID, Delivery> partitions, Set<UUID> all, long registeredNanos) {}
 
-  private final Map<Key, Delivery> entries = new ConcurrentHashMap<>();
+  private final Map<UUID, Lease> leases = new ConcurrentHashMap<>();
+  private final AtomicInteger entries = new AtomicInteger();
   private final AtomicLong registrations = new AtomicLong();
 
-  /** A leased pop delivered these messages (in offset order, ending at batchEnd) of a partition. */
-  public void register(
-      UUID lease,
-      UUID partitionId,
-      String queue,
-      String partition,
-      String group,
-      List<String> transactionIds,
-      long batchEnd) {
+  @Override
+  public void leased(UUID leaseId, String group, List<Leased> partitions) {
     if (registrations.incrementAndGet() % 10_000 == 0) {
       expire();
     }
-    if (entries.size() >= MAX_ENTRIES) {
+    if (entries.get() + partitions.size() > MAX_ENTRIES) {
       return;
     }
-    entries.put(
-        new Key(lease, partitionId),
-        new Delivery(
-            partitionId,
-            queue,
-            partition,
-            group,
-            new HashSet<>(transactionIds),
-            batchEnd,
-            System.nanoTime()));
+    Map<UUID, Delivery> byPartition = new ConcurrentHashMap<>();
+    for (Leased l : partitions) {
+      byPartition.put(
+          l.partitionId(),
+          new Delivery(
+              l.partitionId(),
+              l.queue(),
+              l.partition(),
+              group,
+              new HashSet<>(l.transactionIds()),
+              l.batchEnd()));
+    }
+    entries.addAndGet(partitions.size());
+    leases.put(
+        leaseId, new Lease(byPartition, Set.copyOf(byPartition.keySet()), System.nanoTime()));
   }
 
   Delivery get(UUID lease, UUID partitionId) {
-    return entries.get(new Key(lease, partitionId));
+    Lease l = leases.get(lease);
+    return l == null ? null : l.partitions().get(partitionId);
   }
 
+  /** Every partition the lease was issued for, or null when this broker does not know it. */
+  Set<UUID> partitions(UUID lease) {
+    Lease l = leases.get(lease);
+    return l == null ? null : l.all();
+  }
+
+  /** Forgets the acked batch of one partition; the lease stays known for extensions. */
   void remove(UUID lease, UUID partitionId) {
-    entries.remove(new Key(lease, partitionId));
+    Lease l = leases.get(lease);
+    if (l != null && l.partitions().remove(partitionId) != null) {
+      entries.decrementAndGet();
+      if (l.partitions().isEmpty()) {
+        leases.remove(lease, l);
+      }
+    }
   }
 
-  /** Drops entries past {@link #MAX_AGE_NANOS}; run every so many registrations. */
+  /** Drops leases past {@link #MAX_AGE_NANOS}; run every so many registrations. */
   void expire() {
     long now = System.nanoTime();
-    entries.values().removeIf(d -> now - d.registeredNanos() > MAX_AGE_NANOS);
+    leases
+        .entrySet()
+        .removeIf(
+            e -> {
+              boolean old = now - e.getValue().registeredNanos() > MAX_AGE_NANOS;
+              if (old) {
+                entries.addAndGet(-e.getValue().partitions().size());
+              }
+              return old;
+            });
   }
 }

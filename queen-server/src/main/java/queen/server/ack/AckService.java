@@ -136,7 +136,7 @@ public final class AckService {
    * messages behind it the partition goes back among the pop candidates (ack-promote).
    */
   static void promote(List<AckOutcome> outcomes, ReleaseListener listener) {
-    java.util.Set<String> told = new java.util.HashSet<>();
+    Set<String> told = new java.util.HashSet<>();
     for (AckOutcome o : outcomes) {
       if (o.leaseEnded() && told.add(o.partitionId() + "/" + o.group())) {
         listener.released(o.queueName(), o.partitionName(), o.group(), o.hasMore());
@@ -166,6 +166,6 @@ public final class AckService {
     UUID lease = parseUuid(leaseId);
     return lease == null
         ? new AckStore.Extension(AckStore.ExtendStatus.MISSING, null)
-        : store.extend(lease, seconds);
+        : store.extend(lease, seconds, registry.partitions(lease));
   }
 }

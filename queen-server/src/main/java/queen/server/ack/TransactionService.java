@@ -74,7 +74,7 @@ public final class TransactionService {
             return new Outcome(false, o.error(), List.of(), List.of());
           }
           // effects visible to the next pop at once: wake and feed the hot-lists before answering
-          batch.announce(o.pushes(), push.listener());
+          batch.announce(Map.of(), push.listener());
           AckOutcome[] ordered = new AckOutcome[acks.size()];
           o.acks()
               .forEach(
@@ -85,7 +85,7 @@ public final class TransactionService {
                     }
                   });
           AckService.promote(List.of(ordered), released);
-          return new Outcome(true, null, List.of(ordered), batch.results(o.pushes()));
+          return new Outcome(true, null, List.of(ordered), batch.results(Map.of()));
         });
   }
 }

@@ -8,13 +8,14 @@ import java.util.UUID;
  * One message inside a segment blob.
  *
  * <p>The offset of a frame is not stored: it is the segment's base offset plus the frame's
- * position, which is why a segment must hold consecutive offsets.
+ * position, which is why a segment must hold consecutive offsets. Nor is its creation time: every
+ * message of a segment came with one push, and the segment row's created_at (stamped under the
+ * partition lock, the time the visibility gates read) is the time of each of them.
  *
  * @param messageId UUIDv7 assigned by the broker at push time
  * @param transactionId the producer's idempotency key, verbatim
  * @param traceId optional trace id, or null
  * @param producerSub the JWT subject of the producer, or null
- * @param createdAtMicros broker time of the push, microseconds since the epoch
  * @param flags {@link #FLAG_ENCRYPTED} or 0
  * @param payload the message body as UTF-8 JSON bytes (encrypted when flagged)
  */
@@ -23,7 +24,6 @@ public record Frame(
     String transactionId,
     UUID traceId,
     String producerSub,
-    long createdAtMicros,
     int flags,
     byte[] payload) {
 
@@ -46,14 +46,13 @@ public record Frame(
         && transactionId.equals(f.transactionId)
         && Objects.equals(traceId, f.traceId)
         && Objects.equals(producerSub, f.producerSub)
-        && createdAtMicros == f.createdAtMicros
         && flags == f.flags
         && Arrays.equals(payload, f.payload);
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(messageId, transactionId, createdAtMicros) * 31 + Arrays.hashCode(payload);
+    return Objects.hash(messageId, transactionId) * 31 + Arrays.hashCode(payload);
   }
 
   @Override

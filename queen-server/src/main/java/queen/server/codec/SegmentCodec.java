@@ -13,10 +13,10 @@ import java.util.zip.CRC32C;
  * Encodes the messages of one push to one partition into a segment blob, and back.
  *
  * <p>PostgreSQL never looks inside a blob: the broker builds it before the push transaction and
- * slices it after the pop answered. Layout, version 1:
+ * slices it after the pop answered. Layout, version 2:
  *
  * <pre>
- *   u8      version (1)
+ *   u8      version (2)
  *   u8      body encoding: 0 = raw, 1 = zstd
  *   varint  frame count
  *   varint  raw body length
@@ -24,14 +24,18 @@ import java.util.zip.CRC32C;
  *   u32     CRC32C of every byte before it
  * </pre>
  *
- * A raw frame is: u8 bits (encrypted, has trace, has producer), 16-byte message id, varint-prefixed
- * transaction id, optional 16-byte trace id, optional varint-prefixed producer, i64 created-at
- * micros, varint-prefixed payload. The checksum covers the stored bytes, header included, and is
- * verified before anything is parsed: a CRC catches every burst of up to 32 bits, so any truncation
- * or corrupted byte is a {@link CorruptSegmentException}, never a wrong message.
+ * A raw frame is: u8 bits (encrypted, has trace, has producer, transaction id is a UUID), 16-byte
+ * message id, the transaction id (16 bytes when it is a UUID in canonical lower-case form, as every
+ * Queen client makes them, else varint-prefixed UTF-8), optional 16-byte trace id, optional
+ * varint-prefixed producer, varint-prefixed payload. Version 1 frames also carried an i64
+ * created-at, which the segment row holds; they are still read. The checksum covers the stored
+ * bytes, header included, and is verified before anything is parsed: a CRC catches every burst of
+ * up to 32 bits, so any truncation or corrupted byte is a {@link CorruptSegmentException}, never a
+ * wrong message.
  */
 public final class SegmentCodec {
-  static final int VERSION = 1;
+  static final int VERSION = 2;
+  static final int VERSION_WITH_TIMES = 1;
   static final int BODY_RAW = 0;
   static final int BODY_ZSTD = 1;
 
@@ -50,7 +54,8 @@ public final class SegmentCodec {
   private static final int BIT_ENCRYPTED = Frame.FLAG_ENCRYPTED;
   private static final int BIT_TRACE = 2;
   private static final int BIT_PRODUCER = 4;
-  private static final int MIN_FRAME_BYTES = 1 + 16 + 1 + 8 + 1;
+  private static final int BIT_UUID_TXN = 8;
+  private static final int MIN_FRAME_BYTES = 1 + 16 + 1 + 1;
 
   private SegmentCodec() {}
 
@@ -105,9 +110,10 @@ public final class SegmentCodec {
     }
     ByteReader header = new ByteReader(blob, 0, bodyEnd);
     int version = header.u8();
-    if (version != VERSION) {
+    if (version != VERSION && version != VERSION_WITH_TIMES) {
       throw new CorruptSegmentException("unknown segment version " + version);
     }
+    boolean times = version == VERSION_WITH_TIMES;
     int encoding = header.u8();
     int count = header.varintInt();
     int rawLength = header.varintInt();
@@ -121,9 +127,9 @@ public final class SegmentCodec {
     List<Frame> frames = new ArrayList<>(Math.max(0, end - start));
     for (int i = 0; i < count; i++) {
       if (i >= start && i < end) {
-        frames.add(readFrame(in));
+        frames.add(readFrame(in, times));
       } else {
-        skipFrame(in);
+        skipFrame(in, times);
       }
     }
     if (in.remaining() != 0) {
@@ -167,45 +173,56 @@ public final class SegmentCodec {
     if (f.producerSub() != null) {
       bits |= BIT_PRODUCER;
     }
+    UUID txnUuid = CanonicalUuid.parse(f.transactionId());
+    if (txnUuid != null) {
+      bits |= BIT_UUID_TXN;
+    }
     out.u8(bits);
     out.uuid(f.messageId());
-    out.string(f.transactionId());
+    if (txnUuid != null) {
+      out.uuid(txnUuid);
+    } else {
+      out.string(f.transactionId());
+    }
     if (f.traceId() != null) {
       out.uuid(f.traceId());
     }
     if (f.producerSub() != null) {
       out.string(f.producerSub());
     }
-    out.i64(f.createdAtMicros());
     out.varint(f.payload().length);
     out.bytes(f.payload(), 0, f.payload().length);
   }
 
-  private static Frame readFrame(ByteReader in) {
+  private static Frame readFrame(ByteReader in, boolean times) {
     int bits = in.u8();
-    if ((bits & ~(BIT_ENCRYPTED | BIT_TRACE | BIT_PRODUCER)) != 0) {
+    if ((bits & ~(BIT_ENCRYPTED | BIT_TRACE | BIT_PRODUCER | BIT_UUID_TXN)) != 0) {
       throw new CorruptSegmentException("unknown frame bits " + bits);
     }
     UUID id = in.uuid();
-    String txn = in.string();
+    String txn = (bits & BIT_UUID_TXN) != 0 ? in.uuid().toString() : in.string();
     UUID trace = (bits & BIT_TRACE) != 0 ? in.uuid() : null;
     String producer = (bits & BIT_PRODUCER) != 0 ? in.string() : null;
-    long created = in.i64();
+    if (times) {
+      in.skip(8);
+    }
     byte[] payload = in.bytes(in.varintInt());
-    return new Frame(id, txn, trace, producer, created, bits & BIT_ENCRYPTED, payload);
+    return new Frame(id, txn, trace, producer, bits & BIT_ENCRYPTED, payload);
   }
 
-  private static void skipFrame(ByteReader in) {
+  private static void skipFrame(ByteReader in, boolean times) {
     int bits = in.u8();
     in.skip(16);
-    in.skip(in.varintInt());
+    in.skip((bits & BIT_UUID_TXN) != 0 ? 16 : in.varintInt());
     if ((bits & BIT_TRACE) != 0) {
       in.skip(16);
     }
     if ((bits & BIT_PRODUCER) != 0) {
       in.skip(in.varintInt());
     }
-    in.skip(8);
+    if (times) {
+      in.skip(8);
+    }
     in.skip(in.varintInt());
   }
 

@@ -181,8 +181,8 @@ public final class PopRoutes implements HttpService {
         partition = JsonBytes.literal(m.partition());
         queue = JsonBytes.literal(m.queue());
       }
-      if (f.createdAtMicros() != createdOf) {
-        createdOf = f.createdAtMicros();
+      if (m.createdAtMicros() != createdOf) {
+        createdOf = m.createdAtMicros();
         created = JsonBytes.literal(Json.micros(createdOf));
       }
       out.ascii(i == 0 ? "{\"id\":" : ",{\"id\":").uuid(f.messageId());

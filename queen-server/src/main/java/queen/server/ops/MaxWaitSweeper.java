@@ -1,9 +1,7 @@
 package queen.server.ops;
 
 import java.time.Duration;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import queen.server.store.DeadLetterStore;
@@ -30,15 +28,7 @@ public final class MaxWaitSweeper implements AutoCloseable {
 
   public synchronized void start() {
     if (timer == null) {
-      timer =
-          Executors.newSingleThreadScheduledExecutor(
-              r -> {
-                Thread t = new Thread(r, "queen-max-wait-sweeper");
-                t.setDaemon(true);
-                return t;
-              });
-      long ms = interval.toMillis();
-      timer.scheduleWithFixedDelay(this::sweep, ms, ms, TimeUnit.MILLISECONDS);
+      timer = Periodic.every("queen-max-wait-sweeper", interval, this::sweep);
     }
   }
 

@@ -1,9 +1,7 @@
 package queen.server.ops;
 
 import java.time.Duration;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import queen.server.pop.PopSettings;
@@ -32,15 +30,7 @@ public final class StateRefresher implements AutoCloseable {
   public synchronized void start() {
     refresh();
     if (timer == null) {
-      timer =
-          Executors.newSingleThreadScheduledExecutor(
-              r -> {
-                Thread t = new Thread(r, "queen-state-refresher");
-                t.setDaemon(true);
-                return t;
-              });
-      long ms = interval.toMillis();
-      timer.scheduleWithFixedDelay(this::refreshQuietly, ms, ms, TimeUnit.MILLISECONDS);
+      timer = Periodic.every("queen-state-refresher", interval, this::refreshQuietly);
     }
   }
 

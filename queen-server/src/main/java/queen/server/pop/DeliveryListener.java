@@ -3,16 +3,17 @@ package queen.server.pop;
 import java.util.List;
 import java.util.UUID;
 
-/** Told of every leased delivery, per partition (the ack registry registers it). */
+/** Told of every leased delivery, all its partitions at once (the ack registry registers it). */
 @FunctionalInterface
 public interface DeliveryListener {
-  /** The messages {@code transactionIds} of a partition, ending at {@code batchEnd}, are leased. */
-  void leased(
-      UUID leaseId,
+  /** One leased pop delivered these partitions' messages under {@code leaseId}. */
+  void leased(UUID leaseId, String group, List<Leased> partitions);
+
+  /** The messages {@code transactionIds} of a partition, ending at {@code batchEnd}. */
+  record Leased(
       UUID partitionId,
       String queue,
       String partition,
-      String group,
       List<String> transactionIds,
-      long batchEnd);
+      long batchEnd) {}
 }

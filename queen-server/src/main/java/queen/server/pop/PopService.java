@@ -412,16 +412,17 @@ public final class PopService {
     for (PoppedMessage m : result.messages()) {
       byPartition.computeIfAbsent(m.partitionId(), k -> new ArrayList<>()).add(m);
     }
+    List<DeliveryListener.Leased> leased = new ArrayList<>(byPartition.size());
     byPartition.forEach(
         (pid, ms) ->
-            delivered.leased(
-                result.leaseId(),
-                pid,
-                ms.getFirst().queue(),
-                ms.getFirst().partition(),
-                result.group(),
-                ms.stream().map(m -> m.frame().transactionId()).toList(),
-                ms.getLast().offset()));
+            leased.add(
+                new DeliveryListener.Leased(
+                    pid,
+                    ms.getFirst().queue(),
+                    ms.getFirst().partition(),
+                    ms.stream().map(m -> m.frame().transactionId()).toList(),
+                    ms.getLast().offset())));
+    delivered.leased(result.leaseId(), result.group(), leased);
   }
 
   private static PopResult empty(PopRequest request, UUID worker) {
@@ -439,6 +440,9 @@ public final class PopService {
       for (SegmentSlice slice : claim.slices()) {
         List<Frame> frames = SegmentCodec.decode(slice.blob(), slice.startIdx(), slice.take());
         long offset = slice.baseOffset() + slice.startIdx();
+        long created =
+            TimeUnit.SECONDS.toMicros(slice.createdAt().getEpochSecond())
+                + slice.createdAt().getNano() / 1_000;
         for (Frame frame : frames) {
           messages.add(
               new PoppedMessage(
@@ -447,6 +451,7 @@ public final class PopService {
                   claim.partition(),
                   offset++,
                   claim.attempt(),
+                  created,
                   frame));
         }
       }

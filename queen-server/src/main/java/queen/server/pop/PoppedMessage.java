@@ -5,4 +5,10 @@ import queen.server.codec.Frame;
 
 /** One delivered message with where it came from. */
 public record PoppedMessage(
-    String queue, UUID partitionId, String partition, long offset, int attempt, Frame frame) {}
+    String queue,
+    UUID partitionId,
+    String partition,
+    long offset,
+    int attempt,
+    long createdAtMicros,
+    Frame frame) {}

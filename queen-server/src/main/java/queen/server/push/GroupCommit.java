@@ -3,11 +3,12 @@ package queen.server.push;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
-import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.UUID;
+import queen.server.codec.Frame;
 import queen.server.store.AppendOutcome;
 import queen.server.store.Coalescer;
 import queen.server.store.LockOrder;
@@ -16,28 +17,42 @@ import queen.server.store.SegmentWrite;
 
 /**
  * Merges concurrent push requests into one call of the push function: one round trip, one statement
- * set and one commit (one WAL flush) for all of them, instead of one each.
+ * set and one commit (one WAL flush) for all of them, instead of one each. Requests bound for the
+ * same partition share one segment (up to {@link #MAX_MERGED_MESSAGES}): fewer rows, better
+ * compression, one transactionId-index page update instead of several.
  *
  * <p>The merging is a {@link Coalescer}'s. Each flush appends its segments in partition-id order,
  * the lock order every pusher uses. Two queued requests that carry the same (partition,
  * transactionId) never share a flush: the later one waits for the next, where it finds the earlier
- * one stored and reports the duplicate.
+ * one stored and reports the duplicate. That is what keeps per-item answers exact in a merged
+ * segment: a stored duplicate belongs to exactly one request.
  */
 final class GroupCommit {
   /** Segments merged into one call at most. */
   static final int MAX_SEGMENTS = 1_000;
 
+  /** Requests are merged into one segment while it stays at or below this many messages. */
+  static final int MAX_MERGED_MESSAGES = 1_000;
+
   private final PushStore store;
-  private final Coalescer<PushBatch, List<AppendOutcome>> coalescer;
+  private final Coalescer<PushBatch, Map<UUID, Map<String, UUID>>> coalescer;
 
   GroupCommit(PushStore store, int maxInFlight) {
     this.store = store;
     this.coalescer = new Coalescer<>(this::flush, Selection::new, maxInFlight);
   }
 
-  /** Appends the batch's segments, merged with whatever else is pushed meanwhile. */
-  List<AppendOutcome> append(PushBatch batch) {
+  /**
+   * Appends the batch's messages, merged with whatever else is pushed meanwhile. Answers the stored
+   * duplicates that were left out: transaction id to the owning message id, by partition.
+   */
+  Map<UUID, Map<String, UUID>> append(PushBatch batch) {
     return coalescer.submit(batch);
+  }
+
+  /** Requests waiting for a flush slot. */
+  int queued() {
+    return coalescer.queued();
   }
 
   /** Takes requests up to the segment cap, deferring any that repeats a (partition, txn) taken. */
@@ -66,53 +81,38 @@ final class GroupCommit {
     }
   }
 
-  private List<List<AppendOutcome>> flush(List<PushBatch> batches) {
+  private List<Map<UUID, Map<String, UUID>>> flush(List<PushBatch> batches) {
+    Map<UUID, List<List<Frame>>> byPartition = new TreeMap<>(LockOrder.PARTITIONS);
+    for (PushBatch b : batches) {
+      b.frames()
+          .forEach((pid, f) -> byPartition.computeIfAbsent(pid, k -> new ArrayList<>()).add(f));
+    }
     List<SegmentWrite> writes = new ArrayList<>();
-    Map<SegmentWrite, PushBatch> owner = new IdentityHashMap<>();
-    Map<PushBatch, List<SegmentWrite>> mine = new IdentityHashMap<>();
+    byPartition.forEach(
+        (pid, parts) -> {
+          List<Frame> segment = new ArrayList<>();
+          for (List<Frame> part : parts) {
+            if (!segment.isEmpty() && segment.size() + part.size() > MAX_MERGED_MESSAGES) {
+              writes.add(SegmentWrite.of(pid, segment));
+              segment = new ArrayList<>();
+            }
+            segment.addAll(part);
+          }
+          writes.add(SegmentWrite.of(pid, segment));
+        });
+    Map<UUID, Map<String, UUID>> duplicates =
+        AppendOutcome.duplicatesByPartition(store.append(writes));
+    List<Map<UUID, Map<String, UUID>>> out = new ArrayList<>(batches.size());
     for (PushBatch b : batches) {
-      List<SegmentWrite> w = b.writes();
-      mine.put(b, w);
-      for (SegmentWrite s : w) {
-        owner.put(s, b);
-        writes.add(s);
+      Map<UUID, Map<String, UUID>> mine = new TreeMap<>(LockOrder.PARTITIONS);
+      for (UUID pid : b.frames().keySet()) {
+        Map<String, UUID> d = duplicates.get(pid);
+        if (d != null) {
+          mine.put(pid, d);
+        }
       }
-    }
-    // partition-id order across the merged requests; a stable sort keeps each request's order
-    writes.sort((a, b) -> LockOrder.PARTITIONS.compare(a.partitionId(), b.partitionId()));
-    Map<SegmentWrite, SegmentWrite> rewritten = new HashMap<>();
-    List<AppendOutcome> outcomes =
-        store.append(
-            writes,
-            (segment, dups) -> {
-              SegmentWrite original = originalOf(segment, rewritten);
-              SegmentWrite rest = owner.get(original).without(segment, dups);
-              if (rest != null) {
-                rewritten.put(rest, original);
-              }
-              return rest;
-            });
-    Map<SegmentWrite, AppendOutcome> byWrite = new IdentityHashMap<>();
-    for (int i = 0; i < writes.size(); i++) {
-      byWrite.put(writes.get(i), outcomes.get(i));
-    }
-    List<List<AppendOutcome>> out = new ArrayList<>(batches.size());
-    for (PushBatch b : batches) {
-      List<AppendOutcome> own = new ArrayList<>();
-      for (SegmentWrite w : mine.get(b)) {
-        own.add(byWrite.get(w));
-      }
-      out.add(own);
+      out.add(mine);
     }
     return out;
-  }
-
-  private static SegmentWrite originalOf(
-      SegmentWrite segment, Map<SegmentWrite, SegmentWrite> rewritten) {
-    SegmentWrite s = segment;
-    for (SegmentWrite o; (o = rewritten.get(s)) != null; ) {
-      s = o;
-    }
-    return s;
   }
 }

@@ -1,6 +1,7 @@
 package queen.server.push;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -8,18 +9,16 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.UUID;
 import queen.server.codec.Frame;
-import queen.server.codec.SegmentCodec;
 import queen.server.codec.UuidV7;
-import queen.server.store.AppendOutcome;
 import queen.server.store.LockOrder;
 import queen.server.store.PartitionKey;
 import queen.server.store.PartitionRef;
 import queen.server.store.SegmentWrite;
 
 /**
- * The items of one push request, resolved and encoded: one segment per partition, in partition id
- * order (the lock order every pusher uses), the first item of each (partition, transactionId)
- * winning within the request.
+ * The items of one push request, resolved: their messages by partition, in partition id order (the
+ * lock order every pusher uses), the first item of each (partition, transactionId) winning within
+ * the request.
  */
 public final class PushBatch {
   private final List<PushItem> items;
@@ -33,8 +32,7 @@ public final class PushBatch {
       List<PushItem> items,
       List<String> txns,
       Map<PartitionKey, PartitionRef> resolved,
-      UuidV7 ids,
-      long createdAtMicros) {
+      UuidV7 ids) {
     this.items = items;
     this.txns = txns;
     this.refs = new PartitionRef[items.size()];
@@ -51,25 +49,23 @@ public final class PushBatch {
         g.indexes.add(i);
         g.frames.add(
             new Frame(
-                messageIds[i],
-                txns.get(i),
-                item.traceId(),
-                item.producerSub(),
-                createdAtMicros,
-                0,
-                item.payload()));
+                messageIds[i], txns.get(i), item.traceId(), item.producerSub(), 0, item.payload()));
       }
     }
   }
 
-  private List<SegmentWrite> writes;
+  /** The messages to append, by partition, in lock order. */
+  Map<UUID, List<Frame>> frames() {
+    Map<UUID, List<Frame>> out = new TreeMap<>(LockOrder.PARTITIONS);
+    groups.forEach((pid, g) -> out.put(pid, Collections.unmodifiableList(g.frames)));
+    return out;
+  }
 
-  /** The segments to append, one per partition, in lock order (encoded once). */
+  /**
+   * One segment per partition, in lock order: the request on its own, as a transaction writes it.
+   */
   public List<SegmentWrite> writes() {
-    if (writes == null) {
-      writes = groups.values().stream().map(PushBatch::encode).toList();
-    }
-    return writes;
+    return groups.values().stream().map(g -> SegmentWrite.of(g.partitionId, g.frames)).toList();
   }
 
   /** The transaction ids the batch writes, by partition. */
@@ -77,13 +73,6 @@ public final class PushBatch {
     Map<UUID, Set<String>> out = new HashMap<>();
     groups.forEach((pid, g) -> out.put(pid, g.firstByTxn.keySet()));
     return out;
-  }
-
-  /** Re-encodes a segment without stored duplicates; null when nothing remains. */
-  public SegmentWrite without(SegmentWrite segment, Set<String> duplicates) {
-    Group g = groups.get(segment.partitionId());
-    g.frames.removeIf(f -> duplicates.contains(f.transactionId()));
-    return g.frames.isEmpty() ? null : encode(g);
   }
 
   /** True when two items of the request share a (partition, transactionId). */
@@ -96,35 +85,33 @@ public final class PushBatch {
     return false;
   }
 
-  /** Tells the listener what the outcome of {@link #writes()} stored, per partition. */
-  public void announce(List<AppendOutcome> outcomes, PushListener listener) {
-    List<Group> ordered = List.copyOf(groups.values());
-    for (int g = 0; g < ordered.size(); g++) {
-      SegmentWrite written = outcomes.get(g).written();
-      if (written != null) {
-        PartitionRef ref = refs[ordered.get(g).indexes.getFirst()];
-        listener.stored(ref.queue(), ref.partition(), written.count());
-      }
-    }
+  /**
+   * Tells the listener what was stored, per partition: the batch's messages except the stored
+   * duplicates (transaction id to the owning message id, by partition).
+   */
+  public void announce(Map<UUID, Map<String, UUID>> duplicates, PushListener listener) {
+    groups.forEach(
+        (pid, g) -> {
+          Map<String, UUID> dups = duplicates.getOrDefault(pid, Map.of());
+          int stored = 0;
+          for (Frame f : g.frames) {
+            if (!dups.containsKey(f.transactionId())) {
+              stored++;
+            }
+          }
+          if (stored > 0) {
+            PartitionRef ref = refs[g.indexes.getFirst()];
+            listener.stored(ref.queue(), ref.partition(), stored);
+          }
+        });
   }
 
-  /** One result per item, in input order, from the outcome of {@link #writes()}. */
-  public List<PushResult> results(List<AppendOutcome> outcomes) {
-    Map<Integer, UUID> storedOwner = new HashMap<>();
-    List<Group> ordered = List.copyOf(groups.values());
-    for (int g = 0; g < ordered.size(); g++) {
-      Map<String, UUID> dups = outcomes.get(g).duplicates();
-      for (int i : ordered.get(g).indexes) {
-        UUID owner = dups.get(txns.get(i));
-        if (owner != null) {
-          storedOwner.put(i, owner);
-        }
-      }
-    }
+  /** One result per item, in input order, given the stored duplicates by partition. */
+  public List<PushResult> results(Map<UUID, Map<String, UUID>> duplicates) {
     List<PushResult> results = new ArrayList<>(items.size());
     for (int i = 0; i < items.size(); i++) {
       int w = winner[i];
-      UUID owner = storedOwner.get(w);
+      UUID owner = duplicates.getOrDefault(refs[i].partitionId(), Map.of()).get(txns.get(w));
       if (w == i && owner == null) {
         results.add(
             new PushResult(
@@ -146,14 +133,6 @@ public final class PushBatch {
       }
     }
     return results;
-  }
-
-  private static SegmentWrite encode(Group g) {
-    return new SegmentWrite(
-        g.partitionId,
-        SegmentCodec.encode(g.frames),
-        g.frames.stream().map(Frame::transactionId).toList(),
-        g.frames.stream().map(Frame::messageId).toList());
   }
 
   /** The items of the request bound for one partition, deduplicated by transaction id. */

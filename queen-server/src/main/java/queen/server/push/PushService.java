@@ -1,13 +1,12 @@
 package queen.server.push;
 
-import java.time.Instant;
 import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
+import java.util.Map;
+import java.util.UUID;
 import java.util.function.Function;
 import queen.server.codec.UuidV7;
-import queen.server.store.AppendOutcome;
 import queen.server.store.PartitionKey;
 import queen.server.store.PartitionMissingException;
 import queen.server.store.PushStore;
@@ -26,7 +25,6 @@ public final class PushService {
 
   private final GroupCommit commit;
   private final PartitionDirectory directory;
-  private final InstantSource clock;
   private final UuidV7 ids;
   private final PushListener listener;
 
@@ -34,7 +32,6 @@ public final class PushService {
       PushStore store, PartitionDirectory directory, InstantSource clock, PushListener listener) {
     this.commit = new GroupCommit(store, MAX_FLUSHES);
     this.directory = directory;
-    this.clock = clock;
     this.ids = new UuidV7(clock);
     this.listener = listener;
   }
@@ -52,9 +49,9 @@ public final class PushService {
     return withFreshPartitions(
         items,
         batch -> {
-          List<AppendOutcome> outcomes = commit.append(batch);
-          batch.announce(outcomes, listener);
-          return batch.results(outcomes);
+          Map<UUID, Map<String, UUID>> duplicates = commit.append(batch);
+          batch.announce(duplicates, listener);
+          return batch.results(duplicates);
         });
   }
 
@@ -81,10 +78,6 @@ public final class PushService {
     var resolved =
         directory.resolve(
             items.stream().map(i -> new PartitionKey(i.queue(), i.partition())).toList());
-    return new PushBatch(items, txns, resolved, ids, toMicros(clock.instant()));
-  }
-
-  private static long toMicros(Instant t) {
-    return TimeUnit.SECONDS.toMicros(t.getEpochSecond()) + t.getNano() / 1_000;
+    return new PushBatch(items, txns, resolved, ids);
   }
 }

@@ -10,8 +10,18 @@ import java.util.UUID;
 
 /** Applies acknowledgements: the only thing that moves a cursor. */
 public final class AckStore {
-  private static final String ACK = "select * from queen.log_ack_v1(?, ?, ?, ?, ?, ?)";
-  private static final String EXTEND = "select * from queen.log_extend_lease_v1(?, ?)";
+  private static final String ACK = "select * from queen.log_ack_v1(?, ?, ?, ?, ?, ?, null, ?)";
+  private static final String EXTEND = "select * from queen.log_extend_lease_v1(?, ?, ?)";
+
+  /**
+   * Raised by log_ack_v1 when a transactionId's hash names several live messages of a partition:
+   * the offsets must be read from the frames ({@link #offsets}).
+   */
+  static final String AMBIGUOUS = "QN003";
+
+  /** An offset passed to log_ack_v1 for a message that is not stored. */
+  private static final long ABSENT = -1;
+
   private static final String BATCH = "select * from queen.log_ack_batch_v1(?, ?, ?)";
 
   private final Database db;
@@ -30,17 +40,52 @@ public final class AckStore {
     boolean completesOnly =
         items.stream()
             .allMatch(i -> i.status().equals("completed") || i.status().equals("success"));
-    return completesOnly
-        ? db.autocommit(c -> call(c, group, items, false))
-        : db.transaction(c -> call(c, group, items, false));
+    Long[] offsets = null;
+    while (true) {
+      Long[] known = offsets;
+      try {
+        return completesOnly
+            ? db.autocommit(c -> call(c, group, items, false, known))
+            : db.transaction(c -> call(c, group, items, false, known));
+      } catch (StoreException e) {
+        if (!AMBIGUOUS.equals(e.sqlState()) || offsets != null) {
+          throw e;
+        }
+        offsets = db.autocommit(c -> offsets(c, items));
+      }
+    }
+  }
+
+  /**
+   * The offset of each item's message, read from the frames of every candidate the transactionId
+   * index names: the one message that carries the transactionId, or {@link #ABSENT}.
+   */
+  static Long[] offsets(Connection c, List<AckItem> items) throws SQLException {
+    Long[] out = new Long[items.size()];
+    java.util.Arrays.fill(out, ABSENT);
+    List<TxnCandidates.Match> matches =
+        TxnCandidates.read(
+            c,
+            items.stream().map(AckItem::partitionId).toList(),
+            items.stream().map(AckItem::transactionId).toList());
+    for (TxnCandidates.Match m : matches) {
+      if (m.same()) {
+        out[m.index()] = m.offset();
+      }
+    }
+    return out;
   }
 
   /**
    * One call of queen.log_ack_v1 inside the caller's transaction, dead letters included. With
-   * {@code transactional}, failed and dlq acks dead-letter at once.
+   * {@code transactional}, failed and dlq acks dead-letter at once. {@code offsets}, when known,
+   * are the items' offsets as {@link #offsets} reads them; null lets the index resolve them.
+   *
+   * @throws SQLException with state {@link #AMBIGUOUS} when the index alone cannot resolve them
    */
   static List<AckOutcome> call(
-      Connection c, String group, List<AckItem> items, boolean transactional) throws SQLException {
+      Connection c, String group, List<AckItem> items, boolean transactional, Long[] offsets)
+      throws SQLException {
     List<AckOutcome> out = new ArrayList<>(items.size());
     List<DeadLetters.Entry> dead = new ArrayList<>();
     try (PreparedStatement ps = c.prepareStatement(ACK)) {
@@ -50,6 +95,7 @@ public final class AckStore {
       ps.setArray(4, c.createArrayOf("uuid", items.stream().map(AckItem::leaseId).toArray()));
       ps.setArray(5, c.createArrayOf("text", items.stream().map(AckItem::status).toArray()));
       ps.setBoolean(6, transactional);
+      ps.setArray(7, offsets == null ? null : c.createArrayOf("bigint", offsets));
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
           AckOutcome o =
@@ -131,13 +177,19 @@ public final class AckStore {
   /** The outcome of extending a lease; {@code expiresAt} is set when extended. */
   public record Extension(ExtendStatus status, java.time.Instant expiresAt) {}
 
-  /** Extends every live lease of one worker id to at least now + seconds. */
-  public Extension extend(UUID workerId, int seconds) {
+  /**
+   * Extends every live lease of one worker id to at least now + seconds.
+   *
+   * @param partitions the lease's partitions when known (found by key), or null (found by scan)
+   */
+  public Extension extend(UUID workerId, int seconds, java.util.Collection<UUID> partitions) {
     return db.autocommit(
         c -> {
           try (PreparedStatement ps = c.prepareStatement(EXTEND)) {
             ps.setObject(1, workerId);
             ps.setInt(2, seconds);
+            ps.setArray(
+                3, partitions == null ? null : c.createArrayOf("uuid", partitions.toArray()));
             try (ResultSet rs = ps.executeQuery()) {
               rs.next();
               return new Extension(

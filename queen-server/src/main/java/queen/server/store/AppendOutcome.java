@@ -1,5 +1,7 @@
 package queen.server.store;
 
+import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 
@@ -8,8 +10,19 @@ import java.util.UUID;
  *
  * @param written the segment actually stored (duplicates removed), or null when every message was a
  *     duplicate
- * @param baseOffset offset of the first stored message, or -1 when nothing was stored
  * @param duplicates transaction ids that were already stored in the partition, with the id of the
  *     message that owns each
  */
-public record AppendOutcome(SegmentWrite written, long baseOffset, Map<String, UUID> duplicates) {}
+public record AppendOutcome(UUID partitionId, SegmentWrite written, Map<String, UUID> duplicates) {
+
+  /** The duplicates of several outcomes, by partition. */
+  public static Map<UUID, Map<String, UUID>> duplicatesByPartition(List<AppendOutcome> outcomes) {
+    Map<UUID, Map<String, UUID>> out = new HashMap<>();
+    for (AppendOutcome o : outcomes) {
+      if (!o.duplicates().isEmpty()) {
+        out.computeIfAbsent(o.partitionId(), k -> new HashMap<>()).putAll(o.duplicates());
+      }
+    }
+    return out;
+  }
+}

@@ -66,7 +66,7 @@ public final class Coalescer<I, O> {
   }
 
   /** Requests waiting for a flush. */
-  int queued() {
+  public int queued() {
     return queue.size();
   }
 

@@ -23,7 +23,7 @@ public final class DeadLetterStore {
           + " join queen.queues q on q.id = p.queue_id"
           + " where d.partition_id = ? and d.transaction_id = ?"
           + " order by d.failed_at desc limit 1 for update of d";
-  private static final String REQUEUE = "select queen.log_requeue_v1(?, ?, ?, ?, ?)";
+  private static final String REQUEUE = "select queen.log_requeue_v1(?, ?, ?, ?)";
   private static final String EXPIRE = "select * from queen.log_expire_waiting_v1(?)";
 
   private final Database db;
@@ -94,8 +94,7 @@ public final class DeadLetterStore {
    * message with a new id and the transactionId {@code <original>:requeued:<new message id>}, and
    * removes the dead letters. Empty when there is no such dead letter.
    */
-  public Optional<Requeued> requeue(
-      UUID partitionId, String transactionId, UUID newId, long nowMicros) {
+  public Optional<Requeued> requeue(UUID partitionId, String transactionId, UUID newId) {
     return db.transaction(
         c -> {
           Frame frame;
@@ -116,7 +115,6 @@ public final class DeadLetterStore {
                       transactionId + ":requeued:" + newId,
                       rs.getObject("trace_id", UUID.class),
                       rs.getString("producer_sub"),
-                      nowMicros,
                       rs.getShort("flags"),
                       rs.getBytes("payload"));
             }
@@ -126,7 +124,6 @@ public final class DeadLetterStore {
             ps.setString(2, transactionId);
             ps.setString(3, frame.transactionId());
             ps.setBytes(4, SegmentCodec.encode(List.of(frame)));
-            ps.setObject(5, newId);
             try (ResultSet rs = ps.executeQuery()) {
               rs.next();
               return Optional.of(

@@ -14,11 +14,12 @@ import queen.server.codec.SegmentCodec;
 /**
  * Writes dead letters inside the caller's transaction. PostgreSQL never opens a blob, so the
  * message is cut out of its segment here and copied whole (payload, ids, trace) into the dead
- * letter row: it outlives the segment's retention.
+ * letter row: it outlives the segment's retention. A message whose segment retention deleted in the
+ * meantime has expired: there is nothing left to dead-letter.
  */
 final class DeadLetters {
   private static final String SEGMENT =
-      "select base_offset, msg_count, blob from queen.log_segments"
+      "select base_offset, msg_count, created_at, blob from queen.log_segments"
           + " where partition_id = ? and base_offset <= ? order by base_offset desc limit 1";
   private static final String INSERT =
       "insert into queen.dead_letters (partition_id, consumer_group, msg_offset, message_id,"
@@ -43,9 +44,13 @@ final class DeadLetters {
     try (PreparedStatement find = c.prepareStatement(SEGMENT);
         PreparedStatement insert = c.prepareStatement(INSERT)) {
       Segment segment = null;
+      int rows = 0;
       for (Entry e : sorted) {
         if (segment == null || !segment.holds(e.partitionId(), e.offset())) {
           segment = read(find, e.partitionId(), e.offset());
+        }
+        if (segment == null) {
+          continue;
         }
         Frame frame = segment.frames().get((int) (e.offset() - segment.base()));
         insert.setObject(1, e.partitionId());
@@ -59,28 +64,36 @@ final class DeadLetters {
         insert.setBytes(9, frame.payload());
         insert.setString(10, e.error());
         insert.setInt(11, e.retryCount());
-        Sql.setTimestamptz(insert, 12, Instant.EPOCH.plusNanos(frame.createdAtMicros() * 1_000));
+        Sql.setTimestamptz(insert, 12, segment.createdAt());
         insert.addBatch();
+        rows++;
       }
-      insert.executeBatch();
+      if (rows > 0) {
+        insert.executeBatch();
+      }
     }
   }
 
-  private record Segment(UUID partitionId, long base, List<Frame> frames) {
+  private record Segment(UUID partitionId, long base, Instant createdAt, List<Frame> frames) {
     boolean holds(UUID partition, long offset) {
       return partitionId.equals(partition) && offset >= base && offset < base + frames.size();
     }
   }
 
+  /** The segment holding the offset, or null when retention deleted it. */
   private static Segment read(PreparedStatement find, UUID partition, long offset)
       throws SQLException {
     find.setObject(1, partition);
     find.setLong(2, offset);
     try (ResultSet rs = find.executeQuery()) {
       if (!rs.next() || rs.getLong(1) + rs.getInt(2) <= offset) {
-        throw new IllegalStateException("no segment holds " + partition + "@" + offset);
+        return null;
       }
-      return new Segment(partition, rs.getLong(1), SegmentCodec.decode(rs.getBytes(3)));
+      return new Segment(
+          partition,
+          rs.getLong(1),
+          Sql.instant(rs, "created_at"),
+          SegmentCodec.decode(rs.getBytes(4)));
     }
   }
 }

@@ -2,24 +2,21 @@ package queen.server.store;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.UUID;
 
 /** Appends segments; the only writer of log_segments and the transactionId index. */
 public final class PushStore {
-  private static final String APPEND = "select * from queen.log_push_v1(?, ?, ?, ?, ?, ?, ?)";
-  private static final String DUPLICATES = "select * from queen.log_duplicates_v1(?, ?)";
+  private static final String APPEND = "select * from queen.log_push_v1(?, ?, ?, ?, ?, ?, ?, ?)";
 
   /** Raised by log_push_v1 when a partition no longer exists. */
   static final String MISSING_PARTITION = "QN001";
 
-  /** Raised by log_push_v1 when a transaction id is already stored in its partition. */
+  /** Raised by log_push_v1 when a stored message hashes like a new transaction id. */
   static final String DUPLICATES_FOUND = "QN002";
 
   private final Database db;
@@ -28,22 +25,17 @@ public final class PushStore {
     this.db = db;
   }
 
-  /** Re-encodes a segment without the given duplicate transaction ids; null if none remain. */
-  @FunctionalInterface
-  public interface DuplicateRemover {
-    SegmentWrite without(SegmentWrite segment, Set<String> duplicateTransactionIds);
-  }
-
   /**
-   * Appends the segments, all or nothing. No transaction id may occur twice within one partition.
-   * One call of {@code queen.log_push_v1} is one statement in autocommit mode: the function and its
-   * commit take a single round trip, and the partition locks are never held across a round trip to
-   * the broker. When stored duplicates make the call write nothing, they are looked up, the
-   * segments re-encoded without them, and the call repeats, deciding again under the locks.
+   * Appends the segments, all or nothing; outcomes in input order. No transaction id may occur
+   * twice within one partition. One call of {@code queen.log_push_v1} is one statement in
+   * autocommit mode: the function and its commit take a single round trip, and the partition locks
+   * are never held across a round trip to the broker. When stored messages with the hash of a new
+   * transaction id make the call write nothing, their frames are read: real duplicates leave the
+   * segments, hash collisions are named to the next call, which decides again under the locks.
    *
    * @throws PartitionMissingException if a partition was deleted since it was resolved
    */
-  public List<AppendOutcome> append(List<SegmentWrite> segments, DuplicateRemover remover) {
+  public List<AppendOutcome> append(List<SegmentWrite> segments) {
     return db.autocommit(
         c -> {
           SegmentWrite[] current = segments.toArray(SegmentWrite[]::new);
@@ -51,6 +43,7 @@ public final class PushStore {
           for (int i = 0; i < current.length; i++) {
             dups.add(new HashMap<>());
           }
+          Collisions known = new Collisions();
           while (true) {
             List<Integer> live = new ArrayList<>();
             for (int i = 0; i < current.length; i++) {
@@ -58,33 +51,44 @@ public final class PushStore {
                 live.add(i);
               }
             }
-            long[] bases = new long[current.length];
             if (live.isEmpty()) {
-              return outcomes(current, bases, dups);
+              return outcomes(segments, current, dups);
             }
             List<SegmentWrite> batch = live.stream().map(i -> current[i]).toList();
             try {
-              long[] written = call(c, batch);
-              for (int k = 0; k < live.size(); k++) {
-                bases[live.get(k)] = written[k];
-              }
-              return outcomes(current, bases, dups);
+              call(c, batch, known);
+              return outcomes(segments, current, dups);
             } catch (SQLException e) {
               if (!DUPLICATES_FOUND.equals(e.getSQLState())) {
                 throw e;
               }
             }
-            Map<UUID, Map<String, UUID>> stored = duplicates(c, batch);
+            boolean progress = false;
+            List<Integer> owners = new ArrayList<>();
+            List<UUID> pids = new ArrayList<>();
+            List<String> txns = new ArrayList<>();
             for (int i : live) {
-              Map<String, UUID> found = stored.getOrDefault(current[i].partitionId(), Map.of());
-              for (String txn : current[i].transactionIds()) {
-                UUID owner = found.get(txn);
-                if (owner != null) {
-                  dups.get(i).put(txn, owner);
-                }
+              for (String t : current[i].transactionIds()) {
+                owners.add(i);
+                pids.add(current[i].partitionId());
+                txns.add(t);
               }
+            }
+            for (TxnCandidates.Match m : TxnCandidates.read(c, pids, txns)) {
+              if (m.same()) {
+                dups.get(owners.get(m.index())).put(txns.get(m.index()), m.messageId());
+                progress = true;
+              } else {
+                progress |= known.add(m.partitionId(), m.offset());
+              }
+            }
+            if (!progress) {
+              throw new IllegalStateException(
+                  "push refused for a stored transaction id, but no stored message matches");
+            }
+            for (int i : live) {
               if (!dups.get(i).isEmpty()) {
-                current[i] = remover.without(current[i], dups.get(i).keySet());
+                current[i] = current[i].without(dups.get(i).keySet());
               }
             }
           }
@@ -92,22 +96,41 @@ public final class PushStore {
   }
 
   private static List<AppendOutcome> outcomes(
-      SegmentWrite[] written, long[] bases, List<Map<String, UUID>> dups) {
+      List<SegmentWrite> asked, SegmentWrite[] written, List<Map<String, UUID>> dups) {
     List<AppendOutcome> out = new ArrayList<>(written.length);
     for (int i = 0; i < written.length; i++) {
-      out.add(new AppendOutcome(written[i], written[i] == null ? -1 : bases[i], dups.get(i)));
+      out.add(new AppendOutcome(asked.get(i).partitionId(), written[i], dups.get(i)));
     }
     return out;
   }
 
+  /** Stored messages read and found to be hash collisions, not duplicates: they allow a push. */
+  static final class Collisions {
+    private final List<UUID> partitionIds = new ArrayList<>();
+    private final List<Long> offsets = new ArrayList<>();
+
+    /** False when it was known already. */
+    boolean add(UUID partitionId, long offset) {
+      for (int i = 0; i < offsets.size(); i++) {
+        if (offsets.get(i) == offset && partitionIds.get(i).equals(partitionId)) {
+          return false;
+        }
+      }
+      partitionIds.add(partitionId);
+      offsets.add(offset);
+      return true;
+    }
+  }
+
   /**
-   * One call of queen.log_push_v1 in the caller's transaction; the base offset of each segment.
+   * One call of queen.log_push_v1 in the caller's transaction.
    *
    * @throws PartitionMissingException when a partition no longer exists
-   * @throws SQLException with state {@link #DUPLICATES_FOUND} when nothing was written because of
-   *     stored duplicates
+   * @throws SQLException with state {@link #DUPLICATES_FOUND} when nothing was written because a
+   *     stored message hashes like a new transaction id and is not among the known collisions
    */
-  static long[] call(Connection c, List<SegmentWrite> segments) throws SQLException {
+  static void call(Connection c, List<SegmentWrite> segments, Collisions known)
+      throws SQLException {
     int n = segments.size();
     UUID[] partitions = new UUID[n];
     Integer[] counts = new Integer[n];
@@ -115,7 +138,6 @@ public final class PushStore {
     List<Integer> msgSeg = new ArrayList<>();
     List<Integer> msgIdx = new ArrayList<>();
     List<String> txns = new ArrayList<>();
-    List<UUID> ids = new ArrayList<>();
     for (int i = 0; i < n; i++) {
       SegmentWrite s = segments.get(i);
       partitions[i] = s.partitionId();
@@ -126,7 +148,6 @@ public final class PushStore {
         msgIdx.add(k);
       }
       txns.addAll(s.transactionIds());
-      ids.addAll(s.messageIds());
     }
     try (PreparedStatement ps = c.prepareStatement(APPEND)) {
       ps.setArray(1, c.createArrayOf("uuid", partitions));
@@ -135,44 +156,14 @@ public final class PushStore {
       ps.setArray(4, c.createArrayOf("integer", msgSeg.toArray()));
       ps.setArray(5, c.createArrayOf("integer", msgIdx.toArray()));
       ps.setArray(6, c.createArrayOf("text", txns.toArray()));
-      ps.setArray(7, c.createArrayOf("uuid", ids.toArray()));
-      long[] bases = new long[n];
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          bases[rs.getInt("seg") - 1] = rs.getLong("base_offset");
-        }
-      }
-      return bases;
+      ps.setArray(7, c.createArrayOf("uuid", known.partitionIds.toArray()));
+      ps.setArray(8, c.createArrayOf("bigint", known.offsets.toArray()));
+      ps.executeQuery().close();
     } catch (SQLException e) {
       if (MISSING_PARTITION.equals(e.getSQLState())) {
         throw new PartitionMissingException();
       }
       throw e;
     }
-  }
-
-  /** The stored duplicates among the segments' transaction ids, by partition. */
-  private static Map<UUID, Map<String, UUID>> duplicates(Connection c, List<SegmentWrite> segments)
-      throws SQLException {
-    List<UUID> pids = new ArrayList<>();
-    List<String> txns = new ArrayList<>();
-    for (SegmentWrite s : segments) {
-      for (String t : s.transactionIds()) {
-        pids.add(s.partitionId());
-        txns.add(t);
-      }
-    }
-    Map<UUID, Map<String, UUID>> out = new HashMap<>();
-    try (PreparedStatement ps = c.prepareStatement(DUPLICATES)) {
-      ps.setArray(1, c.createArrayOf("uuid", pids.toArray()));
-      ps.setArray(2, c.createArrayOf("text", txns.toArray()));
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          out.computeIfAbsent(rs.getObject(1, UUID.class), k -> new HashMap<>())
-              .put(rs.getString(2), rs.getObject(3, UUID.class));
-        }
-      }
-    }
-    return out;
   }
 }

@@ -1,21 +1,41 @@
 package queen.server.store;
 
 import java.util.List;
+import java.util.Set;
 import java.util.UUID;
+import queen.server.codec.Frame;
+import queen.server.codec.SegmentCodec;
 
 /**
- * One encoded segment to append to a partition: the blob and, in frame order, the transaction and
- * message ids of its messages (the transactionId index is written from these).
+ * One segment to append to a partition: its messages, in offset order, and their encoding.
+ *
+ * @param frames at least one, no transaction id twice
  */
-public record SegmentWrite(
-    UUID partitionId, byte[] blob, List<String> transactionIds, List<UUID> messageIds) {
+public record SegmentWrite(UUID partitionId, List<Frame> frames, byte[] blob) {
   public SegmentWrite {
-    if (transactionIds.isEmpty() || transactionIds.size() != messageIds.size()) {
-      throw new IllegalArgumentException("a segment needs one transaction id per message");
+    if (frames.isEmpty()) {
+      throw new IllegalArgumentException("a segment holds at least one message");
     }
   }
 
+  /** Encodes the frames into a segment of the partition. */
+  public static SegmentWrite of(UUID partitionId, List<Frame> frames) {
+    return new SegmentWrite(partitionId, List.copyOf(frames), SegmentCodec.encode(frames));
+  }
+
   public int count() {
-    return transactionIds.size();
+    return frames.size();
+  }
+
+  /** The transaction ids of the messages, in offset order. */
+  public List<String> transactionIds() {
+    return frames.stream().map(Frame::transactionId).toList();
+  }
+
+  /** The segment without the messages of these transaction ids; null when none remain. */
+  public SegmentWrite without(Set<String> transactionIds) {
+    List<Frame> rest =
+        frames.stream().filter(f -> !transactionIds.contains(f.transactionId())).toList();
+    return rest.isEmpty() ? null : of(partitionId, rest);
   }
 }

@@ -24,6 +24,11 @@ public final class StoreException extends RuntimeException {
     return unavailable;
   }
 
+  /** The SQLSTATE of the failure, or null. */
+  String sqlState() {
+    return getCause() instanceof SQLException e ? e.getSQLState() : null;
+  }
+
   /**
    * Failures worth a retry: connection failures (SQLSTATE class 08), shutdowns (57P), pool
    * timeouts, and the transient outcomes of contention (deadlock 40P01, serialization 40001, lock

@@ -1,14 +1,20 @@
 package queen.server.store;
 
-import java.sql.Connection;
-import java.sql.SQLException;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
+import java.util.UUID;
 
 /**
  * Applies a transaction's pushes and acks in one PostgreSQL transaction, all or nothing. Pushes go
  * first, then acks group by group: every transaction takes its locks in the same order.
+ *
+ * <p>The transactionId index is keyed by a hash, and PostgreSQL cannot open a frame to tell a
+ * stored transactionId from a collision. When the index names a candidate, the transaction rolls
+ * back, the candidates' frames are read, and it runs again knowing them: a stored transactionId
+ * refuses everything (as in Queen), a collision is let through, an ambiguous ack gets its offset.
  */
 public final class TransactionStore {
   private final Database db;
@@ -18,11 +24,7 @@ public final class TransactionStore {
   }
 
   /** The outcome: applied, or refused (nothing applied) with the reason. */
-  public record Outcome(
-      boolean applied,
-      String error,
-      List<AppendOutcome> pushes,
-      Map<String, List<AckOutcome>> acks) {}
+  public record Outcome(boolean applied, String error, Map<String, List<AckOutcome>> acks) {}
 
   /**
    * Applies everything or nothing. A push whose transactionId is already stored in its partition,
@@ -31,48 +33,75 @@ public final class TransactionStore {
    * @throws PartitionMissingException if a push's partition was deleted since it was resolved
    */
   public Outcome apply(List<SegmentWrite> pushes, Map<String, List<AckItem>> acksByGroup) {
-    try {
-      return db.transaction(
-          c -> {
-            List<AppendOutcome> appended = push(c, pushes);
-            Map<String, List<AckOutcome>> acked = new java.util.TreeMap<>();
-            for (Map.Entry<String, List<AckItem>> e : acksByGroup.entrySet()) {
-              List<AckOutcome> outcomes = AckStore.call(c, e.getKey(), e.getValue(), true);
-              for (AckOutcome o : outcomes) {
-                if (!o.success()) {
-                  String why = o.error() == null ? "Unsupported ack status" : o.error();
-                  throw new Refused("ACK operation failed: " + why);
-                }
+    PushStore.Collisions known = new PushStore.Collisions();
+    Map<String, Long[]> offsets = new HashMap<>();
+    while (true) {
+      try {
+        return db.transaction(
+            c -> {
+              if (!pushes.isEmpty()) {
+                PushStore.call(c, pushes, known);
               }
-              acked.put(e.getKey(), outcomes);
-            }
-            return new Outcome(true, null, appended, acked);
-          });
-    } catch (Refused r) {
-      return new Outcome(false, r.getMessage(), List.of(), Map.of());
+              Map<String, List<AckOutcome>> acked = new TreeMap<>();
+              for (Map.Entry<String, List<AckItem>> e : acksByGroup.entrySet()) {
+                List<AckOutcome> outcomes =
+                    AckStore.call(c, e.getKey(), e.getValue(), true, offsets.get(e.getKey()));
+                for (AckOutcome o : outcomes) {
+                  if (!o.success()) {
+                    String why = o.error() == null ? "Unsupported ack status" : o.error();
+                    throw new Refused("ACK operation failed: " + why);
+                  }
+                }
+                acked.put(e.getKey(), outcomes);
+              }
+              return new Outcome(true, null, acked);
+            });
+      } catch (Refused r) {
+        return new Outcome(false, r.getMessage(), Map.of());
+      } catch (StoreException e) {
+        if (PushStore.DUPLICATES_FOUND.equals(e.sqlState())) {
+          if (storedAlready(pushes, known)) {
+            // inside a transaction a stored transactionId refuses everything, as Queen did
+            return new Outcome(
+                false, "PUSH operation failed: a transactionId is already stored", Map.of());
+          }
+        } else if (AckStore.AMBIGUOUS.equals(e.sqlState()) && offsets.isEmpty()) {
+          for (Map.Entry<String, List<AckItem>> g : acksByGroup.entrySet()) {
+            offsets.put(g.getKey(), db.autocommit(c -> AckStore.offsets(c, g.getValue())));
+          }
+        } else {
+          throw e;
+        }
+      }
     }
   }
 
-  private static List<AppendOutcome> push(Connection c, List<SegmentWrite> pushes)
-      throws SQLException {
-    if (pushes.isEmpty()) {
-      return List.of();
-    }
-    long[] bases;
-    try {
-      bases = PushStore.call(c, pushes);
-    } catch (SQLException e) {
-      if (PushStore.DUPLICATES_FOUND.equals(e.getSQLState())) {
-        // inside a transaction a stored transactionId refuses everything, as Queen did
-        throw new Refused("PUSH operation failed: a transactionId is already stored");
+  /**
+   * Reads the candidates of the pushed transaction ids: true when one of them is stored; else every
+   * candidate is a collision and joins {@code known}.
+   */
+  private boolean storedAlready(List<SegmentWrite> pushes, PushStore.Collisions known) {
+    List<UUID> pids = new ArrayList<>();
+    List<String> txns = new ArrayList<>();
+    for (SegmentWrite s : pushes) {
+      for (String t : s.transactionIds()) {
+        pids.add(s.partitionId());
+        txns.add(t);
       }
-      throw e;
     }
-    List<AppendOutcome> out = new ArrayList<>(pushes.size());
-    for (int i = 0; i < pushes.size(); i++) {
-      out.add(new AppendOutcome(pushes.get(i), bases[i], Map.of()));
+    List<TxnCandidates.Match> matches = db.autocommit(c -> TxnCandidates.read(c, pids, txns));
+    boolean progress = false;
+    for (TxnCandidates.Match m : matches) {
+      if (m.same()) {
+        return true;
+      }
+      progress |= known.add(m.partitionId(), m.offset());
     }
-    return out;
+    if (!progress) {
+      throw new IllegalStateException(
+          "push refused for a stored transaction id, but no stored message matches");
+    }
+    return false;
   }
 
   /** Rolls the transaction back with a reason for the client. */

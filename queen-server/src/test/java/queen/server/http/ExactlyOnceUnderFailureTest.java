@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.util.ArrayList;
@@ -47,6 +48,7 @@ class ExactlyOnceUnderFailureTest {
   /** One delivery: the transaction ids of a batch of one partition, in delivered order. */
   private record Delivery(String partition, List<String> txns) {}
 
+  private final Map<String, String> pushedTo = new ConcurrentHashMap<>();
   private final Map<String, AtomicInteger> processed = new ConcurrentHashMap<>();
   private final Map<String, AtomicInteger> charged = new ConcurrentHashMap<>();
   private final Map<String, List<Delivery>> deliveries = new ConcurrentHashMap<>();
@@ -114,7 +116,9 @@ class ExactlyOnceUnderFailureTest {
       List<ObjectNode> items = new ArrayList<>();
       for (int k = 0; k < n; k++) {
         String txn = "m-" + producer + "-" + (sent + k);
-        items.add(item(QUEUE, "p" + rnd.nextInt(PARTITIONS), txn, object().put("t", txn)));
+        String partition = "p" + rnd.nextInt(PARTITIONS);
+        pushedTo.put(txn, partition);
+        items.add(item(QUEUE, partition, txn, object().put("t", txn)));
       }
       TestBroker.Reply r = broker.post("/api/v1/push", Wire.items(items));
       assertThat(r.status()).isEqualTo(201);
@@ -212,13 +216,28 @@ class ExactlyOnceUnderFailureTest {
     }
   }
 
-  private static Map<String, Long> offsets() throws Exception {
-    return txnMap(
-        "select t.transaction_id, t.msg_offset from queen.log_txn_ids t join"
-            + " queen.log_partitions p on p.id = t.partition_id join queen.queues q on q.id ="
-            + " p.queue_id where q.name = '"
-            + QUEUE
-            + "'");
+  /** The stored offset of every pushed transaction id, as the transactionId index finds it. */
+  private Map<String, Long> offsets() throws Exception {
+    Map<String, Long> out = new HashMap<>();
+    try (Connection c = broker.connect();
+        PreparedStatement ps =
+            c.prepareStatement(
+                "select u.txn, o.off from unnest(?::text[], ?::text[]) as u(pname, txn)"
+                    + " join queen.queues q on q.name = '"
+                    + QUEUE
+                    + "' join queen.log_partitions p on p.queue_id = q.id and p.name = u.pname"
+                    + " cross join lateral queen.log_txn_offsets_v1(p.id,"
+                    + " queen.txn_hash(u.txn), 0) as o(off)")) {
+      List<String> txns = List.copyOf(pushedTo.keySet());
+      ps.setArray(1, c.createArrayOf("text", txns.stream().map(pushedTo::get).toArray()));
+      ps.setArray(2, c.createArrayOf("text", txns.toArray()));
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          assertThat(out.put(rs.getString(1), rs.getLong(2))).as("one offset each").isNull();
+        }
+      }
+    }
+    return out;
   }
 
   private static Map<String, Long> deadLetters() throws Exception {

@@ -72,11 +72,18 @@ class PushTest {
         .isEqualTo(2);
     assertThat(
             broker.sqlLong(
-                "select max(end_offset) from queen.log_segments where partition_id = " + pid))
+                "select max(base_offset + msg_count - 1) from queen.log_segments"
+                    + " where partition_id = "
+                    + pid))
         .isEqualTo(79);
     assertThat(broker.sqlLong("select last_offset from queen.log_partitions where id = " + pid))
         .isEqualTo(79);
-    assertThat(broker.sqlLong("select count(*) from queen.log_txn_ids where partition_id = " + pid))
+    assertThat(
+            broker.sqlLong(
+                "select sum(cardinality(entries) / 2) from queen.log_txn_index"
+                    + " where partition_id = "
+                    + pid))
+        .as("one transactionId index entry per message")
         .isEqualTo(80);
   }
 
@@ -277,9 +284,11 @@ class PushTest {
     assertThat(r.json().get("error").asText()).as(body).contains(message);
   }
 
+  /** Messages stored in the queue's partitions. */
   private static String countInPartition(String queue) {
-    return "select count(*) from queen.log_txn_ids t join queen.log_partitions p on p.id ="
-        + " t.partition_id join queen.queues q on q.id = p.queue_id where q.name = '"
+    return "select coalesce(sum(s.msg_count), 0) from queen.log_segments s join"
+        + " queen.log_partitions p on p.id = s.partition_id join queen.queues q on q.id ="
+        + " p.queue_id where q.name = '"
         + queue
         + "'";
   }

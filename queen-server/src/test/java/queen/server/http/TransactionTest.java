@@ -132,9 +132,11 @@ class TransactionTest {
             + "'");
   }
 
+  /** Messages stored in the queue's partitions. */
   private static String messages(String queue) {
-    return "select count(*) from queen.log_txn_ids t join queen.log_partitions p on p.id ="
-        + " t.partition_id join queen.queues q on q.id = p.queue_id where q.name = '"
+    return "select coalesce(sum(s.msg_count), 0) from queen.log_segments s join"
+        + " queen.log_partitions p on p.id = s.partition_id join queen.queues q on q.id ="
+        + " p.queue_id where q.name = '"
         + queue
         + "'";
   }

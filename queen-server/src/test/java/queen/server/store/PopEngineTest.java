@@ -397,16 +397,11 @@ class PopEngineTest {
         for (int i = 0; i < perSegment; i++) {
           frames.add(
               new queen.server.codec.Frame(
-                  UUID.randomUUID(), "seg-" + s + "-" + i, null, null, 0, 0, "{}".getBytes()));
+                  UUID.randomUUID(), "seg-" + s + "-" + i, null, null, 0, "{}".getBytes()));
         }
-        writes.add(
-            new SegmentWrite(
-                pid,
-                queen.server.codec.SegmentCodec.encode(frames),
-                frames.stream().map(queen.server.codec.Frame::transactionId).toList(),
-                frames.stream().map(queen.server.codec.Frame::messageId).toList()));
+        writes.add(SegmentWrite.of(pid, frames));
       }
-      new PushStore(db).append(writes, (seg, dups) -> null);
+      new PushStore(db).append(writes);
     }
   }
 

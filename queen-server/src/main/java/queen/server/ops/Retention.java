@@ -1,0 +1,195 @@
+package queen.server.ops;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.InstantSource;
+import java.util.UUID;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import queen.server.store.RetentionStore;
+
+/**
+ * Keeps storage bounded: every interval, deletes the segments that their queue's retention has
+ * expired (retentionSeconds: older than that; completedRetentionSeconds: older than that and
+ * committed by every group reading the partition), oldest first, and the dead letters older than
+ * retentionSeconds. The transactionId index entries of a deleted segment go with it, so a queue's
+ * dedup window is its retention window.
+ *
+ * <p>Deletes run in batches of at most {@code batchSegments} segments of one partition, each its
+ * own short transaction: a push to that partition waits for one batch at most, a pop never waits.
+ * Several brokers on one database run one cycle per interval between them (a claim in the
+ * database), and never take one partition at once (a try-lock). When nothing else reclaims deleted
+ * rows (the server's autovacuum is off), a cycle that deleted something ends with a VACUUM of the
+ * tables concerned. A failed cycle (database down) is logged and tried again at the next tick.
+ */
+public final class Retention implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(Retention.class);
+
+  /** When a cycle vacuums: AUTO when the server's autovacuum is off, or always, or never. */
+  public enum Vacuum {
+    AUTO,
+    ON,
+    OFF
+  }
+
+  /**
+   * @param interval RETENTION_INTERVAL, time between cycles
+   * @param batchSegments RETENTION_BATCH_SIZE, segments (or dead letters) per delete transaction
+   * @param vacuum RETENTION_VACUUM
+   */
+  public record Settings(Duration interval, int batchSegments, Vacuum vacuum) {}
+
+  /** What one cycle deleted. */
+  public record Report(long segments, long messages, long bytes, long deadLetters) {
+    static final Report NOTHING = new Report(0, 0, 0, 0);
+
+    Report plus(Report o) {
+      return new Report(
+          segments + o.segments,
+          messages + o.messages,
+          bytes + o.bytes,
+          deadLetters + o.deadLetters);
+    }
+
+    boolean deletedAnything() {
+      return segments + deadLetters > 0;
+    }
+  }
+
+  private final RetentionStore store;
+  private final Settings settings;
+  private final InstantSource clock;
+  private final MeterRegistry meters;
+  private final Timer runs;
+  private volatile boolean closed;
+  private ScheduledExecutorService timer;
+
+  public Retention(
+      RetentionStore store, Settings settings, InstantSource clock, MeterRegistry meters) {
+    this.store = store;
+    this.settings = settings;
+    this.clock = clock;
+    this.meters = meters;
+    this.runs =
+        Timer.builder("queen_retention_run")
+            .description("Retention cycles run by this broker")
+            .register(meters);
+  }
+
+  public synchronized void start() {
+    if (timer == null && !closed) {
+      timer = Periodic.every("queen-retention", settings.interval(), this::tick);
+    }
+  }
+
+  private void tick() {
+    try {
+      if (store.claim(settings.interval().toMillis())) {
+        runOnce();
+      }
+    } catch (RuntimeException e) {
+      log.warn("retention cycle failed, retrying in {}: {}", settings.interval(), e.getMessage());
+    }
+  }
+
+  /** One cycle now, whatever other brokers did; what it deleted. */
+  public Report runOnce() {
+    long started = System.nanoTime();
+    Instant now = clock.instant();
+    Report total = Report.NOTHING;
+    for (RetentionStore.RetentionQueue q : store.queues()) {
+      if (closed) {
+        break;
+      }
+      Report done = queue(q, now);
+      count(q.name(), done);
+      total = total.plus(done);
+    }
+    if (total.deletedAnything() && !closed && vacuumWanted()) {
+      store.vacuum();
+    }
+    long took = System.nanoTime() - started;
+    runs.record(took, TimeUnit.NANOSECONDS);
+    if (total.deletedAnything()) {
+      log.info(
+          "retention deleted {} segments ({} messages, {} bytes) and {} dead letters in {} ms",
+          total.segments(),
+          total.messages(),
+          total.bytes(),
+          total.deadLetters(),
+          TimeUnit.NANOSECONDS.toMillis(took));
+    }
+    return total;
+  }
+
+  private Report queue(RetentionStore.RetentionQueue q, Instant now) {
+    Instant byTime = cutoff(now, q.retentionSeconds());
+    Instant byCompletion = cutoff(now, q.completedRetentionSeconds());
+    Instant loosest =
+        byTime == null || (byCompletion != null && byCompletion.isAfter(byTime))
+            ? byCompletion
+            : byTime;
+    Report done = Report.NOTHING;
+    for (UUID partition : store.candidates(q.id(), loosest)) {
+      RetentionStore.Deleted d;
+      do {
+        d = store.delete(partition, byTime, byCompletion, settings.batchSegments());
+        done = done.plus(new Report(d.segments(), d.messages(), d.bytes(), 0));
+      } while (d.more() && !closed);
+    }
+    if (byTime != null) {
+      int n;
+      do {
+        n = store.deleteDeadLetters(q.id(), byTime, settings.batchSegments());
+        done = done.plus(new Report(0, 0, 0, n));
+      } while (n == settings.batchSegments() && !closed);
+    }
+    return done;
+  }
+
+  private static Instant cutoff(Instant now, int seconds) {
+    return seconds > 0 ? now.minusSeconds(seconds) : null;
+  }
+
+  private boolean vacuumWanted() {
+    return switch (settings.vacuum()) {
+      case ON -> true;
+      case OFF -> false;
+      case AUTO -> store.autovacuumOff();
+    };
+  }
+
+  private void count(String queue, Report done) {
+    if (done.segments() > 0) {
+      counter("queen_retention_deleted_segments", "Segments deleted by retention", queue)
+          .increment(done.segments());
+      counter("queen_retention_deleted_messages", "Messages deleted by retention", queue)
+          .increment(done.messages());
+      counter("queen_retention_deleted_bytes", "Segment bytes deleted by retention", queue)
+          .increment(done.bytes());
+    }
+    if (done.deadLetters() > 0) {
+      counter("queen_retention_deleted_dead_letters", "Dead letters deleted by retention", queue)
+          .increment(done.deadLetters());
+    }
+  }
+
+  private Counter counter(String name, String description, String queue) {
+    return Counter.builder(name).description(description).tag("queue", queue).register(meters);
+  }
+
+  /** Stops the timer; a cycle in progress stops after its current batch. Idempotent. */
+  @Override
+  public synchronized void close() {
+    closed = true;
+    if (timer != null) {
+      timer.shutdownNow();
+      timer = null;
+    }
+  }
+}

@@ -1,0 +1,155 @@
+package queen.server.store;
+
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+
+/** The retention functions: which queues and partitions have expired segments, and the deletes. */
+public final class RetentionStore {
+  private static final String CLAIM = "select queen.retention_claim_v1(?)";
+  private static final String QUEUES = "select * from queen.retention_queues_v1()";
+  private static final String CANDIDATES = "select * from queen.retention_candidates_v1(?, ?)";
+  private static final String DELETE = "select * from queen.retention_delete_v1(?, ?, ?, ?)";
+  private static final String DEAD_LETTERS = "select queen.retention_dead_letters_v1(?, ?, ?)";
+
+  /**
+   * The tables retention deletes from, and the cursor tables whose rare non-HOT updates it tidies.
+   */
+  private static final String VACUUM =
+      "vacuum (skip_locked) queen.log_segments, queen.log_txn_index, queen.dead_letters,"
+          + " queen.log_partitions, queen.log_consumers";
+
+  private final Database db;
+
+  public RetentionStore(Database db) {
+    this.db = db;
+  }
+
+  /** A queue whose retention is on; a setting of 0 is a rule that is off. */
+  public record RetentionQueue(
+      UUID id, String name, int retentionSeconds, int completedRetentionSeconds) {}
+
+  /** What one bounded delete removed, and whether the partition may hold more to delete. */
+  public record Deleted(int segments, long messages, long bytes, boolean more) {}
+
+  /** True for at most one broker per interval, however many ask. */
+  public boolean claim(long intervalMillis) {
+    return db.autocommit(
+        c -> {
+          try (PreparedStatement ps = c.prepareStatement(CLAIM)) {
+            ps.setInt(1, (int) Math.min(intervalMillis, Integer.MAX_VALUE));
+            try (ResultSet rs = ps.executeQuery()) {
+              return rs.next() && rs.getBoolean(1);
+            }
+          }
+        });
+  }
+
+  public List<RetentionQueue> queues() {
+    return db.autocommit(
+        c -> {
+          List<RetentionQueue> out = new ArrayList<>();
+          try (PreparedStatement ps = c.prepareStatement(QUEUES);
+              ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+              out.add(
+                  new RetentionQueue(
+                      rs.getObject("queue_id", UUID.class),
+                      rs.getString("queue_name"),
+                      rs.getInt("retention_seconds"),
+                      rs.getInt("completed_retention_seconds")));
+            }
+          }
+          return out;
+        });
+  }
+
+  /** Partitions of the queue whose oldest retained segment is older than the cutoff. */
+  public List<UUID> candidates(UUID queueId, Instant cutoff) {
+    return db.autocommit(
+        c -> {
+          try (PreparedStatement ps = c.prepareStatement(CANDIDATES)) {
+            ps.setObject(1, queueId);
+            Sql.setTimestamptz(ps, 2, cutoff);
+            List<UUID> out = new ArrayList<>();
+            try (ResultSet rs = ps.executeQuery()) {
+              while (rs.next()) {
+                out.add(rs.getObject(1, UUID.class));
+              }
+            }
+            return out;
+          }
+        });
+  }
+
+  /**
+   * One short transaction: deletes at most {@code maxSegments} expired segments of the partition,
+   * oldest first. A null cutoff is a rule that is off.
+   */
+  public Deleted delete(
+      UUID partitionId, Instant timeCutoff, Instant completedCutoff, int maxSegments) {
+    return db.autocommit(
+        c -> {
+          try (PreparedStatement ps = c.prepareStatement(DELETE)) {
+            ps.setObject(1, partitionId);
+            Sql.setTimestamptz(ps, 2, timeCutoff);
+            Sql.setTimestamptz(ps, 3, completedCutoff);
+            ps.setInt(4, maxSegments);
+            try (ResultSet rs = ps.executeQuery()) {
+              rs.next();
+              return new Deleted(
+                  rs.getInt("segments"),
+                  rs.getLong("messages"),
+                  rs.getLong("bytes"),
+                  rs.getBoolean("more"));
+            }
+          }
+        });
+  }
+
+  /** Deletes at most {@code max} dead letters of the queue dead-lettered before the cutoff. */
+  public int deleteDeadLetters(UUID queueId, Instant cutoff, int max) {
+    return db.autocommit(
+        c -> {
+          try (PreparedStatement ps = c.prepareStatement(DEAD_LETTERS)) {
+            ps.setObject(1, queueId);
+            Sql.setTimestamptz(ps, 2, cutoff);
+            ps.setInt(3, max);
+            try (ResultSet rs = ps.executeQuery()) {
+              rs.next();
+              return rs.getInt(1);
+            }
+          }
+        });
+  }
+
+  /** True when the server's autovacuum is off, so that nobody else reclaims deleted rows. */
+  public boolean autovacuumOff() {
+    return db.autocommit(
+        c -> {
+          try (Statement st = c.createStatement();
+              ResultSet rs = st.executeQuery("select current_setting('autovacuum')")) {
+            rs.next();
+            return "off".equals(rs.getString(1));
+          }
+        });
+  }
+
+  /**
+   * Makes the space of deleted rows reusable: without it, inserts never reuse a page that deletes
+   * emptied, and the tables grow whatever retention deletes.
+   */
+  public void vacuum() {
+    db.autocommit(
+        c -> {
+          try (Statement st = c.createStatement()) {
+            st.execute(VACUUM);
+          }
+          return null;
+        });
+  }
+}

@@ -1,0 +1,156 @@
+-- Retention: whole segments deleted oldest first, in short bounded batches, with the watermark
+-- (log_partitions.retained_from) that the transactionId index and the forward walks rely on.
+
+-- Claims the cluster-wide retention cycle: true for at most one broker per interval, however many
+-- run. The claim is the row's timestamp; 10% slack absorbs timer jitter.
+create or replace function queen.retention_claim_v1(p_interval_ms integer, p_now timestamptz default null)
+returns boolean
+language sql
+as $$
+    insert into queen.system_state as s (key, value, updated_at)
+    values ('retention', '{}'::jsonb, coalesce(p_now, now()))
+    on conflict (key) do update set updated_at = excluded.updated_at
+     where s.updated_at <= excluded.updated_at - make_interval(secs => p_interval_ms * 0.9 / 1000.0)
+    returning true
+$$;
+
+-- Queues whose retention is on and set.
+create or replace function queen.retention_queues_v1()
+returns table (queue_id uuid, queue_name text, retention_seconds integer,
+               completed_retention_seconds integer)
+language sql
+stable
+as $$
+    select q.id, q.name, q.retention_seconds, q.completed_retention_seconds
+      from queen.queues q
+     where q.retention_enabled
+       and (q.retention_seconds > 0 or q.completed_retention_seconds > 0)
+     order by q.name
+$$;
+
+-- Partitions of a queue whose oldest retained segment was created before p_cutoff: one
+-- primary-key probe each, from the watermark.
+create or replace function queen.retention_candidates_v1(p_queue_id uuid, p_cutoff timestamptz)
+returns setof uuid
+language sql
+stable
+as $$
+    select p.id
+      from queen.log_partitions p
+     cross join lateral (select s.created_at from queen.log_segments s
+                          where s.partition_id = p.id and s.base_offset >= p.retained_from
+                          order by s.base_offset
+                          limit 1) f
+     where p.queue_id = p_queue_id and f.created_at < p_cutoff
+     order by p.id
+$$;
+
+-- One bounded batch of one partition: deletes at most p_max_segments of its oldest segments that
+-- are expired, and moves the watermark past them. Expired: created before p_time_cutoff
+-- (retentionSeconds), or created before p_completed_cutoff (completedRetentionSeconds) and
+-- committed by every group that reads the partition: each cursor on it (queue mode included), and
+-- each group subscribed to the queue without a cursor here yet, which holds what its subscription
+-- would deliver. A partition nobody reads has nothing completed. created_at is monotone in
+-- base_offset, so both rules select a prefix.
+--
+-- Two retention workers never take one partition at once (a try-lock: the second skips it); the
+-- partition row lock makes the partition's pushes wait for this one batch at most. Returns what was
+-- deleted, and whether a full batch suggests more.
+create or replace function queen.retention_delete_v1(
+    p_partition_id uuid,
+    p_time_cutoff timestamptz,
+    p_completed_cutoff timestamptz,
+    p_max_segments integer)
+returns table (segments integer, messages bigint, bytes bigint, more boolean)
+language plpgsql
+as $$
+#variable_conflict use_column
+declare
+    v_queue   uuid;
+    v_from    bigint;
+    v_last    bigint;
+    v_done    bigint := -1;
+    v_held    bigint;
+    v_to      bigint;
+    v_segs    integer := 0;
+    v_msgs    bigint := 0;
+    v_bytes   bigint := 0;
+    s         record;
+begin
+    if not pg_try_advisory_xact_lock(hashtextextended(p_partition_id::text, 47)) then
+        return query select 0, 0::bigint, 0::bigint, false;
+        return;
+    end if;
+    select p.queue_id, p.retained_from, p.last_offset into v_queue, v_from, v_last
+      from queen.log_partitions p
+     where p.id = p_partition_id
+       for no key update;
+    if not found then
+        -- its queue was deleted meanwhile
+        return query select 0, 0::bigint, 0::bigint, false;
+        return;
+    end if;
+
+    if p_completed_cutoff is not null then
+        select min(c.committed) into v_done
+          from queen.log_consumers c where c.partition_id = p_partition_id;
+        select min(case when m.subscription_timestamp is null then -1
+                        else queen.log_seek_v1(p_partition_id, m.subscription_timestamp, v_last) end)
+          into v_held
+          from queen.consumer_groups_metadata m
+         where m.queue_id = v_queue
+           and not exists (select 1 from queen.log_consumers c
+                            where c.partition_id = p_partition_id
+                              and c.consumer_group = m.consumer_group);
+        v_done := coalesce(least(v_done, v_held), -1);
+    end if;
+
+    for s in
+        select ls.base_offset, ls.msg_count, ls.created_at, octet_length(ls.blob) as size
+          from queen.log_segments ls
+         where ls.partition_id = p_partition_id and ls.base_offset >= v_from
+         order by ls.base_offset
+         limit p_max_segments
+    loop
+        -- a null cutoff is a rule that is off
+        exit when not (coalesce(s.created_at < p_time_cutoff, false)
+                       or coalesce(s.created_at < p_completed_cutoff
+                                   and s.base_offset + s.msg_count - 1 <= v_done, false));
+        v_to := s.base_offset + s.msg_count;
+        v_segs := v_segs + 1;
+        v_msgs := v_msgs + s.msg_count;
+        v_bytes := v_bytes + s.size;
+    end loop;
+    if v_to is null then
+        return query select 0, 0::bigint, 0::bigint, false;
+        return;
+    end if;
+
+    delete from queen.log_segments ls
+     where ls.partition_id = p_partition_id and ls.base_offset >= v_from and ls.base_offset < v_to;
+    update queen.log_partitions p set retained_from = v_to where p.id = p_partition_id;
+    if v_to > v_last then
+        -- nothing retained: every index entry of the partition is dead
+        delete from queen.log_txn_index t where t.partition_id = p_partition_id;
+    end if;
+    return query select v_segs, v_msgs, v_bytes, v_segs = p_max_segments;
+end;
+$$;
+
+-- Deletes at most p_max dead letters of a queue that were dead-lettered before p_cutoff; returns
+-- how many.
+create or replace function queen.retention_dead_letters_v1(
+    p_queue_id uuid, p_cutoff timestamptz, p_max integer)
+returns integer
+language sql
+as $$
+    with doomed as (
+        delete from queen.dead_letters d
+         where d.ctid in (select x.ctid
+                            from queen.dead_letters x
+                            join queen.log_partitions p on p.id = x.partition_id
+                           where p.queue_id = p_queue_id and x.failed_at < p_cutoff
+                           limit p_max)
+        returning 1)
+    select count(*)::integer from doomed
+$$;

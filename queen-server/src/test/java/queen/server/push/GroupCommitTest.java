@@ -1,0 +1,157 @@
+package queen.server.push;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.InstantSource;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import queen.server.TestBroker;
+import queen.server.Wire;
+import queen.server.codec.UuidV7;
+import queen.server.store.Database;
+import queen.server.store.PartitionKey;
+import queen.server.store.PartitionRef;
+import queen.server.store.PushStore;
+
+/**
+ * Pushes queued behind a busy flush are merged into one call, and requests for one partition into
+ * one segment. The test makes the queueing certain: it holds the partition's row lock, so the one
+ * flush slot stays busy while the other requests arrive.
+ */
+class GroupCommitTest {
+  @RegisterExtension static final TestBroker broker = new TestBroker();
+
+  private final Wire wire = new Wire(broker);
+  private final UuidV7 ids = new UuidV7(InstantSource.system());
+
+  @Test
+  void requestsQueuedForOnePartitionBecomeOneSegmentWithExactAnswers() throws Exception {
+    PartitionRef p = partition("merge");
+    List<List<String>> requests = new ArrayList<>();
+    for (int r = 0; r < 10; r++) {
+      requests.add(List.of("r" + r + "-a", "r" + r + "-b", "r" + r + "-c"));
+    }
+    // the last request repeats a transaction id of a queued one: it may not share their flush
+    requests.add(List.of("r1-a", "r10-new"));
+
+    List<Map<UUID, Map<String, UUID>>> answers = pushBehindALock(p, requests);
+
+    assertThat(segments(p))
+        .as(
+            "the partition's first message, the first request alone, the queued ones merged,"
+                + " the repeat after them")
+        .containsExactly(1L, 3L, 27L, 1L);
+    assertThat(
+            broker.sqlLong(
+                "select last_offset from queen.log_partitions where id = '"
+                    + p.partitionId()
+                    + "'"))
+        .isEqualTo(31);
+    for (int r = 0; r < 10; r++) {
+      assertThat(answers.get(r)).as("request %d stored everything", r).isEmpty();
+    }
+    assertThat(answers.get(10).get(p.partitionId())).containsOnlyKeys("r1-a");
+    List<String> delivered = new ArrayList<>();
+    wire.popPartition("merge", "p", "batch=100")
+        .json()
+        .get("messages")
+        .forEach(m -> delivered.add(m.get("transactionId").asText()));
+    assertThat(delivered)
+        .hasSize(32)
+        .doesNotHaveDuplicates()
+        .containsSubsequence("r0-a", "r0-b", "r0-c", "r10-new");
+  }
+
+  /**
+   * Submits the first request while the partition is locked (its flush blocks), then the others,
+   * which queue; then releases the lock. Answers the stored duplicates of each request.
+   */
+  private List<Map<UUID, Map<String, UUID>>> pushBehindALock(
+      PartitionRef p, List<List<String>> requests) throws Exception {
+    try (Database db = Database.open(broker.db());
+        Connection lock = broker.connect();
+        ExecutorService pool = Executors.newVirtualThreadPerTaskExecutor()) {
+      GroupCommit commit = new GroupCommit(new PushStore(db), 1);
+      lock.setAutoCommit(false);
+      try (Statement st = lock.createStatement()) {
+        st.execute(
+            "select 1 from queen.log_partitions where id = '" + p.partitionId() + "' for update");
+      }
+      List<Future<Map<UUID, Map<String, UUID>>>> futures = new ArrayList<>();
+      futures.add(pool.submit(() -> commit.append(batch(p, requests.getFirst()))));
+      await().atMost(Duration.ofSeconds(10)).until(() -> broker.sqlLong(lockWaiters()) == 1);
+      for (List<String> txns : requests.subList(1, requests.size())) {
+        futures.add(pool.submit(() -> commit.append(batch(p, txns))));
+      }
+      await().atMost(Duration.ofSeconds(10)).until(() -> commit.queued() == requests.size() - 1);
+      lock.rollback();
+      List<Map<UUID, Map<String, UUID>>> out = new ArrayList<>();
+      for (Future<Map<UUID, Map<String, UUID>>> f : futures) {
+        out.add(f.get());
+      }
+      return out;
+    }
+  }
+
+  private String lockWaiters() {
+    return "select count(*) from pg_stat_activity where datname = '"
+        + broker.db().database()
+        + "' and wait_event_type = 'Lock'";
+  }
+
+  private PushBatch batch(PartitionRef p, List<String> txns) {
+    List<PushItem> items = new ArrayList<>();
+    for (String t : txns) {
+      items.add(
+          new PushItem(
+              p.queue(),
+              p.partition(),
+              ("{\"t\":\"" + t + "\"}").getBytes(StandardCharsets.UTF_8),
+              t,
+              null,
+              null));
+    }
+    return new PushBatch(items, txns, Map.of(new PartitionKey(p.queue(), p.partition()), p), ids);
+  }
+
+  private PartitionRef partition(String queue) {
+    wire.pushNumbered(queue, "p", 0, 1);
+    UUID queueId =
+        UUID.fromString(
+            broker.sqlText("select id::text from queen.queues where name = '" + queue + "'"));
+    UUID partitionId =
+        UUID.fromString(
+            broker.sqlText(
+                "select id::text from queen.log_partitions where queue_id = '"
+                    + queueId
+                    + "' and name = 'p'"));
+    return new PartitionRef(queueId, partitionId, queue, "p");
+  }
+
+  private List<Long> segments(PartitionRef p) {
+    List<Long> counts = new ArrayList<>();
+    for (String c :
+        broker
+            .sqlText(
+                "select string_agg(msg_count::text, ',' order by base_offset)"
+                    + " from queen.log_segments where partition_id = '"
+                    + p.partitionId()
+                    + "'")
+            .split(",")) {
+      counts.add(Long.parseLong(c));
+    }
+    return counts;
+  }
+}
