@@ -1,6 +1,8 @@
 package queen.bench;
 
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -27,6 +29,8 @@ import picocli.CommandLine.Option;
       BenchCommand.QueenPush.class,
       BenchCommand.QueenPop.class,
       BenchCommand.QueenMixed.class,
+      BenchCommand.StorageCmd.class,
+      BenchCommand.RetentionCmd.class,
       Suite.class,
       BenchCommand.Render.class,
       BenchCommand.Jmh.class
@@ -96,9 +100,108 @@ public final class BenchCommand implements Runnable {
     @Option(names = "--auto-ack", description = "Pop with autoAck instead of acking.")
     boolean autoAck;
 
+    @Option(
+        names = "--db-stats",
+        description =
+            "Also report the updates (and the HOT share of them) and the size of the cursor and"
+                + " partition tables, read from the database at --pg-url.")
+    boolean dbStats;
+
     @Override
     List<Result> run(Scenarios s, Target t) throws Exception {
-      return List.of(s.popAck("pop-ack", consumers, batch, partitions, backlog, autoAck));
+      if (!dbStats) {
+        return List.of(s.popAck("pop-ack", consumers, batch, partitions, backlog, autoAck));
+      }
+      try (Jdbc db = options.jdbc()) {
+        var before = TableStats.settled(db);
+        Result r = s.popAck("pop-ack", consumers, batch, partitions, backlog, autoAck);
+        Map<String, Object> extra = new LinkedHashMap<>(r.extra());
+        extra.putAll(TableStats.describe(before, TableStats.settled(db)));
+        return List.of(r.withExtra(extra));
+      }
+    }
+  }
+
+  @Command(
+      name = "storage",
+      description =
+          "Bytes per stored message (schema size before and after), with 50 messages per"
+              + " partition per push and with one message per segment.")
+  static final class StorageCmd implements Callable<Integer> {
+    @Mixin BenchOptions options;
+
+    @Option(names = "--messages", defaultValue = "200000")
+    int messages;
+
+    @Override
+    public Integer call() throws Exception {
+      try (Jdbc db = options.jdbc();
+          Target t = options.target(db)) {
+        String schema = options.baseline == null ? "queen" : "bench_" + options.baseline;
+        for (Storage.Shape shape : Storage.Shape.values()) {
+          Result r = Storage.run(t, db, schema, shape, messages);
+          System.out.println(r.summary());
+          Report.append(options.out, r);
+        }
+      }
+      return 0;
+    }
+  }
+
+  @Command(
+      name = "retention",
+      description =
+          "Minutes of steady push and pop+ack against a broker of its own, with a short"
+              + " retentionSeconds and then without retention: the queen schema's size over time"
+              + " and the throughput of both.")
+  static final class RetentionCmd implements Callable<Integer> {
+    @Mixin BenchOptions options;
+
+    @Option(names = "--minutes", defaultValue = "10")
+    int minutes;
+
+    @Option(names = "--retention-seconds", defaultValue = "30")
+    int retentionSeconds;
+
+    @Option(names = "--sample-seconds", defaultValue = "10")
+    int sampleSeconds;
+
+    @Option(
+        names = "--retention-interval-ms",
+        defaultValue = "5000",
+        description = "The broker's RETENTION_INTERVAL (default ${DEFAULT-VALUE}).")
+    int retentionInterval;
+
+    @Option(names = "--database", defaultValue = "queen_bench_retention")
+    String database;
+
+    @Option(names = "--port", defaultValue = "6698")
+    int port;
+
+    @Option(names = "--broker-main", defaultValue = "queen.cli.Main", hidden = true)
+    String brokerMain;
+
+    @Override
+    public Integer call() throws Exception {
+      long errors = 0;
+      for (int seconds : new int[] {retentionSeconds, 0}) {
+        options.recreate(database);
+        try (Jdbc db = options.jdbc();
+            BrokerProcess broker =
+                BrokerProcess.start(
+                    brokerMain,
+                    port,
+                    database,
+                    options.out.resolve("broker-retention.log"),
+                    Map.of("RETENTION_INTERVAL", Integer.toString(retentionInterval)));
+            BrokerTarget t = new BrokerTarget(broker.url)) {
+          Result r = RetentionRun.phase(t, db, minutes, seconds, sampleSeconds);
+          System.out.println(r.summary());
+          Report.append(options.out, r);
+          errors += r.errors();
+        }
+      }
+      return errors > 0 ? 1 : 0;
     }
   }
 

@@ -86,6 +86,21 @@ final class BenchOptions {
         pool);
   }
 
+  /**
+   * Drops and creates a database for a run with a broker of its own, and points the options'
+   * database at it.
+   */
+  void recreate(String name) throws Exception {
+    String admin = jdbcUrl().replace("/" + database(), "/postgres");
+    pgUrl = admin;
+    try (Jdbc db = jdbc()) {
+      db.exec(
+          "drop database if exists " + name + " with (force)",
+          "create database " + name + " template template0");
+    }
+    pgUrl = admin.replace("/postgres", "/" + name);
+  }
+
   /** The target named by --baseline, or the broker at --url. */
   Target target(Jdbc db) {
     if (baseline == null) {

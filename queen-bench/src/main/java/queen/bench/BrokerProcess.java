@@ -25,6 +25,13 @@ final class BrokerProcess implements AutoCloseable {
 
   static BrokerProcess start(String mainClass, int port, String database, Path log)
       throws Exception {
+    return start(mainClass, port, database, log, Map.of());
+  }
+
+  /** As {@link #start(String, int, String, Path)}, with more of the broker's environment. */
+  static BrokerProcess start(
+      String mainClass, int port, String database, Path log, Map<String, String> extraEnv)
+      throws Exception {
     String java = ProcessHandle.current().info().command().orElse("java");
     List<String> cmd = new ArrayList<>();
     cmd.add(java);
@@ -38,6 +45,7 @@ final class BrokerProcess implements AutoCloseable {
     env.put("PORT", Integer.toString(port));
     env.put("HOST", "127.0.0.1");
     env.put("PG_DB", database);
+    env.putAll(extraEnv);
     pb.redirectErrorStream(true).redirectOutput(log.toFile());
     BrokerProcess broker = new BrokerProcess(pb.start(), "http://127.0.0.1:" + port);
     broker.awaitHealthy();

@@ -30,7 +30,12 @@ final class BrokerTarget implements Target {
 
   @Override
   public void prepare(String queue, int partitions) throws Exception {
-    post("/api/v1/configure", "{\"queue\":\"" + queue + "\",\"options\":{\"leaseTime\":60}}");
+    configure(queue, "{\"leaseTime\":60}");
+  }
+
+  /** Creates or replaces the queue with these options (a JSON object). */
+  void configure(String queue, String options) throws Exception {
+    post("/api/v1/configure", "{\"queue\":\"" + queue + "\",\"options\":" + options + "}");
   }
 
   @Override

@@ -57,6 +57,23 @@ record Result(
         notes);
   }
 
+  /** The same result with other notes. */
+  Result withExtra(Map<String, Object> notes) {
+    return new Result(
+        scenario,
+        target,
+        params,
+        seconds,
+        messages,
+        rate,
+        requests,
+        p50Micros,
+        p99Micros,
+        p999Micros,
+        errors,
+        notes);
+  }
+
   /** Whether the numbers mean anything: false when the measured window was too short. */
   boolean valid() {
     return !extra.containsKey(INVALID);

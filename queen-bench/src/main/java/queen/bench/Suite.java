@@ -41,8 +41,7 @@ final class Suite implements Callable<Integer> {
   public Integer call() throws Exception {
     Files.createDirectories(options.out);
     Files.deleteIfExists(options.out.resolve("results.json"));
-    recreate(database);
-    options.pgUrl = options.jdbcUrl().replace("/" + options.database(), "/" + database);
+    options.recreate(database);
     List<Result> all = new ArrayList<>();
     try (Jdbc db = options.jdbc();
         BrokerProcess broker =
@@ -108,19 +107,6 @@ final class Suite implements Callable<Integer> {
       Report.append(options.out, r);
     } catch (Exception e) {
       throw new IllegalStateException(e);
-    }
-  }
-
-  private void recreate(String name) throws Exception {
-    String admin = options.jdbcUrl().replace("/" + options.database(), "/postgres");
-    String saved = options.pgUrl;
-    options.pgUrl = admin;
-    try (Jdbc db = options.jdbc()) {
-      db.exec(
-          "drop database if exists " + name + " with (force)",
-          "create database " + name + " template template0");
-    } finally {
-      options.pgUrl = saved;
     }
   }
 }

@@ -49,16 +49,21 @@ $$;
 -- For each (partition, transactionId) pair given, every live message whose transactionId has the
 -- same hash, with the segment that holds it: the broker decodes the frame to tell the message that
 -- really carries the transactionId from a hash collision.
+drop function if exists queen.log_txn_candidates_v1(uuid[], text[]);
+
 create or replace function queen.log_txn_candidates_v1(p_partition_ids uuid[], p_txn_ids text[])
-returns table (idx integer, msg_offset bigint, base_offset bigint, blob bytea)
+returns table (idx integer, msg_offset bigint, base_offset bigint, created_at timestamptz, blob bytea)
 language sql
+-- no JIT: default row estimates over arrays trip it for statements that run in a millisecond
+set jit = off
 stable
 as $$
-    select (u.i - 1)::integer, o.off, s.base_offset, s.blob
+    select (u.i - 1)::integer, o.off, s.base_offset, s.created_at, s.blob
       from unnest(p_partition_ids, p_txn_ids) with ordinality as u(pid, txn, i)
       join queen.log_partitions p on p.id = u.pid
      cross join lateral queen.log_txn_offsets_v1(u.pid, queen.txn_hash(u.txn), p.retained_from) as o(off)
-     cross join lateral (select ls.base_offset, ls.msg_count, ls.blob from queen.log_segments ls
+     cross join lateral (select ls.base_offset, ls.msg_count, ls.created_at, ls.blob
+                           from queen.log_segments ls
                           where ls.partition_id = u.pid and ls.base_offset <= o.off
                           order by ls.base_offset desc
                           limit 1) s
@@ -66,95 +71,144 @@ as $$
      order by u.i, o.off
 $$;
 
--- Adds (hash, offset) pairs to the index. The caller holds the row locks of the partitions, so no
--- other writer touches their pages. The common case is one statement: each page that still fits
--- gets its new pairs prepended (and its dead pairs dropped). A page that would pass 64 pairs, or a
--- partition without pages yet, is rebuilt into pages of about 32 pairs, cut between distinct hashes
--- so that equal hashes share a page.
-create or replace function queen.log_txn_add_v1(p_partition_ids uuid[], p_hashes bigint[], p_offsets bigint[])
+-- Adds (hash, offset) pairs to the index; p_retained[i] is the watermark of pair i's partition.
+-- The caller holds the row locks of the partitions, so no other writer touches their pages.
+--
+-- With p_known_pids not null it is also the dedup check: when a live pair of a page has the hash
+-- of a new one and its offset is not among the known collisions (p_known_*), it adds nothing and
+-- raises QN002 (see queen.log_push_v1). One probe per pair serves both.
+--
+-- The common case is one statement: each page that still fits gets its new pairs prepended (and
+-- its dead pairs dropped). Pages that would pass 64 pairs, and first pages, are rebuilt by a second
+-- statement into pages of about 32 pairs, cut between distinct hashes so that equal hashes share a
+-- page. 64 pairs keep a row near 1 kB, well under the 2 kB past which PostgreSQL would move it to
+-- TOAST, where updates cannot be HOT.
+drop function if exists queen.log_txn_add_v1(uuid[], bigint[], bigint[]);
+
+create or replace function queen.log_txn_add_v1(
+    p_partition_ids uuid[],
+    p_hashes bigint[],
+    p_offsets bigint[],
+    p_retained bigint[],
+    p_known_pids uuid[] default null,
+    p_known_offsets bigint[] default null)
 returns void
 language plpgsql
+-- no JIT: default row estimates over arrays trip it for statements that run in a millisecond
+set jit = off
+-- plan once per session: these statements take longer to plan than to run
+set plan_cache_mode = force_generic_plan
 as $$
 #variable_conflict use_column
 declare
     c_max    constant integer := 64;
     c_half   constant integer := 32;
     c_first  constant bigint := -9223372036854775808;
+    v_dup    boolean;
     v_pids   uuid[];
     v_los    bigint[];
-    v_all    bigint[];
-    v_i      integer;
-    v_lo     bigint;
-    g        record;
+    v_rets   bigint[];
 begin
     with placed as (
-        select u.pid, u.h, u.off, pg.lo
-          from unnest(p_partition_ids, p_hashes, p_offsets) as u(pid, h, off)
-          left join lateral (select t.lo from queen.log_txn_index t
+        select u.pid, u.h, u.off, u.ret, pg.lo, pg.entries
+          from unnest(p_partition_ids, p_hashes, p_offsets, p_retained) as u(pid, h, off, ret)
+          left join lateral (select t.lo, t.entries from queen.log_txn_index t
                               where t.partition_id = u.pid and t.lo <= u.h
                               order by t.lo desc
                               limit 1) pg on true),
+    dups as (
+        select 1
+          from placed pl
+         where p_known_pids is not null
+           and pl.h = any (pl.entries)
+           and exists (select 1 from generate_series(1, cardinality(pl.entries) / 2) as e(i)
+                        where pl.entries[2 * e.i - 1] = pl.h
+                          and pl.entries[2 * e.i] >= pl.ret
+                          and not exists (select 1 from unnest(p_known_pids, p_known_offsets) as kn(pid, off)
+                                           where kn.pid = pl.pid and kn.off = pl.entries[2 * e.i]))
+         limit 1),
     grouped as (
-        select pl.pid, pl.lo, count(*)::integer as n,
+        select pl.pid, pl.lo, max(pl.ret) as ret, count(*)::integer as n,
                array_agg(v.x order by pl.off desc, v.n) as pairs
           from placed pl
          cross join lateral (values (1, pl.h), (2, pl.off)) as v(n, x)
          group by pl.pid, pl.lo),
     fitted as (
+        -- pairs are newest first, so a page whose last pair is live has nothing dead to drop
         update queen.log_txn_index t
-           set entries = g.pairs || queen.txn_live(t.entries, p.retained_from)
+           set entries = g.pairs || case when t.entries[cardinality(t.entries)] >= g.ret then t.entries
+                                         else queen.txn_live(t.entries, g.ret) end
           from grouped g
-          join queen.log_partitions p on p.id = g.pid
          where t.partition_id = g.pid and t.lo = g.lo
-           and g.n + cardinality(queen.txn_live(t.entries, p.retained_from)) / 2 <= c_max
-        returning t.partition_id, t.lo)
-    select array_agg(g.pid), array_agg(g.lo)
-      into v_pids, v_los
-      from grouped g
-     where not exists (select 1 from fitted f where f.partition_id = g.pid and f.lo = g.lo);
+           and not exists (select 1 from dups)
+           and g.n + cardinality(case when t.entries[cardinality(t.entries)] >= g.ret then t.entries
+                                      else queen.txn_live(t.entries, g.ret) end) / 2 <= c_max
+        returning t.partition_id, t.lo),
+    left_over as (
+        select g.pid, g.lo, g.ret
+          from grouped g
+         where not exists (select 1 from fitted f where f.partition_id = g.pid and f.lo = g.lo))
+    select exists (select 1 from dups),
+           (select array_agg(l.pid) from left_over l),
+           (select array_agg(l.lo) from left_over l),
+           (select array_agg(l.ret) from left_over l)
+      into v_dup, v_pids, v_los, v_rets;
+    if v_dup then
+        raise exception using errcode = 'QN002', message = 'duplicates';
+    end if;
+    if v_pids is null then
+        return;
+    end if;
 
-    -- the rare path: pages that overflow, and first pages
-    for v_i in 1 .. coalesce(cardinality(v_pids), 0) loop
-        v_lo := coalesce(v_los[v_i], c_first);
-        select coalesce(array_agg(v.x order by u.off desc, v.n), '{}') into v_all
-          from unnest(p_partition_ids, p_hashes, p_offsets) as u(pid, h, off)
-         cross join lateral (values (1, u.h), (2, u.off)) as v(n, x)
-         where u.pid = v_pids[v_i]
-           and u.h >= v_lo
-           and u.h < coalesce((select t.lo from queen.log_txn_index t
-                                where t.partition_id = u.pid and t.lo > v_lo
-                                order by t.lo
-                                limit 1), 9223372036854775807);
-        v_all := v_all || coalesce((select queen.txn_live(t.entries, p.retained_from)
-                                      from queen.log_txn_index t
-                                      join queen.log_partitions p on p.id = t.partition_id
-                                     where t.partition_id = v_pids[v_i] and t.lo = v_los[v_i]), '{}');
-        for g in
-            with pairs as (
-                select v_all[2 * e.i - 1] as h, v_all[2 * e.i] as off, e.i
-                  from generate_series(1, cardinality(v_all) / 2) as e(i)),
-            ranked as (
-                select h, off, row_number() over (order by h, off) as rn from pairs),
-            pieced as (
-                select h, off,
-                       case when cardinality(v_all) / 2 <= c_max then 0
-                            else (min(rn) over (partition by h) - 1) / c_half end as piece
-                  from ranked)
-            select pc.piece, min(pc.h) as lo,
-                   array_agg(v.x order by pc.off desc, v.n) as entries
-              from pieced pc
-             cross join lateral (values (1, pc.h), (2, pc.off)) as v(n, x)
-             group by pc.piece
-             order by pc.piece
-        loop
-            if g.piece = 0 and v_los[v_i] is not null then
-                update queen.log_txn_index t set entries = g.entries
-                 where t.partition_id = v_pids[v_i] and t.lo = v_lo;
-            else
-                insert into queen.log_txn_index (partition_id, lo, entries)
-                values (v_pids[v_i], case when g.piece = 0 then v_lo else g.lo end, g.entries);
-            end if;
-        end loop;
-    end loop;
+    -- The rare path, in one statement whatever the number of pages: each group is the range
+    -- [lo, next page's lo) of one partition (lo null: the partition has no page yet).
+    with lg as (
+        select l.pid, l.lo, l.ret, l.gi, coalesce(l.lo, c_first) as lo_eff,
+               (select t.lo from queen.log_txn_index t
+                 where t.partition_id = l.pid and t.lo > coalesce(l.lo, c_first)
+                 order by t.lo
+                 limit 1) as hi
+          from unnest(v_pids, v_los, v_rets) with ordinality as l(pid, lo, ret, gi)),
+    pairs as (
+        select lg.gi, u.h, u.off
+          from lg
+          join unnest(p_partition_ids, p_hashes, p_offsets) as u(pid, h, off)
+            on u.pid = lg.pid and u.h >= lg.lo_eff and (lg.hi is null or u.h < lg.hi)
+        union all
+                select lg.gi, t.entries[2 * e.i - 1], t.entries[2 * e.i]
+          from lg
+          join queen.log_txn_index t on t.partition_id = lg.pid and t.lo = lg.lo
+         cross join lateral generate_series(1, cardinality(t.entries) / 2) as e(i)
+         where t.entries[2 * e.i] >= lg.ret),
+
+    ranked as (
+        select pr.gi, pr.h, pr.off,
+               row_number() over (partition by pr.gi order by pr.h, pr.off) as rn,
+               count(*) over (partition by pr.gi) as total
+          from pairs pr),
+    pieced as (
+        select rk.gi, rk.h, rk.off,
+               case when rk.total <= c_max then 0
+                    else (min(rk.rn) over (partition by rk.gi, rk.h) - 1) / c_half end as piece
+          from ranked rk),
+    built as (
+        select pc.gi, pc.piece, min(pc.h) as lo_min,
+               array_agg(v.x order by pc.off desc, v.n) as entries
+          from pieced pc
+         cross join lateral (values (1, pc.h), (2, pc.off)) as v(n, x)
+         group by pc.gi, pc.piece),
+    rewritten as (
+        update queen.log_txn_index t
+           set entries = b.entries
+          from built b
+          join lg on lg.gi = b.gi
+         where b.piece = 0 and lg.lo is not null
+           and t.partition_id = lg.pid and t.lo = lg.lo
+        returning 1)
+    insert into queen.log_txn_index (partition_id, lo, entries)
+    select lg.pid, case when b.piece = 0 then lg.lo_eff else b.lo_min end, b.entries
+      from built b
+      join lg on lg.gi = b.gi
+     where b.piece > 0 or lg.lo is null;
 end;
 $$;

@@ -75,6 +75,8 @@ $$;
 create or replace function queen.log_ensure_partitions_v1(p_queues text[], p_partitions text[])
 returns table (queue_name text, partition_name text, queue_id uuid, partition_id uuid)
 language plpgsql
+-- no JIT: default row estimates over arrays trip it for statements that run in a millisecond
+set jit = off
 as $$
 #variable_conflict use_column
 begin

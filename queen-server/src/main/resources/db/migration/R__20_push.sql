@@ -8,12 +8,14 @@
 -- transactionId hashes like a new one but that the caller read and found to be other messages
 -- (hash collisions): they do not stop the push.
 --
--- Answers each segment's base offset. Writes nothing and raises instead when
+-- Answers each segment's base offset and created_at (the broker derives message ids from them).
+-- Writes nothing and raises instead when
 --   QN001  a partition no longer exists (its queue was deleted since the caller resolved it);
 --   QN002  a stored message of a partition has the hash of a new transaction id: the caller reads
 --          the candidates (queen.log_txn_candidates_v1), removes the real duplicates, lists the
 --          collisions in p_known_* and calls again.
 drop function if exists queen.log_push_v1(uuid[], integer[], bytea[], integer[], integer[], text[], uuid[]);
+drop function if exists queen.log_push_v1(uuid[], integer[], bytea[], integer[], integer[], text[], uuid[], bigint[]);
 drop function if exists queen.log_duplicates_v1(uuid[], text[]);
 
 create or replace function queen.log_push_v1(
@@ -25,8 +27,12 @@ create or replace function queen.log_push_v1(
     p_txn_ids text[],
     p_known_pids uuid[] default '{}',
     p_known_offsets bigint[] default '{}')
-returns table (seg integer, base_offset bigint)
+returns table (seg integer, base_offset bigint, created_at timestamptz)
 language plpgsql
+-- no JIT: default row estimates over arrays trip it for statements that run in a millisecond
+set jit = off
+-- plan once per session: these statements take longer to plan than to run
+set plan_cache_mode = force_generic_plan
 as $$
 #variable_conflict use_column
 declare
@@ -35,7 +41,6 @@ declare
     v_bases    bigint[];
     v_ats      timestamptz[];
     v_retained bigint[];
-    v_hashes   bigint[];
 begin
     select count(distinct u.pid) into v_wanted from unnest(p_partition_ids) as u(pid);
     if v_wanted > 1 then
@@ -84,30 +89,23 @@ begin
 
     -- Dedup under the locks: every push that committed before us is visible here, and no other
     -- push of these partitions can be in flight. A hash match is only a candidate; the broker
-    -- tells a duplicate from a collision by reading the stored frame.
-    select array_agg(queen.txn_hash(u.txn) order by u.k) into v_hashes
-      from unnest(p_txn_ids) with ordinality as u(txn, k);
-    if exists (
-        select 1
-          from unnest(p_msg_seg, v_hashes) as u(seg, h)
-         cross join lateral queen.log_txn_offsets_v1(p_partition_ids[u.seg], u.h, v_retained[u.seg]) as o(off)
-         where not exists (select 1 from unnest(p_known_pids, p_known_offsets) as kn(pid, off)
-                            where kn.pid = p_partition_ids[u.seg] and kn.off = o.off)) then
-        raise exception using errcode = 'QN002', message = 'duplicates';
-    end if;
-
+    -- tells a duplicate from a collision by reading the stored frame. The index adds the new
+    -- pairs, or raises QN002 and adds nothing.
     perform queen.log_txn_add_v1(
-        (select array_agg(p_partition_ids[u.seg] order by u.k) from unnest(p_msg_seg) with ordinality as u(seg, k)),
-        v_hashes,
-        (select array_agg(v_bases[u.seg] + u.idx order by u.k)
-           from unnest(p_msg_seg, p_msg_idx) with ordinality as u(seg, idx, k)));
+        array_agg(p_partition_ids[u.seg] order by u.k),
+        array_agg(queen.txn_hash(u.txn) order by u.k),
+        array_agg(v_bases[u.seg] + u.idx order by u.k),
+        array_agg(v_retained[u.seg] order by u.k),
+        p_known_pids,
+        p_known_offsets)
+      from unnest(p_msg_seg, p_msg_idx, p_txn_ids) with ordinality as u(seg, idx, txn, k);
 
     insert into queen.log_segments (partition_id, base_offset, msg_count, created_at, blob)
     select u.pid, v_bases[u.seg], u.cnt, v_ats[u.seg], u.blob
       from unnest(p_partition_ids, p_counts, p_blobs) with ordinality as u(pid, cnt, blob, seg);
 
     return query
-    select u.seg::integer, v_bases[u.seg]
+    select u.seg::integer, v_bases[u.seg], v_ats[u.seg]
       from generate_series(1, coalesce(array_length(p_partition_ids, 1), 0)) as u(seg);
 end;
 $$;

@@ -47,6 +47,8 @@ returns table (idx integer, success boolean, error text, queue_name text, partit
                lease_released boolean, dlq boolean, partition_id uuid, consumer_group text,
                msg_offset bigint, retry_count integer, lease_ended boolean, has_more boolean)
 language plpgsql
+-- no JIT: default row estimates over arrays trip it for statements that run in a millisecond
+set jit = off
 as $$
 #variable_conflict use_column
 declare
@@ -345,6 +347,8 @@ create or replace function queen.log_ack_batch_v1(
 returns table (idx integer, acked boolean, queue_name text, partition_name text,
                consumer_group text, has_more boolean)
 language sql
+-- no JIT: default row estimates over arrays trip it for statements that run in a millisecond
+set jit = off
 as $$
     with a as (
         select u.pid, u.lease, u.batch_end, u.i

@@ -59,8 +59,9 @@ language plpgsql
 as $$
 #variable_conflict use_column
 declare
-    v_offset bigint;
-    v_at     timestamptz;
+    v_offset   bigint;
+    v_at       timestamptz;
+    v_retained bigint;
 begin
     perform 1 from queen.dead_letters d
       where d.partition_id = p_partition_id and d.transaction_id = p_transaction_id;
@@ -72,11 +73,11 @@ begin
            newest_created_at = greatest(clock_timestamp(), p.newest_created_at),
            last_write_at = greatest(p.last_write_at, date_trunc('second', clock_timestamp()))
      where p.id = p_partition_id
-    returning p.last_offset, p.newest_created_at into v_offset, v_at;
+    returning p.last_offset, p.newest_created_at, p.retained_from into v_offset, v_at, v_retained;
     insert into queen.log_segments (partition_id, base_offset, msg_count, created_at, blob)
     values (p_partition_id, v_offset, 1, v_at, p_blob);
     perform queen.log_txn_add_v1(array[p_partition_id], array[queen.txn_hash(p_new_transaction_id)],
-                                 array[v_offset]);
+                                 array[v_offset], array[v_retained]);
     delete from queen.dead_letters d
      where d.partition_id = p_partition_id and d.transaction_id = p_transaction_id;
     return v_offset;

@@ -47,8 +47,7 @@ public class CodecBenchmark {
       Arrays.fill(payload, (byte) ('a' + i % 26));
       payload[0] = '"';
       payload[payload.length - 1] = '"';
-      frames.add(
-          new Frame(UUID.randomUUID(), UUID.randomUUID().toString(), null, null, 0, payload));
+      frames.add(new Frame(UUID.randomUUID().toString(), null, null, 0, payload));
     }
     blob = SegmentCodec.encode(frames);
     rawBody = new byte[frames.size() * (payloadBytes + 60)];

@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.UUID;
+import queen.server.push.Appended;
 import queen.server.push.PushItem;
 import queen.server.push.PushResult;
 import queen.server.push.PushService;
@@ -74,7 +75,8 @@ public final class TransactionService {
             return new Outcome(false, o.error(), List.of(), List.of());
           }
           // effects visible to the next pop at once: wake and feed the hot-lists before answering
-          batch.announce(Map.of(), push.listener());
+          Appended appended = Appended.of(o.pushes());
+          batch.announce(appended, push.listener());
           AckOutcome[] ordered = new AckOutcome[acks.size()];
           o.acks()
               .forEach(
@@ -85,7 +87,7 @@ public final class TransactionService {
                     }
                   });
           AckService.promote(List.of(ordered), released);
-          return new Outcome(true, null, List.of(ordered), batch.results(Map.of()));
+          return new Outcome(true, null, List.of(ordered), batch.results(appended));
         });
   }
 }

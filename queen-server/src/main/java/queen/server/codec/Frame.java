@@ -7,12 +7,12 @@ import java.util.UUID;
 /**
  * One message inside a segment blob.
  *
- * <p>The offset of a frame is not stored: it is the segment's base offset plus the frame's
- * position, which is why a segment must hold consecutive offsets. Nor is its creation time: every
- * message of a segment came with one push, and the segment row's created_at (stamped under the
- * partition lock, the time the visibility gates read) is the time of each of them.
+ * <p>What follows from the message's place is not stored. Its offset is the segment's base offset
+ * plus the frame's position, which is why a segment must hold consecutive offsets. Its creation
+ * time is the segment row's created_at: every message of a segment came with one push, and that
+ * time (stamped under the partition lock) is the one the visibility gates read. Its id is derived
+ * from both ({@link MessageIds}).
  *
- * @param messageId UUIDv7 assigned by the broker at push time
  * @param transactionId the producer's idempotency key, verbatim
  * @param traceId optional trace id, or null
  * @param producerSub the JWT subject of the producer, or null
@@ -20,18 +20,12 @@ import java.util.UUID;
  * @param payload the message body as UTF-8 JSON bytes (encrypted when flagged)
  */
 public record Frame(
-    UUID messageId,
-    String transactionId,
-    UUID traceId,
-    String producerSub,
-    int flags,
-    byte[] payload) {
+    String transactionId, UUID traceId, String producerSub, int flags, byte[] payload) {
 
   /** The payload is encrypted at rest; the broker decrypts it before rendering. */
   public static final int FLAG_ENCRYPTED = 1;
 
   public Frame {
-    Objects.requireNonNull(messageId, "messageId");
     Objects.requireNonNull(transactionId, "transactionId");
     Objects.requireNonNull(payload, "payload");
     if ((flags & ~FLAG_ENCRYPTED) != 0) {
@@ -42,7 +36,6 @@ public record Frame(
   @Override
   public boolean equals(Object o) {
     return o instanceof Frame f
-        && messageId.equals(f.messageId)
         && transactionId.equals(f.transactionId)
         && Objects.equals(traceId, f.traceId)
         && Objects.equals(producerSub, f.producerSub)
@@ -52,11 +45,11 @@ public record Frame(
 
   @Override
   public int hashCode() {
-    return Objects.hash(messageId, transactionId) * 31 + Arrays.hashCode(payload);
+    return transactionId.hashCode() * 31 + Arrays.hashCode(payload);
   }
 
   @Override
   public String toString() {
-    return "Frame[" + messageId + ", " + transactionId + ", " + payload.length + " bytes]";
+    return "Frame[" + transactionId + ", " + payload.length + " bytes]";
   }
 }

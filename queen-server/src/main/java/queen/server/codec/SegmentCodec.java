@@ -24,18 +24,18 @@ import java.util.zip.CRC32C;
  *   u32     CRC32C of every byte before it
  * </pre>
  *
- * A raw frame is: u8 bits (encrypted, has trace, has producer, transaction id is a UUID), 16-byte
- * message id, the transaction id (16 bytes when it is a UUID in canonical lower-case form, as every
- * Queen client makes them, else varint-prefixed UTF-8), optional 16-byte trace id, optional
- * varint-prefixed producer, varint-prefixed payload. Version 1 frames also carried an i64
- * created-at, which the segment row holds; they are still read. The checksum covers the stored
- * bytes, header included, and is verified before anything is parsed: a CRC catches every burst of
- * up to 32 bits, so any truncation or corrupted byte is a {@link CorruptSegmentException}, never a
- * wrong message.
+ * A raw frame is: u8 bits (encrypted, has trace, has producer, transaction id is a UUID), the
+ * transaction id (16 bytes when it is a UUID in canonical lower-case form, as every Queen client
+ * makes them, else varint-prefixed UTF-8), optional 16-byte trace id, optional varint-prefixed
+ * producer, varint-prefixed payload. Version 1 frames also carried a 16-byte message id and an i64
+ * created-at, which follow from the message's place (see {@link Frame}); they are still read, with
+ * those two fields skipped. The checksum covers the stored bytes, header included, and is verified
+ * before anything is parsed: a CRC catches every burst of up to 32 bits, so any truncation or
+ * corrupted byte is a {@link CorruptSegmentException}, never a wrong message.
  */
 public final class SegmentCodec {
   static final int VERSION = 2;
-  static final int VERSION_WITH_TIMES = 1;
+  static final int VERSION_WITH_IDS = 1;
   static final int BODY_RAW = 0;
   static final int BODY_ZSTD = 1;
 
@@ -55,7 +55,7 @@ public final class SegmentCodec {
   private static final int BIT_TRACE = 2;
   private static final int BIT_PRODUCER = 4;
   private static final int BIT_UUID_TXN = 8;
-  private static final int MIN_FRAME_BYTES = 1 + 16 + 1 + 1;
+  private static final int MIN_FRAME_BYTES = 1 + 1 + 1;
 
   private SegmentCodec() {}
 
@@ -110,10 +110,10 @@ public final class SegmentCodec {
     }
     ByteReader header = new ByteReader(blob, 0, bodyEnd);
     int version = header.u8();
-    if (version != VERSION && version != VERSION_WITH_TIMES) {
+    if (version != VERSION && version != VERSION_WITH_IDS) {
       throw new CorruptSegmentException("unknown segment version " + version);
     }
-    boolean times = version == VERSION_WITH_TIMES;
+    boolean v1 = version == VERSION_WITH_IDS;
     int encoding = header.u8();
     int count = header.varintInt();
     int rawLength = header.varintInt();
@@ -127,9 +127,9 @@ public final class SegmentCodec {
     List<Frame> frames = new ArrayList<>(Math.max(0, end - start));
     for (int i = 0; i < count; i++) {
       if (i >= start && i < end) {
-        frames.add(readFrame(in, times));
+        frames.add(readFrame(in, v1));
       } else {
-        skipFrame(in, times);
+        skipFrame(in, v1);
       }
     }
     if (in.remaining() != 0) {
@@ -178,7 +178,6 @@ public final class SegmentCodec {
       bits |= BIT_UUID_TXN;
     }
     out.u8(bits);
-    out.uuid(f.messageId());
     if (txnUuid != null) {
       out.uuid(txnUuid);
     } else {
@@ -194,25 +193,29 @@ public final class SegmentCodec {
     out.bytes(f.payload(), 0, f.payload().length);
   }
 
-  private static Frame readFrame(ByteReader in, boolean times) {
+  private static Frame readFrame(ByteReader in, boolean v1) {
     int bits = in.u8();
     if ((bits & ~(BIT_ENCRYPTED | BIT_TRACE | BIT_PRODUCER | BIT_UUID_TXN)) != 0) {
       throw new CorruptSegmentException("unknown frame bits " + bits);
     }
-    UUID id = in.uuid();
+    if (v1) {
+      in.skip(16); // message id
+    }
     String txn = (bits & BIT_UUID_TXN) != 0 ? in.uuid().toString() : in.string();
     UUID trace = (bits & BIT_TRACE) != 0 ? in.uuid() : null;
     String producer = (bits & BIT_PRODUCER) != 0 ? in.string() : null;
-    if (times) {
-      in.skip(8);
+    if (v1) {
+      in.skip(8); // created-at
     }
     byte[] payload = in.bytes(in.varintInt());
-    return new Frame(id, txn, trace, producer, bits & BIT_ENCRYPTED, payload);
+    return new Frame(txn, trace, producer, bits & BIT_ENCRYPTED, payload);
   }
 
-  private static void skipFrame(ByteReader in, boolean times) {
+  private static void skipFrame(ByteReader in, boolean v1) {
     int bits = in.u8();
-    in.skip(16);
+    if (v1) {
+      in.skip(16);
+    }
     in.skip((bits & BIT_UUID_TXN) != 0 ? 16 : in.varintInt());
     if ((bits & BIT_TRACE) != 0) {
       in.skip(16);
@@ -220,7 +223,7 @@ public final class SegmentCodec {
     if ((bits & BIT_PRODUCER) != 0) {
       in.skip(in.varintInt());
     }
-    if (times) {
+    if (v1) {
       in.skip(8);
     }
     in.skip(in.varintInt());

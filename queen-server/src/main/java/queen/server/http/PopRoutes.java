@@ -185,7 +185,8 @@ public final class PopRoutes implements HttpService {
         createdOf = m.createdAtMicros();
         created = JsonBytes.literal(Json.micros(createdOf));
       }
-      out.ascii(i == 0 ? "{\"id\":" : ",{\"id\":").uuid(f.messageId());
+      out.ascii(i == 0 ? "{\"id\":" : ",{\"id\":").uuid(m.messageId());
+
       out.ascii(",\"transactionId\":").string(f.transactionId());
       out.ascii(",\"partitionId\":").raw(partitionId);
       out.ascii(",\"partition\":").raw(partition);

@@ -15,6 +15,7 @@ import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import queen.server.codec.Frame;
+import queen.server.codec.MessageIds;
 import queen.server.codec.SegmentCodec;
 import queen.server.codec.UuidV7;
 import queen.server.store.Claim;
@@ -446,6 +447,7 @@ public final class PopService {
         for (Frame frame : frames) {
           messages.add(
               new PoppedMessage(
+                  MessageIds.of(claim.partitionId(), offset, slice.createdAt()),
                   claim.queue(),
                   claim.partitionId(),
                   claim.partition(),

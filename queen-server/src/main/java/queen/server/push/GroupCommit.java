@@ -9,7 +9,6 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.UUID;
 import queen.server.codec.Frame;
-import queen.server.store.AppendOutcome;
 import queen.server.store.Coalescer;
 import queen.server.store.LockOrder;
 import queen.server.store.PushStore;
@@ -35,7 +34,7 @@ final class GroupCommit {
   static final int MAX_MERGED_MESSAGES = 1_000;
 
   private final PushStore store;
-  private final Coalescer<PushBatch, Map<UUID, Map<String, UUID>>> coalescer;
+  private final Coalescer<PushBatch, Appended> coalescer;
 
   GroupCommit(PushStore store, int maxInFlight) {
     this.store = store;
@@ -43,10 +42,11 @@ final class GroupCommit {
   }
 
   /**
-   * Appends the batch's messages, merged with whatever else is pushed meanwhile. Answers the stored
-   * duplicates that were left out: transaction id to the owning message id, by partition.
+   * Appends the batch's messages, merged with whatever else is pushed meanwhile. Answers what the
+   * flush stored, which holds every message of the batch (the batches of one flush never share a
+   * partition and transaction id).
    */
-  Map<UUID, Map<String, UUID>> append(PushBatch batch) {
+  Appended append(PushBatch batch) {
     return coalescer.submit(batch);
   }
 
@@ -81,7 +81,8 @@ final class GroupCommit {
     }
   }
 
-  private List<Map<UUID, Map<String, UUID>>> flush(List<PushBatch> batches) {
+  private List<Appended> flush(List<PushBatch> batches) {
+
     Map<UUID, List<List<Frame>>> byPartition = new TreeMap<>(LockOrder.PARTITIONS);
     for (PushBatch b : batches) {
       b.frames()
@@ -100,19 +101,7 @@ final class GroupCommit {
           }
           writes.add(SegmentWrite.of(pid, segment));
         });
-    Map<UUID, Map<String, UUID>> duplicates =
-        AppendOutcome.duplicatesByPartition(store.append(writes));
-    List<Map<UUID, Map<String, UUID>>> out = new ArrayList<>(batches.size());
-    for (PushBatch b : batches) {
-      Map<UUID, Map<String, UUID>> mine = new TreeMap<>(LockOrder.PARTITIONS);
-      for (UUID pid : b.frames().keySet()) {
-        Map<String, UUID> d = duplicates.get(pid);
-        if (d != null) {
-          mine.put(pid, d);
-        }
-      }
-      out.add(mine);
-    }
-    return out;
+    Appended appended = Appended.of(store.append(writes));
+    return batches.stream().map(b -> appended).toList();
   }
 }

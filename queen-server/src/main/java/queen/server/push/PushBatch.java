@@ -9,7 +9,6 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.UUID;
 import queen.server.codec.Frame;
-import queen.server.codec.UuidV7;
 import queen.server.store.LockOrder;
 import queen.server.store.PartitionKey;
 import queen.server.store.PartitionRef;
@@ -25,19 +24,14 @@ public final class PushBatch {
   private final List<String> txns;
   private final PartitionRef[] refs;
   private final int[] winner;
-  private final UUID[] messageIds;
   private final Map<UUID, Group> groups = new TreeMap<>(LockOrder.PARTITIONS);
 
-  PushBatch(
-      List<PushItem> items,
-      List<String> txns,
-      Map<PartitionKey, PartitionRef> resolved,
-      UuidV7 ids) {
+  PushBatch(List<PushItem> items, List<String> txns, Map<PartitionKey, PartitionRef> resolved) {
     this.items = items;
     this.txns = txns;
     this.refs = new PartitionRef[items.size()];
     this.winner = new int[items.size()];
-    this.messageIds = new UUID[items.size()];
+
     for (int i = 0; i < items.size(); i++) {
       PushItem item = items.get(i);
       refs[i] = resolved.get(new PartitionKey(item.queue(), item.partition()));
@@ -45,11 +39,8 @@ public final class PushBatch {
       Integer first = g.firstByTxn.putIfAbsent(txns.get(i), i);
       winner[i] = first == null ? i : first;
       if (first == null) {
-        messageIds[i] = ids.next();
         g.indexes.add(i);
-        g.frames.add(
-            new Frame(
-                messageIds[i], txns.get(i), item.traceId(), item.producerSub(), 0, item.payload()));
+        g.frames.add(new Frame(txns.get(i), item.traceId(), item.producerSub(), 0, item.payload()));
       }
     }
   }
@@ -85,17 +76,13 @@ public final class PushBatch {
     return false;
   }
 
-  /**
-   * Tells the listener what was stored, per partition: the batch's messages except the stored
-   * duplicates (transaction id to the owning message id, by partition).
-   */
-  public void announce(Map<UUID, Map<String, UUID>> duplicates, PushListener listener) {
+  /** Tells the listener what was stored, per partition: the batch's messages less duplicates. */
+  public void announce(Appended appended, PushListener listener) {
     groups.forEach(
         (pid, g) -> {
-          Map<String, UUID> dups = duplicates.getOrDefault(pid, Map.of());
           int stored = 0;
           for (Frame f : g.frames) {
-            if (!dups.containsKey(f.transactionId())) {
+            if (!appended.duplicate(pid, f.transactionId())) {
               stored++;
             }
           }
@@ -106,30 +93,23 @@ public final class PushBatch {
         });
   }
 
-  /** One result per item, in input order, given the stored duplicates by partition. */
-  public List<PushResult> results(Map<UUID, Map<String, UUID>> duplicates) {
+  /**
+   * One result per item, in input order: queued with its message's id, or duplicate with the id of
+   * the message stored before (or of the request's first item with that transaction id).
+   */
+  public List<PushResult> results(Appended appended) {
     List<PushResult> results = new ArrayList<>(items.size());
     for (int i = 0; i < items.size(); i++) {
-      int w = winner[i];
-      UUID owner = duplicates.getOrDefault(refs[i].partitionId(), Map.of()).get(txns.get(w));
-      if (w == i && owner == null) {
+      UUID pid = refs[i].partitionId();
+      String txn = txns.get(i);
+      UUID id = appended.id(pid, txn);
+      if (winner[i] == i && !appended.duplicate(pid, txn)) {
         results.add(
             new PushResult(
-                PushResult.Status.QUEUED,
-                txns.get(i),
-                messageIds[i],
-                refs[i].partitionId(),
-                items.get(i).traceId(),
-                refs[i].queue()));
+                PushResult.Status.QUEUED, txn, id, pid, items.get(i).traceId(), refs[i].queue()));
       } else {
         results.add(
-            new PushResult(
-                PushResult.Status.DUPLICATE,
-                txns.get(i),
-                owner != null ? owner : messageIds[w],
-                refs[i].partitionId(),
-                null,
-                refs[i].queue()));
+            new PushResult(PushResult.Status.DUPLICATE, txn, id, pid, null, refs[i].queue()));
       }
     }
     return results;

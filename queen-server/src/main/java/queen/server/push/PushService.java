@@ -3,8 +3,6 @@ package queen.server.push;
 import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import java.util.UUID;
 import java.util.function.Function;
 import queen.server.codec.UuidV7;
 import queen.server.store.PartitionKey;
@@ -49,9 +47,9 @@ public final class PushService {
     return withFreshPartitions(
         items,
         batch -> {
-          Map<UUID, Map<String, UUID>> duplicates = commit.append(batch);
-          batch.announce(duplicates, listener);
-          return batch.results(duplicates);
+          Appended appended = commit.append(batch);
+          batch.announce(appended, listener);
+          return batch.results(appended);
         });
   }
 
@@ -78,6 +76,6 @@ public final class PushService {
     var resolved =
         directory.resolve(
             items.stream().map(i -> new PartitionKey(i.queue(), i.partition())).toList());
-    return new PushBatch(items, txns, resolved, ids);
+    return new PushBatch(items, txns, resolved);
   }
 }

@@ -91,8 +91,8 @@ public final class DeadLetterStore {
 
   /**
    * Appends the newest dead letter of (partition, transactionId) to its partition again, as a new
-   * message with a new id and the transactionId {@code <original>:requeued:<new message id>}, and
-   * removes the dead letters. Empty when there is no such dead letter.
+   * message (a new offset, so a new id) with the transactionId {@code <original>:requeued:<newId>},
+   * and removes the dead letters. Empty when there is no such dead letter.
    */
   public Optional<Requeued> requeue(UUID partitionId, String transactionId, UUID newId) {
     return db.transaction(
@@ -111,7 +111,6 @@ public final class DeadLetterStore {
               partition = rs.getString("partition_name");
               frame =
                   new Frame(
-                      newId,
                       transactionId + ":requeued:" + newId,
                       rs.getObject("trace_id", UUID.class),
                       rs.getString("producer_sub"),

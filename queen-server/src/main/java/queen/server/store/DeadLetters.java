@@ -9,6 +9,7 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.UUID;
 import queen.server.codec.Frame;
+import queen.server.codec.MessageIds;
 import queen.server.codec.SegmentCodec;
 
 /**
@@ -56,7 +57,7 @@ final class DeadLetters {
         insert.setObject(1, e.partitionId());
         insert.setString(2, e.group());
         insert.setLong(3, e.offset());
-        insert.setObject(4, frame.messageId());
+        insert.setObject(4, MessageIds.of(e.partitionId(), e.offset(), segment.createdAt()));
         insert.setString(5, frame.transactionId());
         insert.setObject(6, frame.traceId());
         insert.setString(7, frame.producerSub());

@@ -2,7 +2,9 @@ package queen.server.store;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -44,6 +46,7 @@ public final class PushStore {
             dups.add(new HashMap<>());
           }
           Collisions known = new Collisions();
+          Placed[] where = new Placed[current.length];
           while (true) {
             List<Integer> live = new ArrayList<>();
             for (int i = 0; i < current.length; i++) {
@@ -52,12 +55,15 @@ public final class PushStore {
               }
             }
             if (live.isEmpty()) {
-              return outcomes(segments, current, dups);
+              return outcomes(segments, current, where, dups);
             }
             List<SegmentWrite> batch = live.stream().map(i -> current[i]).toList();
             try {
-              call(c, batch, known);
-              return outcomes(segments, current, dups);
+              List<Placed> placed = call(c, batch, known);
+              for (int k = 0; k < live.size(); k++) {
+                where[live.get(k)] = placed.get(k);
+              }
+              return outcomes(segments, current, where, dups);
             } catch (SQLException e) {
               if (!DUPLICATES_FOUND.equals(e.getSQLState())) {
                 throw e;
@@ -96,13 +102,25 @@ public final class PushStore {
   }
 
   private static List<AppendOutcome> outcomes(
-      List<SegmentWrite> asked, SegmentWrite[] written, List<Map<String, UUID>> dups) {
+      List<SegmentWrite> asked,
+      SegmentWrite[] written,
+      Placed[] where,
+      List<Map<String, UUID>> dups) {
     List<AppendOutcome> out = new ArrayList<>(written.length);
     for (int i = 0; i < written.length; i++) {
-      out.add(new AppendOutcome(asked.get(i).partitionId(), written[i], dups.get(i)));
+      out.add(
+          new AppendOutcome(
+              asked.get(i).partitionId(),
+              written[i],
+              where[i] == null ? -1 : where[i].baseOffset(),
+              where[i] == null ? null : where[i].createdAt(),
+              dups.get(i)));
     }
     return out;
   }
+
+  /** Where a segment was stored: its first offset and its created_at. */
+  record Placed(long baseOffset, Instant createdAt) {}
 
   /** Stored messages read and found to be hash collisions, not duplicates: they allow a push. */
   static final class Collisions {
@@ -123,13 +141,13 @@ public final class PushStore {
   }
 
   /**
-   * One call of queen.log_push_v1 in the caller's transaction.
+   * One call of queen.log_push_v1 in the caller's transaction; where each segment went.
    *
    * @throws PartitionMissingException when a partition no longer exists
    * @throws SQLException with state {@link #DUPLICATES_FOUND} when nothing was written because a
    *     stored message hashes like a new transaction id and is not among the known collisions
    */
-  static void call(Connection c, List<SegmentWrite> segments, Collisions known)
+  static List<Placed> call(Connection c, List<SegmentWrite> segments, Collisions known)
       throws SQLException {
     int n = segments.size();
     UUID[] partitions = new UUID[n];
@@ -158,7 +176,14 @@ public final class PushStore {
       ps.setArray(6, c.createArrayOf("text", txns.toArray()));
       ps.setArray(7, c.createArrayOf("uuid", known.partitionIds.toArray()));
       ps.setArray(8, c.createArrayOf("bigint", known.offsets.toArray()));
-      ps.executeQuery().close();
+      Placed[] placed = new Placed[n];
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          placed[rs.getInt("seg") - 1] =
+              new Placed(rs.getLong("base_offset"), Sql.instant(rs, "created_at"));
+        }
+      }
+      return List.of(placed);
     } catch (SQLException e) {
       if (MISSING_PARTITION.equals(e.getSQLState())) {
         throw new PartitionMissingException();

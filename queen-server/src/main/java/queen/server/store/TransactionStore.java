@@ -24,7 +24,11 @@ public final class TransactionStore {
   }
 
   /** The outcome: applied, or refused (nothing applied) with the reason. */
-  public record Outcome(boolean applied, String error, Map<String, List<AckOutcome>> acks) {}
+  public record Outcome(
+      boolean applied,
+      String error,
+      List<AppendOutcome> pushes,
+      Map<String, List<AckOutcome>> acks) {}
 
   /**
    * Applies everything or nothing. A push whose transactionId is already stored in its partition,
@@ -39,8 +43,19 @@ public final class TransactionStore {
       try {
         return db.transaction(
             c -> {
+              List<AppendOutcome> appended = new ArrayList<>();
               if (!pushes.isEmpty()) {
-                PushStore.call(c, pushes, known);
+                List<PushStore.Placed> placed = PushStore.call(c, pushes, known);
+                for (int i = 0; i < pushes.size(); i++) {
+                  SegmentWrite s = pushes.get(i);
+                  appended.add(
+                      new AppendOutcome(
+                          s.partitionId(),
+                          s,
+                          placed.get(i).baseOffset(),
+                          placed.get(i).createdAt(),
+                          Map.of()));
+                }
               }
               Map<String, List<AckOutcome>> acked = new TreeMap<>();
               for (Map.Entry<String, List<AckItem>> e : acksByGroup.entrySet()) {
@@ -54,16 +69,19 @@ public final class TransactionStore {
                 }
                 acked.put(e.getKey(), outcomes);
               }
-              return new Outcome(true, null, acked);
+              return new Outcome(true, null, appended, acked);
             });
       } catch (Refused r) {
-        return new Outcome(false, r.getMessage(), Map.of());
+        return new Outcome(false, r.getMessage(), List.of(), Map.of());
       } catch (StoreException e) {
         if (PushStore.DUPLICATES_FOUND.equals(e.sqlState())) {
           if (storedAlready(pushes, known)) {
             // inside a transaction a stored transactionId refuses everything, as Queen did
             return new Outcome(
-                false, "PUSH operation failed: a transactionId is already stored", Map.of());
+                false,
+                "PUSH operation failed: a transactionId is already stored",
+                List.of(),
+                Map.of());
           }
         } else if (AckStore.AMBIGUOUS.equals(e.sqlState()) && offsets.isEmpty()) {
           for (Map.Entry<String, List<AckItem>> g : acksByGroup.entrySet()) {

@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import queen.server.codec.Frame;
+import queen.server.codec.MessageIds;
 import queen.server.codec.SegmentCodec;
 
 /**
@@ -47,7 +48,7 @@ final class TxnCandidates {
                   partitionIds.get(i),
                   offset,
                   f.transactionId().equals(transactionIds.get(i)),
-                  f.messageId()));
+                  MessageIds.of(partitionIds.get(i), offset, Sql.instant(rs, "created_at"))));
         }
       }
     }

@@ -105,7 +105,7 @@ class SegmentCodecTest {
             "");
     List<Frame> frames = new ArrayList<>();
     for (String id : ids) {
-      frames.add(new Frame(UUID.randomUUID(), id, null, null, 0, new byte[] {'1'}));
+      frames.add(new Frame(id, null, null, 0, new byte[] {'1'}));
     }
     List<Frame> back = SegmentCodec.decode(SegmentCodec.encode(frames));
     assertThat(back.stream().map(Frame::transactionId).toList()).isEqualTo(ids);
@@ -114,11 +114,9 @@ class SegmentCodecTest {
   @Test
   void aCanonicalUuidTransactionIdTakesSixteenBytes() {
     String uuid = UUID.randomUUID().toString();
-    byte[] asUuid =
-        SegmentCodec.encode(List.of(new Frame(new UUID(1, 2), uuid, null, null, 0, new byte[0])));
+    byte[] asUuid = SegmentCodec.encode(List.of(new Frame(uuid, null, null, 0, new byte[0])));
     byte[] asText =
-        SegmentCodec.encode(
-            List.of(new Frame(new UUID(1, 2), uuid.toUpperCase(), null, null, 0, new byte[0])));
+        SegmentCodec.encode(List.of(new Frame(uuid.toUpperCase(), null, null, 0, new byte[0])));
     assertThat(asText.length - asUuid.length).isEqualTo(36 + 1 - 16);
   }
 
@@ -147,7 +145,7 @@ class SegmentCodecTest {
     blob.writeBytes(ByteBuffer.allocate(4).putInt((int) crc.getValue()).array());
 
     assertThat(SegmentCodec.decode(blob.toByteArray()))
-        .containsExactly(new Frame(id, "txn-1", trace, null, 0, payload));
+        .containsExactly(new Frame("txn-1", trace, null, 0, payload));
   }
 
   @Test
@@ -179,7 +177,7 @@ class SegmentCodecTest {
   }
 
   private static Frame frame(byte[] payload) {
-    return new Frame(UUID.randomUUID(), UUID.randomUUID().toString(), null, null, 0, payload);
+    return new Frame(UUID.randomUUID().toString(), null, null, 0, payload);
   }
 
   private static byte[] uuidBytes(UUID u) {
@@ -196,7 +194,6 @@ class SegmentCodecTest {
     for (int i = 0; i < n; i++) {
       frames.add(
           new Frame(
-              new UUID(r.nextLong(), r.nextLong()),
               transactionId(r),
               r.nextBoolean() ? new UUID(r.nextLong(), r.nextLong()) : null,
               r.nextInt(5) < 2 ? text(r, 20) : null,

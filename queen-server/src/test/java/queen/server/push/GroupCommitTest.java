@@ -7,7 +7,6 @@ import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
 import java.sql.Statement;
 import java.time.Duration;
-import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -19,7 +18,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import queen.server.TestBroker;
 import queen.server.Wire;
-import queen.server.codec.UuidV7;
 import queen.server.store.Database;
 import queen.server.store.PartitionKey;
 import queen.server.store.PartitionRef;
@@ -34,7 +32,6 @@ class GroupCommitTest {
   @RegisterExtension static final TestBroker broker = new TestBroker();
 
   private final Wire wire = new Wire(broker);
-  private final UuidV7 ids = new UuidV7(InstantSource.system());
 
   @Test
   void requestsQueuedForOnePartitionBecomeOneSegmentWithExactAnswers() throws Exception {
@@ -46,7 +43,7 @@ class GroupCommitTest {
     // the last request repeats a transaction id of a queued one: it may not share their flush
     requests.add(List.of("r1-a", "r10-new"));
 
-    List<Map<UUID, Map<String, UUID>>> answers = pushBehindALock(p, requests);
+    List<Appended> answers = pushBehindALock(p, requests);
 
     assertThat(segments(p))
         .as(
@@ -60,9 +57,16 @@ class GroupCommitTest {
                     + "'"))
         .isEqualTo(31);
     for (int r = 0; r < 10; r++) {
-      assertThat(answers.get(r)).as("request %d stored everything", r).isEmpty();
+      assertThat(answers.get(r).duplicates()).as("request %d stored everything", r).isEmpty();
+      for (String txn : requests.get(r)) {
+        assertThat(answers.get(r).id(p.partitionId(), txn)).as("%s has its id", txn).isNotNull();
+      }
     }
-    assertThat(answers.get(10).get(p.partitionId())).containsOnlyKeys("r1-a");
+    assertThat(answers.get(10).duplicates().get(p.partitionId())).containsOnlyKeys("r1-a");
+    assertThat(answers.get(10).id(p.partitionId(), "r1-a"))
+        .as("the duplicate names the message stored before")
+        .isEqualTo(answers.get(1).id(p.partitionId(), "r1-a"));
+
     List<String> delivered = new ArrayList<>();
     wire.popPartition("merge", "p", "batch=100")
         .json()
@@ -78,8 +82,8 @@ class GroupCommitTest {
    * Submits the first request while the partition is locked (its flush blocks), then the others,
    * which queue; then releases the lock. Answers the stored duplicates of each request.
    */
-  private List<Map<UUID, Map<String, UUID>>> pushBehindALock(
-      PartitionRef p, List<List<String>> requests) throws Exception {
+  private List<Appended> pushBehindALock(PartitionRef p, List<List<String>> requests)
+      throws Exception {
     try (Database db = Database.open(broker.db());
         Connection lock = broker.connect();
         ExecutorService pool = Executors.newVirtualThreadPerTaskExecutor()) {
@@ -89,7 +93,7 @@ class GroupCommitTest {
         st.execute(
             "select 1 from queen.log_partitions where id = '" + p.partitionId() + "' for update");
       }
-      List<Future<Map<UUID, Map<String, UUID>>>> futures = new ArrayList<>();
+      List<Future<Appended>> futures = new ArrayList<>();
       futures.add(pool.submit(() -> commit.append(batch(p, requests.getFirst()))));
       await().atMost(Duration.ofSeconds(10)).until(() -> broker.sqlLong(lockWaiters()) == 1);
       for (List<String> txns : requests.subList(1, requests.size())) {
@@ -97,8 +101,8 @@ class GroupCommitTest {
       }
       await().atMost(Duration.ofSeconds(10)).until(() -> commit.queued() == requests.size() - 1);
       lock.rollback();
-      List<Map<UUID, Map<String, UUID>>> out = new ArrayList<>();
-      for (Future<Map<UUID, Map<String, UUID>>> f : futures) {
+      List<Appended> out = new ArrayList<>();
+      for (Future<Appended> f : futures) {
         out.add(f.get());
       }
       return out;
@@ -123,7 +127,7 @@ class GroupCommitTest {
               null,
               null));
     }
-    return new PushBatch(items, txns, Map.of(new PartitionKey(p.queue(), p.partition()), p), ids);
+    return new PushBatch(items, txns, Map.of(new PartitionKey(p.queue(), p.partition()), p));
   }
 
   private PartitionRef partition(String queue) {

@@ -70,7 +70,16 @@ class HotUpdatesTest {
                 + " where relid = 'queen.log_consumers'::regclass");
     assertThat(hot).as("per mille of cursor updates that were HOT").isGreaterThanOrEqualTo(900);
     assertThat(broker.sqlLong("select pg_relation_size('queen.log_consumers')"))
-        .as("%d cursor rows after %d updates", PARTITIONS, updates)
+        .as(
+            "%d cursor rows after %d updates (%s)",
+            PARTITIONS,
+            updates,
+            broker.sqlText(
+                "select format('%s updates, %s HOT, %s dead, oldest backend xmin age %s',"
+                    + " n_tup_upd, n_tup_hot_upd, n_dead_tup,"
+                    + " (select max(age(backend_xmin)) from pg_stat_activity"
+                    + " where datname = current_database()))"
+                    + " from pg_stat_user_tables where relid = 'queen.log_consumers'::regclass"))
         .isLessThanOrEqualTo(3 * 8192);
     assertThat(
             broker.sqlLong(

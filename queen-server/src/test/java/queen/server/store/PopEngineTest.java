@@ -396,8 +396,7 @@ class PopEngineTest {
         List<queen.server.codec.Frame> frames = new java.util.ArrayList<>();
         for (int i = 0; i < perSegment; i++) {
           frames.add(
-              new queen.server.codec.Frame(
-                  UUID.randomUUID(), "seg-" + s + "-" + i, null, null, 0, "{}".getBytes()));
+              new queen.server.codec.Frame("seg-" + s + "-" + i, null, null, 0, "{}".getBytes()));
         }
         writes.add(SegmentWrite.of(pid, frames));
       }
