@@ -14,6 +14,19 @@
 --   QN002  a stored message of a partition has the hash of a new transaction id: the caller reads
 --          the candidates (queen.log_txn_candidates_v1), removes the real duplicates, lists the
 --          collisions in p_known_* and calls again.
+-- The write mark kept in log_partitions.last_write_at for the wildcard scan's watermark: the push
+-- time rounded down to 30 s, so that the indexed column changes at most twice a minute per
+-- partition and every other push updates the partition row HOT. The scan's 2 minutes of slack
+-- absorb the rounding (at 1-second rounding a partition pushed once a second had no HOT update).
+create or replace function queen.write_mark(p_at timestamptz)
+returns timestamptz
+language sql
+immutable
+parallel safe
+as $$
+    select to_timestamp(floor(extract(epoch from p_at) / 30) * 30)
+$$;
+
 drop function if exists queen.log_push_v1(uuid[], integer[], bytea[], integer[], integer[], text[], uuid[]);
 drop function if exists queen.log_push_v1(uuid[], integer[], bytea[], integer[], integer[], text[], uuid[], bigint[]);
 drop function if exists queen.log_duplicates_v1(uuid[], text[]);
@@ -66,8 +79,9 @@ begin
         update queen.log_partitions p
            set last_offset = p.last_offset + pp.n,
                newest_created_at = greatest(clock_timestamp(), p.newest_created_at),
-               -- quantized: most pushes leave the indexed column alone, keeping updates HOT
-               last_write_at = greatest(p.last_write_at, date_trunc('second', clock_timestamp()))
+                              -- rounded: most pushes leave the indexed column alone, keeping updates HOT
+               last_write_at = greatest(p.last_write_at, queen.write_mark(clock_timestamp()))
+
           from per_partition pp
          where p.id = pp.pid
         returning p.id, p.last_offset - pp.n as prev_end, p.newest_created_at as at, p.retained_from)

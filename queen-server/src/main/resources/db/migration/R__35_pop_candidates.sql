@@ -141,7 +141,7 @@ begin
           left join queen.log_consumers c
             on c.partition_id = p.id and c.consumer_group = p_group
          -- the write watermark keeps a caught-up consumer from scanning every partition on every
-         -- long-poll; 2 minutes of slack absorb the 1-second quantization of last_write_at
+         -- long-poll; 2 minutes of slack absorb the 30-second rounding of last_write_at (write_mark)
          where p.queue_id = p_queue_id
            and p.last_write_at >= v_watermark - interval '2 minutes'
            and p.last_offset >= 0

@@ -71,7 +71,8 @@ begin
     update queen.log_partitions p
        set last_offset = p.last_offset + 1,
            newest_created_at = greatest(clock_timestamp(), p.newest_created_at),
-           last_write_at = greatest(p.last_write_at, date_trunc('second', clock_timestamp()))
+                      last_write_at = greatest(p.last_write_at, queen.write_mark(clock_timestamp()))
+
      where p.id = p_partition_id
     returning p.last_offset, p.newest_created_at, p.retained_from into v_offset, v_at, v_retained;
     insert into queen.log_segments (partition_id, base_offset, msg_count, created_at, blob)

@@ -23,9 +23,11 @@ import queen.server.store.RetentionStore;
  * <p>Deletes run in batches of at most {@code batchSegments} segments of one partition, each its
  * own short transaction: a push to that partition waits for one batch at most, a pop never waits.
  * Several brokers on one database run one cycle per interval between them (a claim in the
- * database), and never take one partition at once (a try-lock). When nothing else reclaims deleted
- * rows (the server's autovacuum is off), a cycle that deleted something ends with a VACUUM of the
- * tables concerned. A failed cycle (database down) is logged and tried again at the next tick.
+ * database), and never take one partition at once (a try-lock). When nothing else vacuums (the
+ * server's autovacuum is off), every cycle ends with a VACUUM of the broker's tables: it makes the
+ * space of deleted rows reusable, and without it the busiest tables slow down (measured: pushes at
+ * a third of their speed after ten minutes). A failed cycle (database down) is logged and tried
+ * again at the next tick.
  */
 public final class Retention implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(Retention.class);
@@ -110,7 +112,7 @@ public final class Retention implements AutoCloseable {
       count(q.name(), done);
       total = total.plus(done);
     }
-    if (total.deletedAnything() && !closed && vacuumWanted()) {
+    if (!closed && vacuumWanted()) {
       store.vacuum();
     }
     long took = System.nanoTime() - started;

@@ -16,9 +16,7 @@ public final class RetentionStore {
   private static final String DELETE = "select * from queen.retention_delete_v1(?, ?, ?, ?)";
   private static final String DEAD_LETTERS = "select queen.retention_dead_letters_v1(?, ?, ?)";
 
-  /**
-   * The tables retention deletes from, and the cursor tables whose rare non-HOT updates it tidies.
-   */
+  /** The tables retention deletes from, and the busiest ones, whose old row versions it clears. */
   private static final String VACUUM =
       "vacuum (skip_locked) queen.log_segments, queen.log_txn_index, queen.dead_letters,"
           + " queen.log_partitions, queen.log_consumers";
@@ -140,8 +138,9 @@ public final class RetentionStore {
   }
 
   /**
-   * Makes the space of deleted rows reusable: without it, inserts never reuse a page that deletes
-   * emptied, and the tables grow whatever retention deletes.
+   * Makes the space of deleted rows and old row versions reusable and marks the pages written since
+   * the last VACUUM all-visible: without it, inserts never reuse a page that deletes emptied, and
+   * every read pays for dead versions and unset hint bits.
    */
   public void vacuum() {
     db.autocommit(
