@@ -4,6 +4,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -46,6 +47,7 @@ final class BrokerProcess implements AutoCloseable {
     env.put("HOST", "127.0.0.1");
     env.put("PG_DB", database);
     env.putAll(extraEnv);
+    Files.createDirectories(log.getParent());
     pb.redirectErrorStream(true).redirectOutput(log.toFile());
     BrokerProcess broker = new BrokerProcess(pb.start(), "http://127.0.0.1:" + port);
     broker.awaitHealthy();
