@@ -219,19 +219,12 @@ final class ClientCommands {
         if (partitionId == null || transactionId == null) {
           throw new IllegalArgumentException("--partition-id and --transaction-id go together");
         }
-        messages.add(
-            new Message(
-                null,
-                transactionId,
-                partitionId,
-                null,
-                null,
-                leaseId == null ? "" : leaseId,
-                group == null ? Queen.QUEUE_MODE : group,
-                null,
-                null,
-                null,
-                null));
+        ObjectNode n = Ndjson.MAPPER.createObjectNode();
+        n.put("transactionId", transactionId);
+        n.put("partitionId", partitionId);
+        n.put("leaseId", leaseId == null ? "" : leaseId);
+        n.put("consumerGroup", group == null ? Queen.QUEUE_MODE : group);
+        messages.add(Message.fromJson(n));
       } else {
         for (JsonNode n : Ndjson.readStdin()) {
           messages.add(Ndjson.readMessage(n));
@@ -367,34 +360,6 @@ final class ClientCommands {
   }
 
   @Command(
-      name = "groups",
-      mixinStandardHelpOptions = true,
-      description = "List consumer groups per queue with their lag.",
-      footer = {"", EXIT_CODES})
-  static final class Groups extends Listing {
-    @Override
-    JsonNode fetch(Queen queen) {
-      return queen.admin().consumerGroups();
-    }
-
-    @Override
-    Table table(JsonNode body) {
-      Table t = new Table("GROUP", "QUEUE", "PARTITIONS", "LAGGING", "LAG", "MAX_LAG_S", "STATE");
-      for (JsonNode g : body) {
-        t.row(
-            g.path("name").asText(),
-            g.path("queueName").asText(),
-            g.path("members").asText(),
-            g.path("partitionsWithLag").asText(),
-            g.path("totalLag").asText(),
-            g.path("maxTimeLag").asText(),
-            g.path("state").asText());
-      }
-      return t;
-    }
-  }
-
-  @Command(
       name = "dlq",
       mixinStandardHelpOptions = true,
       description = {
@@ -451,7 +416,7 @@ final class ClientCommands {
     }
   }
 
-  private static PrintWriter out(CommandSpec spec) {
+  static PrintWriter out(CommandSpec spec) {
     return spec.commandLine().getOut();
   }
 

@@ -19,7 +19,7 @@ import queen.server.ServeCommand;
       ClientCommands.Ack.class,
       ClientCommands.Tail.class,
       ClientCommands.Queues.class,
-      ClientCommands.Groups.class,
+      GroupCommands.class,
       ClientCommands.Dlq.class,
       BenchCommand.class,
       CommandLine.HelpCommand.class

@@ -16,7 +16,6 @@ import java.util.List;
 import queen.client.DeadLetter;
 import queen.client.Message;
 import queen.client.PushResult;
-import queen.client.Queen;
 
 /** One JSON value per line, on stdout and from stdin. */
 final class Ndjson {
@@ -73,18 +72,7 @@ final class Ndjson {
 
   /** A message as {@link #message} printed it, read back for an ack. */
   static Message readMessage(JsonNode n) {
-    return new Message(
-        text(n, "id"),
-        text(n, "transactionId"),
-        text(n, "partitionId"),
-        text(n, "partition"),
-        text(n, "queue"),
-        n.path("leaseId").asText(""),
-        n.path("consumerGroup").asText(Queen.QUEUE_MODE),
-        n.path("data"),
-        text(n, "traceId"),
-        null,
-        n.hasNonNull("createdAt") ? Instant.parse(n.get("createdAt").asText()) : null);
+    return Message.fromJson(n);
   }
 
   /** Every non-blank line of stdin, parsed; a line that is not JSON is an error naming it. */

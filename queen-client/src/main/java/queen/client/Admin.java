@@ -1,6 +1,7 @@
 package queen.client;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import java.time.Instant;
 import java.util.Map;
 
 /**
@@ -12,6 +13,8 @@ import java.util.Map;
  * }</pre>
  */
 public final class Admin {
+  private static final String GROUPS = "/api/v1/consumer-groups/";
+
   private final Queen queen;
 
   Admin(Queen queen) {
@@ -31,6 +34,73 @@ public final class Admin {
   /** {@code GET /api/v1/consumer-groups}: one entry per consumer group and queue, with lag. */
   public JsonNode consumerGroups() {
     return get("/api/v1/consumer-groups", Map.of());
+  }
+
+  /**
+   * {@code GET /api/v1/consumer-groups/:group}: the group's cursors keyed by queue name, each
+   * partition with its lag and lease; a {@link QueenException} with status 404 for an unknown
+   * group.
+   */
+  public JsonNode consumerGroup(String group) {
+    return get(GROUPS + Transport.segment(group), Map.of());
+  }
+
+  /** {@code GET /api/v1/consumer-groups/lagging}: cursors at least {@code minLagSeconds} behind. */
+  public JsonNode laggingConsumerGroups(int minLagSeconds) {
+    return get(GROUPS + "lagging", Map.of("minLagSeconds", Integer.toString(minLagSeconds)));
+  }
+
+  /**
+   * Deletes the group's cursors on every queue, so that its next consume starts over from its
+   * subscription; with {@code deleteMetadata} the subscription record goes too.
+   */
+  public JsonNode deleteConsumerGroup(String group, boolean deleteMetadata) {
+    return delete(GROUPS + Transport.segment(group), deleteMetadata);
+  }
+
+  /** As {@link #deleteConsumerGroup(String, boolean)}, on one queue. */
+  public JsonNode deleteConsumerGroup(String group, String queue, boolean deleteMetadata) {
+    return delete(
+        GROUPS + Transport.segment(group) + "/queues/" + Transport.segment(queue), deleteMetadata);
+  }
+
+  /** Sets where cursors the group creates from now on start; existing cursors stay. */
+  public JsonNode updateSubscription(String group, Instant from) {
+    return post(
+        GROUPS + Transport.segment(group) + "/subscription",
+        Map.of("subscriptionTimestamp", from.toString()),
+        group);
+  }
+
+  /** Moves the group's cursors on the queue to the newest message: the backlog is skipped. */
+  public JsonNode seekToEnd(String group, String queue) {
+    return post(seekPath(group, queue), Map.of("toEnd", true), group);
+  }
+
+  /**
+   * Moves the group's cursors on the queue so that messages created at or after {@code at} come
+   * again.
+   */
+  public JsonNode seek(String group, String queue, Instant at) {
+    return post(seekPath(group, queue), Map.of("timestamp", at.toString()), group);
+  }
+
+  /** Moves the group's cursor on one partition to its newest message. */
+  public JsonNode seekPartitionToEnd(String group, String queue, String partition) {
+    return post(
+        GROUPS
+            + Transport.segment(group)
+            + "/queues/"
+            + Transport.segment(queue)
+            + "/partitions/"
+            + Transport.segment(partition)
+            + "/seek",
+        Map.of(),
+        group);
+  }
+
+  private static String seekPath(String group, String queue) {
+    return GROUPS + Transport.segment(group) + "/queues/" + Transport.segment(queue) + "/seek";
   }
 
   /** {@code GET /api/v1/system/maintenance/pop}: whether pops are paused. */
@@ -69,5 +139,18 @@ public final class Admin {
 
   private JsonNode get(String path, Map<String, String> query) {
     return queen.transport.send(Transport.Call.get(path, query, "")).body();
+  }
+
+  private JsonNode post(String path, Object body, String key) {
+    return queen.transport.send(Transport.Call.post(path, body, key)).body();
+  }
+
+  private JsonNode delete(String path, boolean deleteMetadata) {
+    return queen
+        .transport
+        .send(
+            Transport.Call.delete(
+                path, Map.of("deleteMetadata", Boolean.toString(deleteMetadata)), ""))
+        .body();
   }
 }

@@ -342,7 +342,7 @@ public final class QueueBuilder {
     List<Message> out = new ArrayList<>(messages.size());
     for (JsonNode m : messages) {
       if (!m.isNull()) {
-        out.add(Message.from(m, name));
+        out.add(Message.from(m, name, queen));
       }
     }
     return out;

@@ -40,6 +40,10 @@ final class Transport implements AutoCloseable {
       return new Call("POST", path, Map.of(), body, key, null);
     }
 
+    static Call delete(String path, Map<String, String> query, String key) {
+      return new Call("DELETE", path, query, null, key, null);
+    }
+
     Call withTimeout(Duration t) {
       return new Call(method, path, query, body, key, t);
     }

@@ -15,6 +15,7 @@ import queen.server.ack.DeadLetterService;
 import queen.server.ack.TransactionService;
 import queen.server.http.AckRoutes;
 import queen.server.http.ConfigureRoutes;
+import queen.server.http.ConsumerGroupRoutes;
 import queen.server.http.DeadLetterRoutes;
 import queen.server.http.HealthRoutes;
 import queen.server.http.HttpApi;
@@ -23,7 +24,9 @@ import queen.server.http.MetricsRoutes;
 import queen.server.http.PopRoutes;
 import queen.server.http.PushRoutes;
 import queen.server.http.ResourceRoutes;
+import queen.server.http.TraceRoutes;
 import queen.server.http.TransactionRoutes;
+import queen.server.ops.ConsumerGroups;
 import queen.server.ops.MaxWaitSweeper;
 import queen.server.ops.Retention;
 import queen.server.ops.StateRefresher;
@@ -33,14 +36,17 @@ import queen.server.pop.PopSettings;
 import queen.server.push.PartitionDirectory;
 import queen.server.push.PushService;
 import queen.server.store.AckStore;
+import queen.server.store.ConsumerGroupStore;
 import queen.server.store.Database;
 import queen.server.store.DeadLetterStore;
+import queen.server.store.MessageStore;
 import queen.server.store.PopStore;
 import queen.server.store.PushStore;
 import queen.server.store.QueueStore;
 import queen.server.store.ResourceStore;
 import queen.server.store.RetentionStore;
 import queen.server.store.SystemStore;
+import queen.server.store.TraceStore;
 import queen.server.store.TransactionStore;
 
 /**
@@ -112,6 +118,12 @@ public final class Broker implements AutoCloseable {
           new Retention(new RetentionStore(db), config.retention(), clock, meters);
       resources.addFirst(retention);
       retention.start();
+      ConsumerGroupStore groupStore = new ConsumerGroupStore(db);
+      ConsumerGroups groups =
+          new ConsumerGroups(groupStore, pop::groupReset, config.stateRefresh());
+      resources.addFirst(groups);
+      groups.start();
+      ResourceStore resourceStore = new ResourceStore(db);
 
       WebServer server =
           WebServer.builder()
@@ -138,7 +150,9 @@ public final class Broker implements AutoCloseable {
                               new DeadLetterRoutes(
                                   new DeadLetterService(deadLetters, clock, hot::pushed)),
                               new MaintenanceRoutes(system, settings),
-                              new ResourceRoutes(new ResourceStore(db), refresher::refresh))))
+                              new ResourceRoutes(resourceStore, refresher::refresh),
+                              new ConsumerGroupRoutes(groups, groupStore, resourceStore),
+                              new TraceRoutes(new TraceStore(db), new MessageStore(db), clock))))
               .build()
               .start();
       return new Broker(resources, server);

@@ -129,6 +129,10 @@ begin
     delete from queen.log_segments ls
      where ls.partition_id = p_partition_id and ls.base_offset >= v_from and ls.base_offset < v_to;
     update queen.log_partitions p set retained_from = v_to where p.id = p_partition_id;
+    -- traces belong to their message
+    delete from queen.message_traces t
+     where t.partition_id = p_partition_id and t.msg_offset < v_to;
+
     if v_to > v_last then
         -- nothing retained: every index entry of the partition is dead
         delete from queen.log_txn_index t where t.partition_id = p_partition_id;

@@ -17,6 +17,10 @@ final class ApiException extends RuntimeException {
     return new ApiException(400, message);
   }
 
+  static ApiException notFound(String message) {
+    return new ApiException(404, message);
+  }
+
   int status() {
     return status;
   }

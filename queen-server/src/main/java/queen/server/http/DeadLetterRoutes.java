@@ -67,7 +67,7 @@ public final class DeadLetterRoutes implements HttpService {
 
   private static Instant time(Params p, String name) {
     String v = p.string(name, "");
-    return v.isBlank() ? null : PopRoutes.timestamp(name, v);
+    return v.isBlank() ? null : Fields.timestamp(name, v);
   }
 
   private static String blankToNull(String s) {

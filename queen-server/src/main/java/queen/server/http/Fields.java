@@ -1,6 +1,14 @@
 package queen.server.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import java.time.Instant;
+import java.time.LocalDate;
+import java.time.LocalDateTime;
+import java.time.OffsetDateTime;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.time.format.DateTimeParseException;
+import java.time.temporal.TemporalAccessor;
 import java.util.UUID;
 import java.util.regex.Pattern;
 
@@ -45,5 +53,34 @@ final class Fields {
       throw ApiException.badRequest(field + " must be a UUID");
     }
     return UUID.fromString(text);
+  }
+
+  /** ISO-8601 with or without an offset (none means UTC), or a bare date; else a 400. */
+  static Instant timestamp(String param, String text) {
+    try {
+      String t = text.trim().replace(' ', 'T');
+      if (t.length() == 10) {
+        return LocalDate.parse(t).atStartOfDay(ZoneOffset.UTC).toInstant();
+      }
+      TemporalAccessor parsed =
+          DateTimeFormatter.ISO_DATE_TIME.parseBest(t, OffsetDateTime::from, LocalDateTime::from);
+      Instant instant =
+          parsed instanceof OffsetDateTime odt
+              ? odt.toInstant()
+              : ((LocalDateTime) parsed).toInstant(ZoneOffset.UTC);
+      int year = instant.atOffset(ZoneOffset.UTC).getYear();
+      if (year < 1 || year > 9999) {
+        throw new DateTimeParseException("year out of range", t, 0);
+      }
+      return instant;
+    } catch (DateTimeParseException e) {
+      throw ApiException.badRequest(
+          param
+              + " must be an ISO-8601 timestamp"
+              + (param.equals("subscriptionFrom") ? " or 'now'" : "")
+              + ", got '"
+              + text
+              + "'");
+    }
   }
 }

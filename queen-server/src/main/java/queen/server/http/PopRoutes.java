@@ -4,13 +4,6 @@ import io.helidon.webserver.http.HttpRules;
 import io.helidon.webserver.http.HttpService;
 import io.helidon.webserver.http.ServerResponse;
 import java.time.Instant;
-import java.time.LocalDate;
-import java.time.LocalDateTime;
-import java.time.OffsetDateTime;
-import java.time.ZoneOffset;
-import java.time.format.DateTimeFormatter;
-import java.time.format.DateTimeParseException;
-import java.time.temporal.TemporalAccessor;
 import java.util.List;
 import java.util.UUID;
 import queen.server.codec.Frame;
@@ -104,41 +97,12 @@ public final class PopRoutes implements HttpService {
     String from = p.string("subscriptionFrom", "");
     boolean newOnly = mode.equals("new") || mode.equals("new-only") || from.equals("now");
     Instant fromTime =
-        from.isEmpty() || from.equals("now") ? null : timestamp("subscriptionFrom", from);
+        from.isEmpty() || from.equals("now") ? null : Fields.timestamp("subscriptionFrom", from);
     // timeout only matters with wait=true: then it is the long-poll deadline
     long waitMillis =
         p.bool("wait", false) ? Math.max(0, p.integer("timeout", DEFAULT_TIMEOUT)) : 0;
     return new PopRequest(
         target, group, batch, partitions, p.bool("autoAck", false), newOnly, fromTime, waitMillis);
-  }
-
-  /** ISO-8601 with or without an offset (none means UTC), or a bare date; else a 400. */
-  static Instant timestamp(String param, String text) {
-    try {
-      String t = text.trim().replace(' ', 'T');
-      if (t.length() == 10) {
-        return LocalDate.parse(t).atStartOfDay(ZoneOffset.UTC).toInstant();
-      }
-      TemporalAccessor parsed =
-          DateTimeFormatter.ISO_DATE_TIME.parseBest(t, OffsetDateTime::from, LocalDateTime::from);
-      Instant instant =
-          parsed instanceof OffsetDateTime odt
-              ? odt.toInstant()
-              : ((LocalDateTime) parsed).toInstant(ZoneOffset.UTC);
-      int year = instant.atOffset(ZoneOffset.UTC).getYear();
-      if (year < 1 || year > 9999) {
-        throw new DateTimeParseException("year out of range", t, 0);
-      }
-      return instant;
-    } catch (DateTimeParseException e) {
-      throw ApiException.badRequest(
-          param
-              + " must be an ISO-8601 timestamp"
-              + (param.equals("subscriptionFrom") ? " or 'now'" : "")
-              + ", got '"
-              + text
-              + "'");
-    }
   }
 
   static void send(ServerResponse res, PopResult result) {

@@ -4,18 +4,13 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.helidon.webserver.http.HttpRules;
 import io.helidon.webserver.http.HttpService;
-import java.time.Duration;
-import java.time.Instant;
 import queen.server.store.ResourceStore;
 
 /**
- * {@code GET /api/v1/resources/queues}, {@code DELETE /api/v1/resources/queues/:queue} and {@code
- * GET /api/v1/consumer-groups}: what operators and the CLI list, and the queue delete.
+ * {@code GET /api/v1/resources/queues} and {@code DELETE /api/v1/resources/queues/:queue}: what
+ * operators and the CLI list, and the queue delete.
  */
 public final class ResourceRoutes implements HttpService {
-  /** A lagging group that has acked nothing for this long is reported {@code Dead}. */
-  private static final Duration DEAD_AFTER = Duration.ofHours(1);
-
   private final ResourceStore store;
   private final Runnable queuesChanged;
 
@@ -38,7 +33,6 @@ public final class ResourceRoutes implements HttpService {
               200,
               Json.object().put("deleted", true).put("queue", name).put("existed", existed));
         });
-    rules.get("/api/v1/consumer-groups", (req, res) -> Replies.json(res, 200, groups()));
   }
 
   private ObjectNode queues() {
@@ -58,38 +52,5 @@ public final class ResourceRoutes implements HttpService {
           .put("processing", q.processing());
     }
     return body;
-  }
-
-  private ArrayNode groups() {
-    ArrayNode list = Json.MAPPER.createArrayNode();
-    Instant deadBefore = Instant.now().minus(DEAD_AFTER);
-    for (ResourceStore.GroupSummary g : store.consumerGroups()) {
-      ObjectNode n = list.addObject();
-      n.put("name", g.group());
-      n.putArray("topics").add(g.queue());
-      n.put("queueName", g.queue());
-      n.put("members", g.members());
-      n.put("partitionsWithLag", g.partitionsWithLag());
-      n.put("totalLag", g.totalLag());
-      n.put("maxTimeLag", g.maxTimeLagSeconds());
-      n.put("state", state(g, deadBefore));
-      n.put("lastConsumedAt", time(g.lastConsumedAt()));
-      n.put("subscriptionMode", g.subscriptionMode());
-      n.put("subscriptionTimestamp", time(g.subscriptionTimestamp()));
-      n.put("subscriptionCreatedAt", time(g.subscriptionCreatedAt()));
-    }
-    return list;
-  }
-
-  private static String state(ResourceStore.GroupSummary g, Instant deadBefore) {
-    if (g.partitionsWithLag() == 0) {
-      return "Stable";
-    }
-    boolean idle = g.lastConsumedAt() == null || g.lastConsumedAt().isBefore(deadBefore);
-    return idle && g.maxTimeLagSeconds() > DEAD_AFTER.toSeconds() ? "Dead" : "Lagging";
-  }
-
-  private static String time(Instant t) {
-    return t == null ? null : Json.millis(t);
   }
 }

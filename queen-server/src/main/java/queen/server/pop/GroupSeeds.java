@@ -55,4 +55,19 @@ final class GroupSeeds {
     }
     seeded.put(key, now);
   }
+
+  /**
+   * The group was deleted or sought on the queue (every queue when null): its next first contact
+   * seeds again.
+   */
+  void forget(String queue, String group) {
+    seeded
+        .keySet()
+        .removeIf(
+            k ->
+                k.endsWith("\u0000" + group)
+                    && (queue == null
+                        || k.startsWith("q\u0000" + queue + "\u0000")
+                        || k.startsWith("d\u0000")));
+  }
 }

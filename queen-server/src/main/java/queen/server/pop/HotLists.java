@@ -27,6 +27,7 @@ public final class HotLists {
     final String name;
     final WakeGate gate = new WakeGate();
     final Map<String, HotList> rings = new ConcurrentHashMap<>();
+    final Map<String, Meter> ringMeters = new ConcurrentHashMap<>();
     final List<Meter> meters = new CopyOnWriteArrayList<>();
     volatile long lastUsedNanos = System.nanoTime();
 
@@ -56,6 +57,7 @@ public final class HotLists {
     for (QueueState q : queues.values()) {
       if (now - q.lastUsedNanos > idleNanos && q.gate.parked() == 0 && queues.remove(q.name, q)) {
         q.meters.forEach(meters::remove);
+        q.ringMeters.values().forEach(meters::remove);
       }
     }
   }
@@ -74,7 +76,8 @@ public final class HotLists {
         group,
         g -> {
           HotList ring = new HotList();
-          state.meters.add(
+          state.ringMeters.put(
+              g,
               Gauge.builder("queen_hotlist_partitions", ring, HotList::size)
                   .description("Partitions in a hot-list ring")
                   .tag("queue", queue)
@@ -82,6 +85,24 @@ public final class HotLists {
                   .register(meters));
           return ring;
         });
+  }
+
+  /**
+   * The group's cursors on the queue (every queue when null) were moved by a delete or a seek: drop
+   * its rings, so that the next pop starts from a reseed and first contact as if new, and wake
+   * parked pops so that they look again.
+   */
+  void forget(String queue, String group) {
+    for (QueueState q : queue == null ? List.copyOf(queues.values()) : List.of(queue(queue))) {
+      if (q.rings.remove(group) != null) {
+        Meter gauge = q.ringMeters.remove(group);
+        if (gauge != null) {
+          meters.remove(gauge);
+        }
+      }
+      q.gate.open();
+    }
+    anyQueue.open();
   }
 
   /** A local push stored {@code count} messages in a partition: every group's ring learns it. */

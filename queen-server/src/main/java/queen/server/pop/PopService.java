@@ -461,6 +461,16 @@ public final class PopService {
     return new PopResult(request.autoAck() ? null : worker, request.group(), claimed, messages);
   }
 
+  /**
+   * The group's cursors on the queue (every queue when null) were deleted or moved, here or on
+   * another broker: what this broker remembers of the group there (ring, first-contact seed) is
+   * stale, so it starts over as for a new group.
+   */
+  public void groupReset(String queue, String group) {
+    seeds.forget(queue, group);
+    hot.forget(queue, group);
+  }
+
   /** Stops the revisit wheel. */
   public void close() {
     wheel.close();

@@ -4,6 +4,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
@@ -25,7 +26,14 @@ final class TxnCandidates {
    *
    * @param same true when it carries exactly that transactionId
    */
-  record Match(int index, UUID partitionId, long offset, boolean same, UUID messageId) {}
+  record Match(
+      int index,
+      UUID partitionId,
+      long offset,
+      boolean same,
+      UUID messageId,
+      Instant createdAt,
+      Frame frame) {}
 
   private TxnCandidates() {}
 
@@ -42,13 +50,16 @@ final class TxnCandidates {
           long offset = rs.getLong("msg_offset");
           int position = (int) (offset - rs.getLong("base_offset"));
           Frame f = SegmentCodec.decode(rs.getBytes("blob"), position, 1).getFirst();
+          Instant created = Sql.instant(rs, "created_at");
           out.add(
               new Match(
                   i,
                   partitionIds.get(i),
                   offset,
                   f.transactionId().equals(transactionIds.get(i)),
-                  MessageIds.of(partitionIds.get(i), offset, Sql.instant(rs, "created_at"))));
+                  MessageIds.of(partitionIds.get(i), offset, created),
+                  created,
+                  f));
         }
       }
     }

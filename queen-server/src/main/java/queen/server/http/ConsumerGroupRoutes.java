@@ -1,0 +1,226 @@
+package queen.server.http;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.helidon.webserver.http.HttpRules;
+import io.helidon.webserver.http.HttpService;
+import io.helidon.webserver.http.ServerRequest;
+import io.helidon.webserver.http.ServerResponse;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import queen.server.ops.ConsumerGroups;
+import queen.server.store.ConsumerGroupStore;
+import queen.server.store.ResourceStore;
+
+/**
+ * The consumer-group routes of WIRE.md section 11: list, detail, lagging, delete (on every queue or
+ * one), subscription start, and seeks. Unknown queues and partitions are 404; deleting a group that
+ * has no cursors is a success that deleted nothing, as the clients call it before subscribing and
+ * expect no error.
+ */
+public final class ConsumerGroupRoutes implements HttpService {
+  /** A lagging group that has acked nothing for this long is reported {@code Dead}. */
+  private static final Duration DEAD_AFTER = Duration.ofHours(1);
+
+  private static final String BASE = "/api/v1/consumer-groups";
+
+  private final ConsumerGroups groups;
+  private final ConsumerGroupStore store;
+  private final ResourceStore resources;
+
+  public ConsumerGroupRoutes(
+      ConsumerGroups groups, ConsumerGroupStore store, ResourceStore resources) {
+    this.groups = groups;
+    this.store = store;
+    this.resources = resources;
+  }
+
+  @Override
+  public void routing(HttpRules rules) {
+    rules.get(BASE, (req, res) -> Replies.json(res, 200, list()));
+    rules.get(BASE + "/lagging", this::lagging);
+    rules.get(BASE + "/{group}", this::detail);
+    rules.delete(BASE + "/{group}", (req, res) -> delete(req, res, null));
+    rules.delete(
+        BASE + "/{group}/queues/{queue}",
+        (req, res) -> delete(req, res, new Params(req).path("queue")));
+    rules.post(BASE + "/{group}/subscription", this::subscription);
+    rules.post(BASE + "/{group}/queues/{queue}/seek", this::seek);
+    rules.post(BASE + "/{group}/queues/{queue}/partitions/{partition}/seek", this::seekPartition);
+  }
+
+  private ArrayNode list() {
+    ArrayNode list = Json.MAPPER.createArrayNode();
+    Instant deadBefore = Instant.now().minus(DEAD_AFTER);
+    for (ResourceStore.GroupSummary g : resources.consumerGroups()) {
+      ObjectNode n = list.addObject();
+      n.put("name", g.group());
+      n.putArray("topics").add(g.queue());
+      n.put("queueName", g.queue());
+      n.put("members", g.members());
+      n.put("partitionsWithLag", g.partitionsWithLag());
+      n.put("totalLag", g.totalLag());
+      n.put("maxTimeLag", g.maxTimeLagSeconds());
+      n.put("state", state(g, deadBefore));
+      n.put("lastConsumedAt", time(g.lastConsumedAt()));
+      n.put("subscriptionMode", g.subscriptionMode());
+      n.put("subscriptionTimestamp", time(g.subscriptionTimestamp()));
+      n.put("subscriptionCreatedAt", time(g.subscriptionCreatedAt()));
+    }
+    return list;
+  }
+
+  private static String state(ResourceStore.GroupSummary g, Instant deadBefore) {
+    if (g.partitionsWithLag() == 0) {
+      return "Stable";
+    }
+    boolean idle = g.lastConsumedAt() == null || g.lastConsumedAt().isBefore(deadBefore);
+    return idle && g.maxTimeLagSeconds() > DEAD_AFTER.toSeconds() ? "Dead" : "Lagging";
+  }
+
+  private void detail(ServerRequest req, ServerResponse res) {
+    String group = new Params(req).path("group");
+    List<ConsumerGroupStore.Cursor> cursors = store.detail(group);
+    if (cursors.isEmpty()) {
+      throw ApiException.notFound("Consumer group not found");
+    }
+    ObjectNode body = Json.object();
+    for (ConsumerGroupStore.Cursor c : cursors) {
+      ObjectNode queue = (ObjectNode) body.get(c.queue());
+      if (queue == null) {
+        queue = body.putObject(c.queue());
+        queue.putArray("partitions");
+      }
+      ((ArrayNode) queue.get("partitions"))
+          .addObject()
+          .put("partition", c.partition())
+          .put("partitionId", c.partitionId().toString())
+          .put("workerId", c.workerId() == null ? null : c.workerId().toString())
+          .put("lastConsumedAt", time(c.lastConsumedAt()))
+          .put("totalConsumed", c.totalConsumed())
+          .put("committedOffset", c.committed())
+          .put("offsetLag", c.offsetLag())
+          .put("timeLagSeconds", c.timeLagSeconds())
+          .put("leaseActive", c.leaseActive());
+    }
+    Replies.json(res, 200, body);
+  }
+
+  private void lagging(ServerRequest req, ServerResponse res) {
+    int min = Math.max(new Params(req).integer("minLagSeconds", 3600), 0);
+    ArrayNode list = Json.MAPPER.createArrayNode();
+    for (ConsumerGroupStore.Lagging l : store.lagging(min)) {
+      list.addObject()
+          .put("consumer_group", l.group())
+          .put("queue_name", l.queue())
+          .put("partition_name", l.partition())
+          .put("partition_id", l.partitionId().toString())
+          .put("worker_id", l.workerId() == null ? null : l.workerId().toString())
+          .put("offset_lag", l.offsetLag())
+          .put("time_lag_seconds", l.timeLagSeconds())
+          .put("lag_hours", Math.round(l.timeLagSeconds() / 36.0) / 100.0)
+          .put("oldest_unconsumed_at", time(l.oldestUnconsumedAt()))
+          .put("last_consumed_at", time(l.lastConsumedAt()));
+    }
+    Replies.json(res, 200, list);
+  }
+
+  private void delete(ServerRequest req, ServerResponse res, String queue) {
+    Params p = new Params(req);
+    String group = p.path("group");
+    boolean deleteMetadata = p.bool("deleteMetadata", true);
+    ConsumerGroupStore.Deleted d = groups.delete(group, queue, deleteMetadata);
+    if (!d.queueFound()) {
+      throw ApiException.notFound("Queue not found");
+    }
+    ObjectNode body = Json.object().put("success", true).put("consumerGroup", group);
+    if (queue != null) {
+      body.put("queueName", queue);
+    }
+    body.put("deletedPartitions", d.partitions());
+    body.put("metadataDeleted", deleteMetadata);
+    Replies.json(res, 200, body);
+  }
+
+  private void subscription(ServerRequest req, ServerResponse res) {
+    String group = new Params(req).path("group");
+    JsonNode ts = Json.objectBody(req).get("subscriptionTimestamp");
+    if (ts == null || ts.isNull()) {
+      throw ApiException.badRequest("Missing subscriptionTimestamp in request body");
+    }
+    if (!ts.isTextual()) {
+      throw ApiException.badRequest("subscriptionTimestamp must be an ISO-8601 string");
+    }
+    Instant at = Fields.timestamp("subscriptionTimestamp", ts.asText());
+    int rows = store.updateSubscription(group, at);
+    Replies.json(
+        res,
+        200,
+        Json.object()
+            .put("success", true)
+            .put("consumerGroup", group)
+            .put("newTimestamp", Json.millis(at))
+            .put("rowsUpdated", rows));
+  }
+
+  private void seek(ServerRequest req, ServerResponse res) {
+    Params p = new Params(req);
+    String group = p.path("group");
+    String queue = p.path("queue");
+    JsonNode body = Json.objectBody(req);
+    boolean toEnd = body.path("toEnd").asBoolean(false) && body.get("toEnd").isBoolean();
+    JsonNode ts = body.get("timestamp");
+    boolean hasTs = ts != null && !ts.isNull();
+    if (toEnd == hasTs) {
+      throw ApiException.badRequest("Must specify either 'toEnd': true or 'timestamp'");
+    }
+    if (hasTs && !ts.isTextual()) {
+      throw ApiException.badRequest("timestamp must be an ISO-8601 string");
+    }
+    Instant at = hasTs ? Fields.timestamp("timestamp", ts.asText()) : null;
+    ConsumerGroupStore.Sought s = groups.seek(group, queue, at);
+    if (!s.queueFound()) {
+      throw ApiException.notFound("Queue not found");
+    }
+    Replies.json(
+        res,
+        200,
+        Json.object()
+            .put("success", true)
+            .put("consumerGroup", group)
+            .put("queueName", queue)
+            .put("seekToEnd", toEnd)
+            .put("targetTimestamp", time(at))
+            .put("partitionsUpdated", s.partitions()));
+  }
+
+  private void seekPartition(ServerRequest req, ServerResponse res) {
+    Params p = new Params(req);
+    String group = p.path("group");
+    String queue = p.path("queue");
+    String partition = p.path("partition");
+    ConsumerGroupStore.PartitionSought s = groups.seekPartitionToEnd(group, queue, partition);
+    if (!s.queueFound()) {
+      throw ApiException.notFound("Queue not found");
+    }
+    if (s.cursor() == null) {
+      throw ApiException.notFound("Partition not found");
+    }
+    Replies.json(
+        res,
+        200,
+        Json.object()
+            .put("success", true)
+            .put("consumerGroup", group)
+            .put("queueName", queue)
+            .put("partitionName", partition)
+            .put("updated", true)
+            .put("cursorMovedTo", s.cursor()));
+  }
+
+  private static String time(Instant t) {
+    return t == null ? null : Json.millis(t);
+  }
+}

@@ -1,0 +1,227 @@
+package queen.server.store;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+
+/**
+ * Consumer-group administration: deleting and seeking cursors, the subscription start, the lag
+ * views, and the feed of resets that every broker follows to drop its cached view of a group.
+ */
+public final class ConsumerGroupStore {
+  private final Database db;
+
+  public ConsumerGroupStore(Database db) {
+    this.db = db;
+  }
+
+  /** What a delete removed; {@code queueFound} false only for a named queue that does not exist. */
+  public record Deleted(boolean queueFound, int partitions, int metadata) {}
+
+  /** What a seek moved; {@code queueFound} false for an unknown queue. */
+  public record Sought(boolean queueFound, int partitions) {}
+
+  /**
+   * One partition seeking to its end: {@code cursor} is the new committed offset, null when the
+   * queue ({@code queueFound} false) or the partition does not exist.
+   */
+  public record PartitionSought(boolean queueFound, Long cursor) {}
+
+  /** One cursor of a group and how far it trails its partition. */
+  public record Cursor(
+      String queue,
+      String partition,
+      UUID partitionId,
+      UUID workerId,
+      Instant lastConsumedAt,
+      long totalConsumed,
+      long committed,
+      long offsetLag,
+      long timeLagSeconds,
+      boolean leaseActive) {}
+
+  /** A cursor whose oldest uncommitted message is older than asked. */
+  public record Lagging(
+      String group,
+      String queue,
+      String partition,
+      UUID partitionId,
+      UUID workerId,
+      long offsetLag,
+      long timeLagSeconds,
+      Instant oldestUnconsumedAt,
+      Instant lastConsumedAt) {}
+
+  /** A reset announced by some broker: queue null means every queue. */
+  public record Reset(long id, String queue, String group) {}
+
+  /** Deletes the group's cursors on {@code queue}, or on every queue when it is null. */
+  public Deleted delete(String group, String queue, boolean deleteMetadata) {
+    return db.autocommit(
+        c -> {
+          try (PreparedStatement ps =
+              c.prepareStatement("select * from queen.group_delete_v1(?, ?, ?)")) {
+            ps.setString(1, group);
+            ps.setString(2, queue);
+            ps.setBoolean(3, deleteMetadata);
+            try (ResultSet rs = ps.executeQuery()) {
+              rs.next();
+              return new Deleted(
+                  rs.getBoolean("queue_found"),
+                  rs.getInt("deleted_partitions"),
+                  rs.getInt("metadata_deleted"));
+            }
+          }
+        });
+  }
+
+  /** Seeks every cursor of the group on the queue to the end ({@code at} null) or to {@code at}. */
+  public Sought seek(String group, String queue, Instant at) {
+    return db.autocommit(
+        c -> {
+          try (PreparedStatement ps =
+              c.prepareStatement("select * from queen.group_seek_v1(?, ?, ?, ?)")) {
+            ps.setString(1, group);
+            ps.setString(2, queue);
+            ps.setBoolean(3, at == null);
+            Sql.setTimestamptz(ps, 4, at);
+            try (ResultSet rs = ps.executeQuery()) {
+              rs.next();
+              return new Sought(rs.getBoolean("queue_found"), rs.getInt("partitions_updated"));
+            }
+          }
+        });
+  }
+
+  /** Seeks the group's cursor on one partition to its newest message. */
+  public PartitionSought seekPartitionToEnd(String group, String queue, String partition) {
+    return db.autocommit(
+        c -> {
+          try (PreparedStatement ps =
+              c.prepareStatement("select * from queen.group_seek_partition_v1(?, ?, ?)")) {
+            ps.setString(1, group);
+            ps.setString(2, queue);
+            ps.setString(3, partition);
+            try (ResultSet rs = ps.executeQuery()) {
+              rs.next();
+              long cursor = rs.getLong("cursor_offset");
+              Long found = rs.wasNull() ? null : cursor;
+              return new PartitionSought(rs.getBoolean("queue_found"), found);
+            }
+          }
+        });
+  }
+
+  /** Sets the group's subscription start on every queue it subscribed to; rows updated. */
+  public int updateSubscription(String group, Instant from) {
+    return db.autocommit(
+        c -> {
+          try (PreparedStatement ps =
+              c.prepareStatement("select queen.group_subscription_v1(?, ?)")) {
+            ps.setString(1, group);
+            Sql.setTimestamptz(ps, 2, from);
+            try (ResultSet rs = ps.executeQuery()) {
+              rs.next();
+              return rs.getInt(1);
+            }
+          }
+        });
+  }
+
+  /** Every cursor of the group, ordered by queue and partition; empty for an unknown group. */
+  public List<Cursor> detail(String group) {
+    return db.autocommit(
+        c -> {
+          List<Cursor> out = new ArrayList<>();
+          try (PreparedStatement ps =
+              c.prepareStatement("select * from queen.group_detail_v1(?)")) {
+            ps.setString(1, group);
+            try (ResultSet rs = ps.executeQuery()) {
+              while (rs.next()) {
+                out.add(
+                    new Cursor(
+                        rs.getString("queue_name"),
+                        rs.getString("partition_name"),
+                        rs.getObject("partition_id", UUID.class),
+                        rs.getObject("worker_id", UUID.class),
+                        Sql.instant(rs, "last_consumed_at"),
+                        rs.getLong("total_consumed"),
+                        rs.getLong("committed"),
+                        rs.getLong("offset_lag"),
+                        rs.getLong("time_lag_seconds"),
+                        rs.getBoolean("lease_active")));
+              }
+            }
+          }
+          return out;
+        });
+  }
+
+  /** Cursors whose oldest uncommitted message is at least {@code minSeconds} old. */
+  public List<Lagging> lagging(int minSeconds) {
+    return db.autocommit(
+        c -> {
+          List<Lagging> out = new ArrayList<>();
+          try (PreparedStatement ps =
+              c.prepareStatement("select * from queen.groups_lagging_v1(?)")) {
+            ps.setInt(1, minSeconds);
+            try (ResultSet rs = ps.executeQuery()) {
+              while (rs.next()) {
+                out.add(
+                    new Lagging(
+                        rs.getString("consumer_group"),
+                        rs.getString("queue_name"),
+                        rs.getString("partition_name"),
+                        rs.getObject("partition_id", UUID.class),
+                        rs.getObject("worker_id", UUID.class),
+                        rs.getLong("offset_lag"),
+                        rs.getLong("time_lag_seconds"),
+                        Sql.instant(rs, "oldest_unconsumed_at"),
+                        Sql.instant(rs, "last_consumed_at")));
+              }
+            }
+          }
+          return out;
+        });
+  }
+
+  /** The id of the newest reset announced so far (0 when none). */
+  public long resetsHead() {
+    return db.autocommit(c -> single(c, "select queen.group_resets_head_v1()"));
+  }
+
+  /** The resets announced after {@code after}, oldest first. */
+  public List<Reset> resetsAfter(long after) {
+    return db.autocommit(
+        c -> {
+          List<Reset> out = new ArrayList<>();
+          try (PreparedStatement ps =
+              c.prepareStatement("select * from queen.group_resets_v1(?)")) {
+            ps.setLong(1, after);
+            try (ResultSet rs = ps.executeQuery()) {
+              while (rs.next()) {
+                out.add(
+                    new Reset(
+                        rs.getLong("id"),
+                        rs.getString("queue_name"),
+                        rs.getString("consumer_group")));
+              }
+            }
+          }
+          return out;
+        });
+  }
+
+  private static long single(Connection c, String query) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(query);
+        ResultSet rs = ps.executeQuery()) {
+      rs.next();
+      return rs.getLong(1);
+    }
+  }
+}
