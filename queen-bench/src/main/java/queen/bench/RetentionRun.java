@@ -1,5 +1,9 @@
 package queen.bench;
 
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -7,15 +11,15 @@ import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Steady pushing and consuming for minutes against a broker of its own, once with a queue whose
  * retention is short and once without: with retention the size of the queen schema must level off,
- * and throughput must stay what it is without.
+ * and throughput must stay what it is without. Sampling starts after a minute of load; each sample
+ * also records the push rate since the previous one and the messages retained, since the retained
+ * volume follows the rate.
  */
 final class RetentionRun {
   static final int PRODUCERS = 8;
@@ -23,6 +27,11 @@ final class RetentionRun {
   static final int CONSUMERS = 8;
   static final int POP_BATCH = 100;
   static final int PARTITIONS = 50;
+
+  /**
+   * Load before the first sample: the broker's JIT and pools settle, so the curve shows storage.
+   */
+  static final int WARM_UP_SECONDS = 60;
 
   private RetentionRun() {}
 
@@ -41,61 +50,33 @@ final class RetentionRun {
                 + retentionSeconds
                 + "}"
             : "{\"leaseTime\":60}");
-    AtomicBoolean stop = new AtomicBoolean();
-    AtomicLong pushed = new AtomicLong();
-    AtomicLong consumed = new AtomicLong();
-    AtomicLong errors = new AtomicLong();
-    AtomicLong ids = new AtomicLong();
+    SteadyLoad load = new SteadyLoad(target, q, PARTITIONS);
+    AtomicLong pushed = load.pushed;
     List<Long> samples = new ArrayList<>();
+    List<Long> retained = new ArrayList<>();
+    List<Long> rates = new ArrayList<>();
     long start = System.nanoTime();
     try (ExecutorService pool = Executors.newVirtualThreadPerTaskExecutor()) {
       List<Future<?>> workers = new ArrayList<>();
       for (int w = 0; w < PRODUCERS; w++) {
-        workers.add(
-            pool.submit(
-                () -> {
-                  while (!stop.get()) {
-                    String partition = "p" + ThreadLocalRandom.current().nextInt(PARTITIONS);
-                    List<Target.Message> batch = new ArrayList<>(PUSH_BATCH);
-                    for (int i = 0; i < PUSH_BATCH; i++) {
-                      batch.add(
-                          new Target.Message(
-                              partition, q + "-" + ids.getAndIncrement(), Payloads.of(30, 0)));
-                    }
-                    try {
-                      target.push(q, batch);
-                      pushed.addAndGet(PUSH_BATCH);
-                    } catch (Exception e) {
-                      errors.incrementAndGet();
-                    }
-                  }
-                  return null;
-                }));
+        workers.add(pool.submit(load.producer(PUSH_BATCH)));
       }
       for (int w = 0; w < CONSUMERS; w++) {
-        workers.add(
-            pool.submit(
-                () -> {
-                  while (!stop.get()) {
-                    try {
-                      Target.Delivery d = target.pop(q, "bench", POP_BATCH, false, 1000);
-                      if (d != null) {
-                        target.ack(d);
-                        consumed.addAndGet(d.size());
-                      }
-                    } catch (Exception e) {
-                      errors.incrementAndGet();
-                    }
-                  }
-                  return null;
-                }));
+        workers.add(pool.submit(load.consumer("bench", POP_BATCH)));
       }
-      long end = start + TimeUnit.MINUTES.toNanos(minutes);
-      for (long next = start; next <= end; next += TimeUnit.SECONDS.toNanos(sampleSeconds)) {
+      TimeUnit.SECONDS.sleep(WARM_UP_SECONDS);
+      long first = System.nanoTime();
+      long end = first + TimeUnit.MINUTES.toNanos(minutes);
+      long before = pushed.get();
+      for (long next = first; next <= end; next += TimeUnit.SECONDS.toNanos(sampleSeconds)) {
         TimeUnit.NANOSECONDS.sleep(Math.max(0, next - System.nanoTime()));
         samples.add(Storage.total(db, "queen"));
+        retained.add(retainedMessages(db));
+        long now = pushed.get();
+        rates.add(next == first ? 0 : (now - before) / sampleSeconds);
+        before = now;
       }
-      stop.set(true);
+      load.stop();
       for (Future<?> f : workers) {
         f.get();
       }
@@ -111,6 +92,9 @@ final class RetentionRun {
     extra.put("lastTo2min", Math.round(100.0 * last / samples.get(atTwoMinutes)) / 100.0);
     extra.put(
         "schemaMBEvery" + sampleSeconds + "s", samples.stream().map(RetentionRun::mb).toList());
+    extra.put("pushedPerSecondEvery" + sampleSeconds + "s", rates);
+    extra.put("retainedMessagesEvery" + sampleSeconds + "s", retained);
+    extra.put("tableKBLast", kilobytes(Storage.sizes(db, "queen")));
     return new Result(
         retentionSeconds > 0 ? "retention-" + retentionSeconds + "s" : "retention-off",
         target.name(),
@@ -128,14 +112,38 @@ final class RetentionRun {
             "partitions",
             PARTITIONS),
         seconds,
-        consumed.get(),
-        consumed.get() / seconds,
+        load.consumed.get(),
+        load.consumed.get() / seconds,
         0,
         0,
         0,
         0,
-        errors.get(),
+        load.errors.get(),
         extra);
+  }
+
+  /** Messages stored now: from each partition's retention watermark to its newest offset. */
+  private static long retainedMessages(Jdbc db) throws SQLException {
+    try (Connection c = db.connection();
+        Statement st = c.createStatement();
+        ResultSet rs =
+            st.executeQuery(
+                "select coalesce(sum(last_offset + 1 - retained_from), 0)"
+                    + " from queen.log_partitions")) {
+      rs.next();
+      return rs.getLong(1);
+    }
+  }
+
+  private static Map<String, Long> kilobytes(Map<String, Long> sizes) {
+    Map<String, Long> out = new LinkedHashMap<>();
+    sizes.forEach(
+        (table, bytes) -> {
+          if (bytes >= 64 * 1024) {
+            out.put(table, bytes / 1024);
+          }
+        });
+    return out;
   }
 
   private static double mb(long bytes) {

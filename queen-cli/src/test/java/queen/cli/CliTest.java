@@ -102,6 +102,34 @@ class CliTest {
   }
 
   @Test
+  void groupsAreShownSoughtAndDeleted() {
+    run("", "push", url(), "cli-seek", "{\"n\":1}", "{\"n\":2}");
+    Run first = run("", "pop", url(), "cli-seek", "-g", "replay", "-b", "10");
+    assertThat(run(first.out(), "ack", url()).exit()).isZero();
+
+    Run seek =
+        run("", "groups", "seek", url(), "replay", "cli-seek", "--to", "2000-01-01T00:00:00Z");
+    assertThat(seek.exit()).as(seek.err()).isZero();
+    assertThat(seek.lines().getFirst().get("partitionsUpdated").asInt()).isEqualTo(1);
+    assertThat(run("", "groups", "show", url(), "replay").out())
+        .contains("cli-seek")
+        .contains("LAG");
+    Run again = run("", "pop", url(), "cli-seek", "-g", "replay", "-b", "10");
+    assertThat(again.lines()).hasSize(2);
+    assertThat(run(again.out(), "ack", url()).exit()).isZero();
+
+    assertThat(run("", "groups", "seek", url(), "replay", "cli-seek").exit())
+        .as("--to or --to-end is required")
+        .isEqualTo(2);
+    Run deleted = run("", "groups", "delete", url(), "replay");
+    assertThat(deleted.lines().getFirst().get("deletedPartitions").asInt()).isEqualTo(1);
+    assertThat(run("", "pop", url(), "cli-seek", "-g", "replay", "-b", "10").lines()).hasSize(2);
+    Run unknown = run("", "groups", "seek", url(), "replay", "nowhere", "--to-end");
+    assertThat(unknown.exit()).isEqualTo(1);
+    assertThat(unknown.err()).contains("Queue not found");
+  }
+
+  @Test
   void exitCodesTellRefusedFromUnreachableFromMisused() {
     Run badJson = run("", "push", url(), "cli-bad", "{not json");
     assertThat(badJson.exit()).isEqualTo(1);

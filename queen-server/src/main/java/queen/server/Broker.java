@@ -20,16 +20,19 @@ import queen.server.http.DeadLetterRoutes;
 import queen.server.http.HealthRoutes;
 import queen.server.http.HttpApi;
 import queen.server.http.MaintenanceRoutes;
+import queen.server.http.MessageRoutes;
 import queen.server.http.MetricsRoutes;
 import queen.server.http.PopRoutes;
 import queen.server.http.PushRoutes;
 import queen.server.http.ResourceRoutes;
+import queen.server.http.StatusRoutes;
 import queen.server.http.TraceRoutes;
 import queen.server.http.TransactionRoutes;
 import queen.server.ops.ConsumerGroups;
 import queen.server.ops.MaxWaitSweeper;
 import queen.server.ops.Retention;
 import queen.server.ops.StateRefresher;
+import queen.server.ops.Statistics;
 import queen.server.pop.HotLists;
 import queen.server.pop.PopService;
 import queen.server.pop.PopSettings;
@@ -45,6 +48,7 @@ import queen.server.store.PushStore;
 import queen.server.store.QueueStore;
 import queen.server.store.ResourceStore;
 import queen.server.store.RetentionStore;
+import queen.server.store.StatsStore;
 import queen.server.store.SystemStore;
 import queen.server.store.TraceStore;
 import queen.server.store.TransactionStore;
@@ -93,9 +97,20 @@ public final class Broker implements AutoCloseable {
       resources.addFirst(refresher);
       refresher.start();
       HotLists hot = new HotLists(meters);
+      StatsStore statsStore = new StatsStore(db);
+      Statistics statistics = new Statistics(statsStore, config.statsInterval());
+      resources.addFirst(statistics);
+      statistics.start();
       AckRegistry registry = new AckRegistry();
       PushService push =
-          new PushService(new PushStore(db), new PartitionDirectory(queues), clock, hot::pushed);
+          new PushService(
+              new PushStore(db),
+              new PartitionDirectory(queues),
+              clock,
+              (queue, partition, count) -> {
+                hot.pushed(queue, partition, count);
+                statistics.pushed(queue, count);
+              });
       PopService pop =
           new PopService(
               new PopStore(db),
@@ -124,6 +139,8 @@ public final class Broker implements AutoCloseable {
       resources.addFirst(groups);
       groups.start();
       ResourceStore resourceStore = new ResourceStore(db);
+      MessageStore messages = new MessageStore(db);
+      TraceStore traces = new TraceStore(db);
 
       WebServer server =
           WebServer.builder()
@@ -144,15 +161,25 @@ public final class Broker implements AutoCloseable {
                               new MetricsRoutes(meters),
                               new ConfigureRoutes(queues, refresher::refresh),
                               new PushRoutes(push),
-                              new PopRoutes(pop),
-                              new AckRoutes(ack),
-                              new TransactionRoutes(transactions),
+                              new PopRoutes(pop, statistics),
+                              new AckRoutes(ack, statistics),
+                              new TransactionRoutes(transactions, statistics),
                               new DeadLetterRoutes(
                                   new DeadLetterService(deadLetters, clock, hot::pushed)),
                               new MaintenanceRoutes(system, settings),
-                              new ResourceRoutes(resourceStore, refresher::refresh),
+                              new ResourceRoutes(
+                                  resourceStore, statsStore, refresher::refresh, clock),
+                              new StatusRoutes(
+                                  statsStore,
+                                  statistics,
+                                  resourceStore,
+                                  messages,
+                                  deadLetters,
+                                  db,
+                                  clock),
                               new ConsumerGroupRoutes(groups, groupStore, resourceStore),
-                              new TraceRoutes(new TraceStore(db), new MessageStore(db), clock))))
+                              new TraceRoutes(traces, messages, clock),
+                              new MessageRoutes(messages, traces, clock))))
               .build()
               .start();
       return new Broker(resources, server);

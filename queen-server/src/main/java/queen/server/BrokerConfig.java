@@ -17,10 +17,12 @@ import queen.server.store.DbConfig;
  * @param sweepInterval QUEEN_SWEEP_INTERVAL_MS (or Queen's EVICTION_INTERVAL), how often messages
  *     past their queue's maxWaitTimeSeconds are moved to the dead letters
  * @param stateRefresh QUEEN_STATE_REFRESH_MS, how often the cluster-wide switches (pop maintenance,
- *     minimum pop waits) are re-read
+ *     minimum pop waits) and the consumer-group resets made on other brokers are re-read
  * @param hotList QUEEN_HOTLIST, 0 to pick pop candidates by SQL scan instead of the hot-list
  * @param popWait the long-poll backoff, POP_WAIT_*
  * @param retention RETENTION_INTERVAL, RETENTION_BATCH_SIZE, RETENTION_VACUUM
+ * @param statsInterval QUEEN_STATS_INTERVAL_MS, how often each broker adds its message counts to
+ *     the per-minute statistics and one broker refreshes the per-queue snapshot
  */
 public record BrokerConfig(
     String host,
@@ -31,7 +33,8 @@ public record BrokerConfig(
     Duration stateRefresh,
     boolean hotList,
     WaitPolicy popWait,
-    Retention.Settings retention) {
+    Retention.Settings retention,
+    Duration statsInterval) {
 
   public static BrokerConfig fromEnv(Map<String, String> env) {
     Reader r = new Reader(env);
@@ -60,7 +63,8 @@ public record BrokerConfig(
         new Retention.Settings(
             Duration.ofMillis(r.integer("RETENTION_INTERVAL", 300_000, 100, 86_400_000)),
             r.integer("RETENTION_BATCH_SIZE", 1_000, 1, 1_000_000),
-            r.choice("RETENTION_VACUUM", Retention.Vacuum.AUTO)));
+            r.choice("RETENTION_VACUUM", Retention.Vacuum.AUTO)),
+        Duration.ofMillis(r.integer("QUEEN_STATS_INTERVAL_MS", 5_000, 100, 3_600_000)));
   }
 
   private static WaitPolicy popWait(Reader r) {

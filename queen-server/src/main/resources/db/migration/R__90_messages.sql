@@ -17,3 +17,108 @@ as $$
      where s.base_offset + s.msg_count > u.off
      order by u.i
 $$;
+
+-- Where one message stands for every group reading its partition: per cursor, whether the group
+-- committed past it, holds it in a live lease, or dead-lettered it.
+create or replace function queen.message_groups_v1(p_partition_id uuid, p_offset bigint)
+returns table (consumer_group text, consumed boolean, leased boolean,
+               lease_expires_at timestamptz, dead_lettered boolean, error_message text,
+               retry_count integer)
+language sql
+stable
+as $$
+    select c.consumer_group,
+           c.committed >= p_offset or d.msg_offset is not null,
+           d.msg_offset is null and c.committed < p_offset and c.batch_end >= p_offset
+               and c.worker_id is not null and c.lease_expires_at > now(),
+           case when c.batch_end >= p_offset and c.lease_expires_at > now()
+                then c.lease_expires_at end,
+           d.msg_offset is not null, d.error_message,
+           coalesce(d.retry_count, case when c.attempt_offset = p_offset
+                                        then greatest(c.attempt_count - 1, 0) else 0 end)
+      from queen.log_consumers c
+      left join queen.dead_letters d
+             on d.partition_id = c.partition_id and d.consumer_group = c.consumer_group
+            and d.msg_offset = p_offset
+     where c.partition_id = p_partition_id
+     order by c.consumer_group = '__QUEUE_MODE__' desc, c.consumer_group
+$$;
+
+-- One page of messages, newest first, without payloads: (partition, offset) with its status
+-- (queue_status: in queue mode, null when the partition has no queue-mode cursor) and how many of
+-- the other groups reading the partition consumed it; the caller reads transaction ids from the blobs of
+-- the page's segments only. Bounded: partitions are taken newest write first, at most
+-- p_limit + p_offset of them (the newest messages can come from no others) or, with a status
+-- filter, at most 1000, each contributing its newest p_limit + p_offset segments in the window.
+create or replace function queen.messages_list_v1(
+    p_queue text, p_partition text, p_namespace text, p_task text, p_status text,
+    p_from timestamptz, p_to timestamptz, p_limit integer, p_offset integer)
+returns table (partition_id uuid, msg_offset bigint, base_offset bigint, created_at timestamptz,
+               queue_name text, partition_name text, namespace text, task text, priority integer,
+               status text, queue_status text, lease_expires_at timestamptz,
+               consumed_by integer, total_groups integer)
+language sql
+stable
+set jit = off
+as $$
+    with parts as (
+        select p.id, p.name, p.retained_from, q.name as queue_name, q.namespace, q.task,
+               q.priority
+          from queen.log_partitions p
+          join queen.queues q on q.id = p.queue_id
+         where (p_queue is null or q.name = p_queue)
+           and (p_partition is null or p.name = p_partition)
+           and (p_namespace is null or q.namespace = p_namespace)
+           and (p_task is null or q.task = p_task)
+           and p.newest_created_at >= p_from
+         order by p.newest_created_at desc
+         limit case when p_status is null then p_limit + p_offset else 1000 end),
+    segs as (
+        select pt.*, s.base_offset, s.msg_count, s.created_at
+          from parts pt
+         cross join lateral (select ls.base_offset, ls.msg_count, ls.created_at
+                               from queen.log_segments ls
+                              where ls.partition_id = pt.id and ls.base_offset >= pt.retained_from
+                                and ls.created_at >= p_from and ls.created_at <= p_to
+                              order by ls.base_offset desc
+                              limit p_limit + p_offset) s),
+    msgs as (
+        select sg.id, o.off, sg.base_offset, sg.created_at, sg.queue_name, sg.name,
+               sg.namespace, sg.task, sg.priority, qm.partition_id is not null as has_qm,
+               case when d.msg_offset is not null then 'dead_letter'
+                    when qm.committed >= o.off then 'completed'
+                    when qm.batch_end >= o.off and qm.worker_id is not null
+                         and qm.lease_expires_at > now() then 'processing'
+                    else 'pending' end as qm_status,
+               case when qm.batch_end >= o.off and qm.committed < o.off
+                         and qm.lease_expires_at > now() then qm.lease_expires_at end as lease_at,
+               bus.consumed_by, bus.total_groups
+          from segs sg
+         cross join lateral generate_series(sg.base_offset + sg.msg_count - 1, sg.base_offset, -1)
+               as o(off)
+          left join queen.log_consumers qm
+                 on qm.partition_id = sg.id and qm.consumer_group = '__QUEUE_MODE__'
+          left join queen.dead_letters d
+                 on d.partition_id = sg.id and d.consumer_group = '__QUEUE_MODE__'
+                and d.msg_offset = o.off
+         cross join lateral (
+             select (count(*) filter (where c.committed >= o.off))::integer as consumed_by,
+                    count(*)::integer as total_groups
+               from queen.log_consumers c
+              where c.partition_id = sg.id and c.consumer_group <> '__QUEUE_MODE__') bus),
+    statused as (
+        -- a partition read in queue mode has its queue-mode status; one read only by groups is
+        -- completed once every group consumed it
+        select m.*,
+               case when m.has_qm then m.qm_status
+                    when m.total_groups > 0 and m.consumed_by = m.total_groups then 'completed'
+                    else 'pending' end as status
+          from msgs m)
+    select m.id, m.off, m.base_offset, m.created_at, m.queue_name, m.name, m.namespace, m.task,
+           m.priority, m.status, case when m.has_qm then m.qm_status end, m.lease_at,
+           m.consumed_by, m.total_groups
+      from statused m
+     where p_status is null or m.status = p_status
+     order by m.created_at desc, m.off desc
+     limit p_limit offset p_offset
+$$;

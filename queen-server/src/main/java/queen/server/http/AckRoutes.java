@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.List;
 import queen.server.ack.AckRequest;
 import queen.server.ack.AckService;
+import queen.server.ops.Statistics;
 import queen.server.store.AckOutcome;
 import queen.server.store.AckStore;
 
@@ -19,9 +20,11 @@ import queen.server.store.AckStore;
  */
 public final class AckRoutes implements HttpService {
   private final AckService acks;
+  private final Statistics stats;
 
-  public AckRoutes(AckService acks) {
+  public AckRoutes(AckService acks, Statistics stats) {
     this.acks = acks;
+    this.stats = stats;
   }
 
   @Override
@@ -39,7 +42,7 @@ public final class AckRoutes implements HttpService {
           String group = group(body);
           // the single route stores a missing error as "" (Queen's behaviour)
           List<AckRequest> one = List.of(request(body, "", ""));
-          Replies.json(res, 200, render(one, acks.ack(group, one)));
+          Replies.json(res, 200, render(one, counted(one, acks.ack(group, one))));
         });
     rules.post("/api/v1/lease/{leaseId}/extend", this::extend);
     rules.post(
@@ -67,9 +70,19 @@ public final class AckRoutes implements HttpService {
             requests.add(request(item, at, null));
           }
           String group = group(body);
-          List<AckOutcome> outcomes = requests.isEmpty() ? List.of() : acks.ack(group, requests);
+          List<AckOutcome> outcomes =
+              requests.isEmpty() ? List.of() : counted(requests, acks.ack(group, requests));
           Replies.json(res, 200, render(requests, outcomes));
         });
+  }
+
+  private List<AckOutcome> counted(List<AckRequest> requests, List<AckOutcome> outcomes) {
+    for (AckOutcome o : outcomes) {
+      if (o.success()) {
+        stats.acknowledged(o.queueName(), requests.get(o.index()).status(), o.dlq());
+      }
+    }
+    return outcomes;
   }
 
   /** Extends every live lease of the worker id; the answer is per lease id, inside a 200. */

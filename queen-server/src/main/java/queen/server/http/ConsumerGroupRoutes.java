@@ -64,10 +64,10 @@ public final class ConsumerGroupRoutes implements HttpService {
       n.put("totalLag", g.totalLag());
       n.put("maxTimeLag", g.maxTimeLagSeconds());
       n.put("state", state(g, deadBefore));
-      n.put("lastConsumedAt", time(g.lastConsumedAt()));
+      n.put("lastConsumedAt", Json.millisOrNull(g.lastConsumedAt()));
       n.put("subscriptionMode", g.subscriptionMode());
-      n.put("subscriptionTimestamp", time(g.subscriptionTimestamp()));
-      n.put("subscriptionCreatedAt", time(g.subscriptionCreatedAt()));
+      n.put("subscriptionTimestamp", Json.millisOrNull(g.subscriptionTimestamp()));
+      n.put("subscriptionCreatedAt", Json.millisOrNull(g.subscriptionCreatedAt()));
     }
     return list;
   }
@@ -98,7 +98,7 @@ public final class ConsumerGroupRoutes implements HttpService {
           .put("partition", c.partition())
           .put("partitionId", c.partitionId().toString())
           .put("workerId", c.workerId() == null ? null : c.workerId().toString())
-          .put("lastConsumedAt", time(c.lastConsumedAt()))
+          .put("lastConsumedAt", Json.millisOrNull(c.lastConsumedAt()))
           .put("totalConsumed", c.totalConsumed())
           .put("committedOffset", c.committed())
           .put("offsetLag", c.offsetLag())
@@ -121,8 +121,8 @@ public final class ConsumerGroupRoutes implements HttpService {
           .put("offset_lag", l.offsetLag())
           .put("time_lag_seconds", l.timeLagSeconds())
           .put("lag_hours", Math.round(l.timeLagSeconds() / 36.0) / 100.0)
-          .put("oldest_unconsumed_at", time(l.oldestUnconsumedAt()))
-          .put("last_consumed_at", time(l.lastConsumedAt()));
+          .put("oldest_unconsumed_at", Json.millisOrNull(l.oldestUnconsumedAt()))
+          .put("last_consumed_at", Json.millisOrNull(l.lastConsumedAt()));
     }
     Replies.json(res, 200, list);
   }
@@ -192,7 +192,7 @@ public final class ConsumerGroupRoutes implements HttpService {
             .put("consumerGroup", group)
             .put("queueName", queue)
             .put("seekToEnd", toEnd)
-            .put("targetTimestamp", time(at))
+            .put("targetTimestamp", Json.millisOrNull(at))
             .put("partitionsUpdated", s.partitions()));
   }
 
@@ -218,9 +218,5 @@ public final class ConsumerGroupRoutes implements HttpService {
             .put("partitionName", partition)
             .put("updated", true)
             .put("cursorMovedTo", s.cursor()));
-  }
-
-  private static String time(Instant t) {
-    return t == null ? null : Json.millis(t);
   }
 }

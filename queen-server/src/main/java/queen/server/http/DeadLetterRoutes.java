@@ -7,7 +7,6 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
-import java.time.Instant;
 import java.util.Optional;
 import java.util.UUID;
 import queen.server.ack.DeadLetterService;
@@ -35,11 +34,11 @@ public final class DeadLetterRoutes implements HttpService {
           int offset = Math.max(p.integer("offset", 0), 0);
           DeadLetterStore.Filter filter =
               new DeadLetterStore.Filter(
-                  blankToNull(p.string("queue", "")),
-                  blankToNull(p.string("consumerGroup", "")),
-                  blankToNull(p.string("partition", "")),
-                  time(p, "from"),
-                  time(p, "to"));
+                  p.optional("queue"),
+                  p.optional("consumerGroup"),
+                  p.optional("partition"),
+                  p.timestamp("from"),
+                  p.timestamp("to"));
           Replies.json(res, 200, render(letters.list(filter, limit, offset), limit, offset));
         });
     rules.post(
@@ -63,15 +62,6 @@ public final class DeadLetterRoutes implements HttpService {
                   .put("requeuedTransactionId", r.get().transactionId())
                   .put("offset", r.get().offset()));
         });
-  }
-
-  private static Instant time(Params p, String name) {
-    String v = p.string(name, "");
-    return v.isBlank() ? null : Fields.timestamp(name, v);
-  }
-
-  private static String blankToNull(String s) {
-    return s.isBlank() ? null : s;
   }
 
   private static byte[] render(DeadLetterStore.Page page, int limit, int offset) {

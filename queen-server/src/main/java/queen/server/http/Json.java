@@ -43,6 +43,11 @@ final class Json {
     return MILLIS.format(t);
   }
 
+  /** {@link #millis}, or null for no time. */
+  static String millisOrNull(Instant t) {
+    return t == null ? null : millis(t);
+  }
+
   static ObjectNode object() {
     return MAPPER.createObjectNode();
   }

@@ -1,6 +1,7 @@
 package queen.server.http;
 
 import io.helidon.webserver.http.ServerRequest;
+import java.time.Instant;
 
 /**
  * Query parameters read the way Queen reads them: booleans are true only for {@code true} or {@code
@@ -15,6 +16,18 @@ final class Params {
 
   String string(String name, String fallback) {
     return Fields.text(req.query().first(name).orElse(fallback), name);
+  }
+
+  /** A parameter that filters when present: null when absent or blank. */
+  String optional(String name) {
+    String v = string(name, "");
+    return v.isBlank() ? null : v;
+  }
+
+  /** A timestamp parameter (see {@link Fields#timestamp}): null when absent or blank. */
+  Instant timestamp(String name) {
+    String v = optional(name);
+    return v == null ? null : Fields.timestamp(name, v);
   }
 
   boolean bool(String name, boolean fallback) {

@@ -7,6 +7,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.UUID;
 import queen.server.codec.Frame;
+import queen.server.ops.Statistics;
 import queen.server.pop.PopRequest;
 import queen.server.pop.PopResult;
 import queen.server.pop.PopService;
@@ -33,8 +34,10 @@ public final class PopRoutes implements HttpService {
   static final int DEFAULT_TIMEOUT = 30_000;
 
   private final PopService pops;
+  private final Statistics stats;
 
-  public PopRoutes(PopService pops) {
+  public PopRoutes(PopService pops, Statistics stats) {
+    this.stats = stats;
     this.pops = pops;
   }
 
@@ -76,6 +79,7 @@ public final class PopRoutes implements HttpService {
       Replies.error(res, 503, "Too many pops in flight, retry later");
       return;
     }
+    stats.delivered(result.messages().stream().map(PoppedMessage::queue).toList());
     send(res, result);
   }
 

@@ -18,6 +18,7 @@ import java.util.UUID;
 import queen.server.codec.Frame;
 import queen.server.codec.UuidV7;
 import queen.server.store.MessageStore;
+import queen.server.store.Page;
 import queen.server.store.TraceStore;
 
 /**
@@ -129,7 +130,7 @@ public final class TraceRoutes implements HttpService {
     Params p = new Params(req);
     int limit = Math.min(Math.max(p.integer("limit", 100), 1), 1000);
     int offset = Math.max(p.integer("offset", 0), 0);
-    TraceStore.Page<TraceStore.Named> page = traces.byName(p.path("name"), limit, offset);
+    Page<TraceStore.Named> page = traces.byName(p.path("name"), limit, offset);
     List<UUID> pids = new ArrayList<>();
     List<Long> offsets = new ArrayList<>();
     for (TraceStore.Named n : page.items()) {
@@ -164,7 +165,7 @@ public final class TraceRoutes implements HttpService {
     Params p = new Params(req);
     int limit = Math.min(Math.max(p.integer("limit", 50), 1), 1000);
     int offset = Math.max(p.integer("offset", 0), 0);
-    TraceStore.Page<TraceStore.Name> page = traces.names(limit, offset);
+    Page<TraceStore.Name> page = traces.names(limit, offset);
     ObjectNode body = Json.object();
     ArrayNode list = body.putArray("trace_names");
     for (TraceStore.Name n : page.items()) {

@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import queen.server.ack.TransactionService;
+import queen.server.ops.Statistics;
 import queen.server.push.PushResult;
 import queen.server.store.AckOutcome;
 
@@ -19,9 +20,11 @@ import queen.server.store.AckOutcome;
  */
 public final class TransactionRoutes implements HttpService {
   private final TransactionService transactions;
+  private final Statistics stats;
 
-  public TransactionRoutes(TransactionService transactions) {
+  public TransactionRoutes(TransactionService transactions, Statistics stats) {
     this.transactions = transactions;
+    this.stats = stats;
   }
 
   @Override
@@ -73,6 +76,9 @@ public final class TransactionRoutes implements HttpService {
           ArrayNode results = out.putArray("results");
           for (int k = 0; k < acks.size(); k++) {
             AckOutcome a = o.acks().get(k);
+            if (a.success()) {
+              stats.acknowledged(a.queueName(), acks.get(k).ack().status(), a.dlq());
+            }
             results
                 .addObject()
                 .put("index", acks.get(k).op())

@@ -6,7 +6,9 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import queen.server.codec.Frame;
@@ -158,5 +160,30 @@ public final class DeadLetterStore {
     }
     DeadLetters.write(c, entries);
     return entries.size();
+  }
+
+  /** The dead letters in numbers, with the most frequent errors among the newest. */
+  public record Summary(long total, long partitions, Map<String, Long> topErrors) {}
+
+  public Summary summary() {
+    return db.autocommit(
+        c -> {
+          long total = 0;
+          long partitions = 0;
+          Map<String, Long> errors = new LinkedHashMap<>();
+          try (PreparedStatement ps =
+                  c.prepareStatement("select * from queen.dead_letter_summary_v1()");
+              ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+              total = rs.getLong("total");
+              partitions = rs.getLong("partitions");
+              String error = rs.getString("error_message");
+              if (error != null) {
+                errors.put(error, rs.getLong("error_count"));
+              }
+            }
+          }
+          return new Summary(total, partitions, errors);
+        });
   }
 }

@@ -5,6 +5,7 @@ import java.sql.ResultSet;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.UUID;
 
 /** The operator's views of queues and consumer groups, and the queue delete. */
@@ -39,6 +40,165 @@ public final class ResourceStore {
       String subscriptionMode,
       Instant subscriptionTimestamp,
       Instant subscriptionCreatedAt) {}
+
+  /** A queue's row: its names and options, as the status detail shows them. */
+  public record QueueRow(
+      UUID id,
+      String name,
+      String namespace,
+      String task,
+      int priority,
+      Instant createdAt,
+      int leaseTime,
+      int retryLimit,
+      int retryDelay,
+      int ttl,
+      int maxSize,
+      boolean deadLetterQueue,
+      int retentionSeconds,
+      int completedRetentionSeconds,
+      boolean retentionEnabled) {}
+
+  /** One partition of a queue with its counts. */
+  public record PartitionStats(
+      UUID id,
+      String name,
+      Instant createdAt,
+      long total,
+      long pending,
+      long processing,
+      long completed,
+      long deadLetter,
+      long totalConsumed,
+      Instant lastActivity,
+      Instant oldestMessage,
+      Instant newestMessage,
+      long lastOffset) {}
+
+  /** A partition in the partition list. */
+  public record PartitionSummary(
+      UUID id,
+      String name,
+      String queue,
+      Instant createdAt,
+      long lastOffset,
+      long retained,
+      Instant lastActivity) {}
+
+  /** What a clear deleted; {@code queueFound} false for an unknown queue. */
+  public record Cleared(boolean queueFound, int partitions, long messages) {}
+
+  /** The queue's row, if it exists. */
+  public Optional<QueueRow> queue(String name) {
+    return db.autocommit(
+        c -> {
+          try (PreparedStatement ps =
+              c.prepareStatement("select * from queen.queues where name = ?")) {
+            ps.setString(1, name);
+            try (ResultSet rs = ps.executeQuery()) {
+              if (!rs.next()) {
+                return Optional.empty();
+              }
+              return Optional.of(
+                  new QueueRow(
+                      rs.getObject("id", UUID.class),
+                      rs.getString("name"),
+                      rs.getString("namespace"),
+                      rs.getString("task"),
+                      rs.getInt("priority"),
+                      Sql.instant(rs, "created_at"),
+                      rs.getInt("lease_time"),
+                      rs.getInt("retry_limit"),
+                      rs.getInt("retry_delay"),
+                      rs.getInt("ttl"),
+                      rs.getInt("max_size"),
+                      rs.getBoolean("dead_letter_queue"),
+                      rs.getInt("retention_seconds"),
+                      rs.getInt("completed_retention_seconds"),
+                      rs.getBoolean("retention_enabled")));
+            }
+          }
+        });
+  }
+
+  /** The queue's partitions with their counts, by name. */
+  public List<PartitionStats> partitions(UUID queueId) {
+    return db.autocommit(
+        c -> {
+          List<PartitionStats> out = new ArrayList<>();
+          try (PreparedStatement ps =
+              c.prepareStatement("select * from queen.queue_partitions_v1(?)")) {
+            ps.setObject(1, queueId);
+            try (ResultSet rs = ps.executeQuery()) {
+              while (rs.next()) {
+                out.add(
+                    new PartitionStats(
+                        rs.getObject("id", UUID.class),
+                        rs.getString("name"),
+                        Sql.instant(rs, "created_at"),
+                        rs.getLong("total"),
+                        rs.getLong("pending"),
+                        rs.getLong("processing"),
+                        rs.getLong("completed"),
+                        rs.getLong("dead_letter"),
+                        rs.getLong("total_consumed"),
+                        Sql.instant(rs, "last_activity"),
+                        Sql.instant(rs, "oldest_message"),
+                        Sql.instant(rs, "newest_message"),
+                        rs.getLong("last_offset")));
+              }
+            }
+          }
+          return out;
+        });
+  }
+
+  /** A page of partitions (of one queue, or all), most recently written first, and the total. */
+  public Page<PartitionSummary> partitionList(String queue, int limit, int offset) {
+    return db.autocommit(
+        c -> {
+          List<PartitionSummary> out = new ArrayList<>();
+          long total = 0;
+          try (PreparedStatement ps =
+              c.prepareStatement("select * from queen.partitions_list_v1(?, ?, ?)")) {
+            ps.setString(1, queue);
+            ps.setInt(2, limit);
+            ps.setInt(3, offset);
+            try (ResultSet rs = ps.executeQuery()) {
+              while (rs.next()) {
+                total = rs.getLong("total");
+                out.add(
+                    new PartitionSummary(
+                        rs.getObject("id", UUID.class),
+                        rs.getString("name"),
+                        rs.getString("queue_name"),
+                        Sql.instant(rs, "created_at"),
+                        rs.getLong("last_offset"),
+                        rs.getLong("retained"),
+                        Sql.instant(rs, "last_activity")));
+              }
+            }
+          }
+          return new Page<>(out, total);
+        });
+  }
+
+  /** Deletes every message of the queue, or of one partition, keeping offsets. */
+  public Cleared clear(String queue, String partition) {
+    return db.autocommit(
+        c -> {
+          try (PreparedStatement ps =
+              c.prepareStatement("select * from queen.queue_clear_v1(?, ?)")) {
+            ps.setString(1, queue);
+            ps.setString(2, partition);
+            try (ResultSet rs = ps.executeQuery()) {
+              rs.next();
+              return new Cleared(
+                  rs.getBoolean("queue_found"), rs.getInt("partitions"), rs.getLong("messages"));
+            }
+          }
+        });
+  }
 
   /** Deletes the queue and everything stored under it; false if it did not exist. */
   public boolean deleteQueue(String name) {

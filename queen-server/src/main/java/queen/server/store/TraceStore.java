@@ -36,9 +36,6 @@ public final class TraceStore {
       String queue,
       String partition) {}
 
-  /** A page of traces and how many there are in all. */
-  public record Page<T>(List<T> items, long total) {}
-
   /** A trace name in use. */
   public record Name(String name, long traces, long messages, Instant lastSeen) {}
 

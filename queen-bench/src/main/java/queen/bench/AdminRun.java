@@ -1,0 +1,163 @@
+package queen.bench;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The admin routes under load: a queue of many partitions filled with a deep log, then pushes and
+ * pop+acks running while one client walks the admin GETs in turn, timing each route.
+ */
+final class AdminRun {
+  static final int FILL_PRODUCERS = 8;
+  static final int FILL_BATCH = 100;
+  static final int PRODUCERS = 4;
+  static final int CONSUMERS = 4;
+
+  /** The GETs a dashboard makes; {q} is the queue, {g} the consumer group. */
+  static final List<String> ROUTES =
+      List.of(
+          "/api/v1/resources/queues",
+          "/api/v1/resources/overview",
+          "/api/v1/resources/namespaces",
+          "/api/v1/resources/partitions?queue={q}&limit=100",
+          "/api/v1/status",
+          "/api/v1/status/queues",
+          "/api/v1/status/analytics?interval=minute",
+          "/api/v1/status/queues/{q}/messages?limit=50",
+          "/api/v1/consumer-groups",
+          "/api/v1/consumer-groups/lagging?minLagSeconds=60",
+          "/api/v1/messages?queue={q}&limit=200",
+          "/api/v1/messages?queue={q}&partition=p7&limit=200",
+          "/api/v1/dlq?queue={q}&limit=100",
+          "/api/v1/traces/names",
+          "/api/v1/resources/queues/{q}",
+          "/api/v1/status/queues/{q}",
+          "/api/v1/consumer-groups/{g}");
+
+  private AdminRun() {}
+
+  static Result run(String url, int partitions, long messages, int seconds) throws Exception {
+    String q = "bench-admin-" + Long.toString(System.currentTimeMillis(), 36);
+    String group = "bench";
+    try (BrokerTarget target = new BrokerTarget(url);
+        Http1 admin = new Http1(url)) {
+      target.configure(q, "{\"leaseTime\":60}");
+      long fillStart = System.nanoTime();
+      fill(target, q, partitions, messages);
+      double fillSeconds = (System.nanoTime() - fillStart) / 1e9;
+
+      SteadyLoad load = new SteadyLoad(target, q, partitions);
+      Map<String, Recorder> perRoute = new LinkedHashMap<>();
+      long start = System.nanoTime();
+      for (String r : ROUTES) {
+        perRoute.put(r, new Recorder(start));
+      }
+      long adminErrors = 0;
+      try (ExecutorService pool = Executors.newVirtualThreadPerTaskExecutor()) {
+        List<Future<?>> workers = new ArrayList<>();
+        for (int w = 0; w < PRODUCERS; w++) {
+          workers.add(pool.submit(load.producer(10)));
+        }
+        for (int w = 0; w < CONSUMERS; w++) {
+          workers.add(pool.submit(load.consumer(group, 100)));
+        }
+        long end = start + TimeUnit.SECONDS.toNanos(seconds);
+        while (System.nanoTime() < end) {
+          for (String r : ROUTES) {
+            String path = r.replace("{q}", q).replace("{g}", group);
+            long t0 = System.nanoTime();
+            Http1.Response res = admin.get(path, 60_000);
+            if (res.status() == 200) {
+              perRoute.get(r).request(t0, 1);
+            } else {
+              perRoute.get(r).error();
+              adminErrors++;
+            }
+          }
+        }
+        load.stop();
+        for (Future<?> f : workers) {
+          f.get();
+        }
+      }
+      double loadSeconds = (System.nanoTime() - start) / 1e9;
+      Map<String, Object> extra = new LinkedHashMap<>();
+      extra.put("fillSeconds", Math.round(fillSeconds));
+      extra.put("pushedPerSecond", Math.round(load.pushed.get() / loadSeconds));
+      extra.put("consumedPerSecond", Math.round(load.consumed.get() / loadSeconds));
+      Map<String, String> latencies = new LinkedHashMap<>();
+      long worstP99 = 0;
+      long requests = 0;
+      for (Map.Entry<String, Recorder> e : perRoute.entrySet()) {
+        Recorder rec = e.getValue();
+        requests += rec.requests();
+        worstP99 = Math.max(worstP99, rec.percentile(99));
+        latencies.put(
+            e.getKey(),
+            String.format(
+                "n=%d p50=%.1fms p99=%.1fms",
+                rec.requests(), rec.percentile(50) / 1000.0, rec.percentile(99) / 1000.0));
+      }
+      extra.put("routes", latencies);
+      return new Result(
+          "admin",
+          target.name(),
+          Result.params(
+              "partitions",
+              partitions,
+              "messages",
+              messages,
+              "seconds",
+              seconds,
+              "producers",
+              PRODUCERS,
+              "consumers",
+              CONSUMERS),
+          loadSeconds,
+          requests,
+          requests / loadSeconds,
+          requests,
+          0,
+          worstP99,
+          0,
+          adminErrors + load.errors.get(),
+          extra);
+    }
+  }
+
+  /** Pushes {@code messages} over every partition, 10 per partition per push of 100. */
+  private static void fill(BrokerTarget target, String q, int partitions, long messages)
+      throws Exception {
+    AtomicLong next = new AtomicLong();
+    try (ExecutorService pool = Executors.newVirtualThreadPerTaskExecutor()) {
+      List<Future<?>> workers = new ArrayList<>();
+      for (int w = 0; w < FILL_PRODUCERS; w++) {
+        workers.add(
+            pool.submit(
+                () -> {
+                  long request;
+                  while ((request = next.getAndIncrement()) * FILL_BATCH < messages) {
+                    List<Target.Message> batch = new ArrayList<>(FILL_BATCH);
+                    for (int i = 0; i < FILL_BATCH; i++) {
+                      int p = (int) ((request * (FILL_BATCH / 10) + i / 10) % partitions);
+                      batch.add(
+                          new Target.Message("p" + p, "f" + request + "-" + i, Payloads.of(30, 0)));
+                    }
+                    target.push(q, batch);
+                  }
+                  return null;
+                }));
+      }
+      for (Future<?> f : workers) {
+        f.get();
+      }
+    }
+  }
+}

@@ -1,0 +1,218 @@
+package queen.server.http;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.databind.util.RawValue;
+import io.helidon.webserver.http.HttpRules;
+import io.helidon.webserver.http.HttpService;
+import io.helidon.webserver.http.ServerRequest;
+import io.helidon.webserver.http.ServerResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.InstantSource;
+import java.time.temporal.ChronoUnit;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.UUID;
+import queen.server.codec.Frame;
+import queen.server.store.MessageStore;
+import queen.server.store.TraceStore;
+
+/**
+ * Message browsing of WIRE.md section 13: a list newest first without payloads, and one message
+ * with its payload, its status for every group that reads its partition, and its traces.
+ */
+public final class MessageRoutes implements HttpService {
+  private static final Set<String> STATUSES =
+      Set.of("pending", "processing", "completed", "dead_letter");
+  private static final String QUEUE_MODE = "__QUEUE_MODE__";
+
+  private final MessageStore messages;
+  private final TraceStore traces;
+  private final InstantSource clock;
+
+  public MessageRoutes(MessageStore messages, TraceStore traces, InstantSource clock) {
+    this.messages = messages;
+    this.traces = traces;
+    this.clock = clock;
+  }
+
+  @Override
+  public void routing(HttpRules rules) {
+    rules.get("/api/v1/messages", this::list);
+    rules.get("/api/v1/messages/{partitionId}/{transactionId}", this::detail);
+  }
+
+  private void list(ServerRequest req, ServerResponse res) {
+    Params p = new Params(req);
+    String status = p.optional("status");
+    if (status != null && !STATUSES.contains(status)) {
+      throw ApiException.badRequest(
+          "status must be one of pending, processing, completed, dead_letter");
+    }
+    Instant now = clock.instant();
+    Instant from = p.timestamp("from");
+    Instant to = p.timestamp("to");
+    if (from == null) {
+      from = now.minus(Duration.ofHours(1));
+    }
+    if (to == null) {
+      to = now.truncatedTo(ChronoUnit.MINUTES).plus(Duration.ofMinutes(1));
+    }
+    int limit = Math.min(Math.max(p.integer("limit", 200), 1), 1000);
+    int offset = Math.min(Math.max(p.integer("offset", 0), 0), 100_000);
+    MessageStore.Filter filter =
+        new MessageStore.Filter(
+            p.optional("queue"),
+            p.optional("partition"),
+            p.optional("ns"),
+            p.optional("task"),
+            status,
+            from,
+            to);
+    List<MessageStore.Listed> page = messages.list(filter, limit, offset);
+    ObjectNode body = Json.object();
+    ArrayNode list = body.putArray("messages");
+    boolean queueMode = false;
+    int busGroups = 0;
+    for (MessageStore.Listed m : page) {
+      queueMode |= m.queueStatus() != null;
+      busGroups = Math.max(busGroups, m.totalGroups());
+      ObjectNode n = list.addObject();
+      Frame f = m.frame();
+      n.put("id", m.messageId().toString());
+      n.put("transactionId", f == null ? null : f.transactionId());
+      n.put("partitionId", m.partitionId().toString());
+      n.put("queuePath", m.queue() + "/" + m.partition());
+      n.put("queue", m.queue());
+      n.put("partition", m.partition());
+      n.put("namespace", m.namespace());
+      n.put("task", m.task());
+      n.put("status", m.status());
+      n.put("queueStatus", m.queueStatus());
+      n.putObject("busStatus")
+          .put("consumedBy", m.consumedBy())
+          .put("totalGroups", m.totalGroups());
+      n.put("traceId", f == null || f.traceId() == null ? null : f.traceId().toString());
+      n.put("producerSub", f == null ? null : f.producerSub());
+      n.put("queuePriority", m.priority());
+      n.put("createdAt", Json.millis(m.createdAt()));
+      n.put("leaseExpiresAt", Json.millisOrNull(m.leaseExpiresAt()));
+      n.put("offset", m.offset());
+    }
+    mode(body.putObject("mode"), queueMode, busGroups);
+    Replies.json(res, 200, body);
+  }
+
+  private void detail(ServerRequest req, ServerResponse res) {
+    Params p = new Params(req);
+    UUID partitionId = Fields.uuid(p.path("partitionId"), "partitionId");
+    String transactionId = p.path("transactionId");
+    MessageStore.Stored m =
+        messages
+            .find(partitionId, transactionId)
+            .orElseThrow(() -> ApiException.notFound("Message not found"));
+    List<MessageStore.GroupStatus> groups = messages.groups(partitionId, m.offset());
+    MessageStore.GroupStatus queueMode =
+        groups.stream().filter(g -> g.group().equals(QUEUE_MODE)).findFirst().orElse(null);
+    Set<String> consumedBy = new HashSet<>();
+    int busGroups = 0;
+    String error = null;
+    int retries = 0;
+    Instant leaseExpiresAt = null;
+    for (MessageStore.GroupStatus g : groups) {
+      if (!g.group().equals(QUEUE_MODE)) {
+        busGroups++;
+        if (g.consumed()) {
+          consumedBy.add(g.group());
+        }
+      }
+      if (g.errorMessage() != null && error == null) {
+        error = g.errorMessage();
+      }
+      retries = Math.max(retries, g.retryCount());
+      if (g.leaseExpiresAt() != null && leaseExpiresAt == null) {
+        leaseExpiresAt = g.leaseExpiresAt();
+      }
+    }
+    Frame f = m.frame();
+    ObjectNode n = Json.object();
+    n.put("id", m.messageId().toString());
+    n.put("transactionId", f.transactionId());
+    n.put("partitionId", partitionId.toString());
+    n.put("queuePath", m.queue() + "/" + m.partition());
+    n.put("queue", m.queue());
+    n.put("partition", m.partition());
+    n.put("namespace", m.queueInfo().namespace());
+    n.put("task", m.queueInfo().task());
+    n.put("offset", m.offset());
+    n.put("status", status(queueMode, consumedBy.size(), busGroups));
+    n.putRawValue("payload", new RawValue(new String(f.payload(), StandardCharsets.UTF_8)));
+    n.put("isEncrypted", (f.flags() & Frame.FLAG_ENCRYPTED) != 0);
+    n.put("traceId", f.traceId() == null ? null : f.traceId().toString());
+    n.put("producerSub", f.producerSub());
+    n.put("createdAt", Json.millis(m.createdAt()));
+    n.put("errorMessage", error);
+    n.put("retryCount", retries);
+    n.put("leaseExpiresAt", Json.millisOrNull(leaseExpiresAt));
+    n.putObject("queueConfig")
+        .put("leaseTime", m.queueInfo().leaseTime())
+        .put("retryLimit", m.queueInfo().retryLimit())
+        .put("retryDelay", m.queueInfo().retryDelay())
+        .put("ttl", m.queueInfo().ttl())
+        .put("priority", m.queueInfo().priority());
+    ObjectNode mode = n.putObject("mode");
+    mode(mode, queueMode != null, busGroups);
+    mode.put("consumedByGroups", consumedBy.size());
+    ArrayNode perGroup = n.putArray("consumerGroups");
+    for (MessageStore.GroupStatus g : groups) {
+      perGroup
+          .addObject()
+          .put("name", g.group())
+          .put("consumed", g.consumed())
+          .put("status", groupStatus(g))
+          .put("leaseExpiresAt", Json.millisOrNull(g.leaseExpiresAt()));
+    }
+    ArrayNode traceList = n.putArray("traces");
+    for (TraceStore.Trace t : traces.of(partitionId, m.offset())) {
+      ObjectNode o = traceList.addObject();
+      o.put("id", t.id().toString());
+      o.put("event_type", t.eventType());
+      o.putRawValue("data", new RawValue(t.data()));
+      o.put("consumer_group", t.consumerGroup());
+      o.put("created_at", Json.millis(t.createdAt()));
+      ArrayNode names = o.putArray("trace_names");
+      t.names().forEach(names::add);
+    }
+    Replies.json(res, 200, n);
+  }
+
+  private static String status(MessageStore.GroupStatus queueMode, int consumed, int busGroups) {
+    if (queueMode != null) {
+      return groupStatus(queueMode);
+    }
+    return busGroups > 0 && consumed == busGroups ? "completed" : "pending";
+  }
+
+  private static String groupStatus(MessageStore.GroupStatus g) {
+    if (g.deadLettered()) {
+      return "dead_letter";
+    }
+    if (g.consumed()) {
+      return "completed";
+    }
+    return g.leased() ? "processing" : "pending";
+  }
+
+  private static void mode(ObjectNode mode, boolean queueMode, int busGroups) {
+    mode.put("hasQueueMode", queueMode);
+    mode.put("busGroupsCount", busGroups);
+    mode.put(
+        "type",
+        queueMode && busGroups > 0
+            ? "hybrid"
+            : queueMode ? "queue" : busGroups > 0 ? "bus" : "none");
+  }
+}

@@ -1,0 +1,164 @@
+package queen.server.ops;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.atomic.LongAdder;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import queen.server.store.StatsStore;
+
+/**
+ * The statistics behind the status routes, kept off the hot path: pushes, deliveries and acks count
+ * into memory, and every interval this broker adds its counts to the per-minute rows in one
+ * statement, and one broker of the cluster (a claim in the database) refreshes the per-queue
+ * snapshot of message counts and lag. Counts not yet flushed when a broker dies are lost; the
+ * snapshot does not depend on them (it is recomputed from the log).
+ */
+public final class Statistics implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(Statistics.class);
+
+  private static final int PUSHED = 0;
+  private static final int POPPED = 1;
+  private static final int ACKED = 2;
+  private static final int FAILED = 3;
+  private static final int DEAD = 4;
+
+  private final StatsStore store;
+  private final Duration interval;
+  private final Map<String, LongAdder[]> counts = new ConcurrentHashMap<>();
+  private ScheduledExecutorService timer;
+
+  public Statistics(StatsStore store, Duration interval) {
+    this.store = store;
+    this.interval = interval;
+  }
+
+  public synchronized void start() {
+    if (timer == null) {
+      timer = Periodic.every("queen-statistics", interval, this::tickQuietly);
+    }
+  }
+
+  public void pushed(String queue, long n) {
+    add(queue, PUSHED, n);
+  }
+
+  public void popped(String queue, long n) {
+    add(queue, POPPED, n);
+  }
+
+  public void acked(String queue, long n) {
+    add(queue, ACKED, n);
+  }
+
+  public void failed(String queue, long n) {
+    add(queue, FAILED, n);
+  }
+
+  public void deadLettered(String queue, long n) {
+    add(queue, DEAD, n);
+  }
+
+  /** Every message a pop delivered. */
+  public void delivered(List<String> queues) {
+    for (String q : queues) {
+      add(q, POPPED, 1);
+    }
+  }
+
+  /** One acknowledgement the broker accepted, by its status. */
+  public void acknowledged(String queue, String status, boolean deadLettered) {
+    if (deadLettered) {
+      add(queue, DEAD, 1);
+    } else {
+      add(queue, "completed".equals(status) ? ACKED : FAILED, 1);
+    }
+  }
+
+  private void add(String queue, int kind, long n) {
+    if (n > 0) {
+      counts.computeIfAbsent(queue, q -> newCounters())[kind].add(n);
+    }
+  }
+
+  private static LongAdder[] newCounters() {
+    LongAdder[] a = new LongAdder[5];
+    for (int i = 0; i < a.length; i++) {
+      a[i] = new LongAdder();
+    }
+    return a;
+  }
+
+  /** Adds this broker's counts to the minute rows, then refreshes the snapshot if claimed. */
+  public synchronized void tick() {
+    flush();
+    if (store.claimRefresh(interval.toMillis())) {
+      store.refresh();
+    }
+  }
+
+  /** Refreshes the snapshot now, whoever's turn it is; answers how many queues it covers. */
+  public synchronized int refreshNow() {
+    flush();
+    return store.refresh();
+  }
+
+  private void flush() {
+    List<StatsStore.Counts> batch = new ArrayList<>();
+    for (Map.Entry<String, LongAdder[]> e : counts.entrySet()) {
+      LongAdder[] a = e.getValue();
+      long[] v = new long[a.length];
+      boolean any = false;
+      for (int i = 0; i < a.length; i++) {
+        v[i] = a[i].sumThenReset();
+        any |= v[i] != 0;
+      }
+      if (any) {
+        batch.add(new StatsStore.Counts(e.getKey(), v[0], v[1], v[2], v[3], v[4]));
+      }
+    }
+    if (!batch.isEmpty()) {
+      try {
+        store.add(batch);
+      } catch (RuntimeException e) {
+        restore(batch); // the database is away: count them into the next flush
+        throw e;
+      }
+    }
+  }
+
+  private void restore(List<StatsStore.Counts> batch) {
+    for (StatsStore.Counts c : batch) {
+      pushed(c.queue(), c.pushed());
+      popped(c.queue(), c.popped());
+      acked(c.queue(), c.acked());
+      failed(c.queue(), c.failed());
+      deadLettered(c.queue(), c.deadLettered());
+    }
+  }
+
+  private void tickQuietly() {
+    try {
+      tick();
+    } catch (RuntimeException e) {
+      log.warn("statistics not written, retrying in {}: {}", interval, e.getMessage());
+    }
+  }
+
+  @Override
+  public synchronized void close() {
+    if (timer != null) {
+      timer.shutdownNow();
+      timer = null;
+    }
+    try {
+      flush();
+    } catch (RuntimeException e) {
+      log.warn("last statistics not written: {}", e.getMessage());
+    }
+  }
+}

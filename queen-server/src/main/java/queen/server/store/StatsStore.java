@@ -1,0 +1,173 @@
+package queen.server.store;
+
+import java.sql.Array;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+
+/** The statistics tables: per-minute counters, the per-queue snapshot, and their readers. */
+public final class StatsStore {
+  private final Database db;
+
+  public StatsStore(Database db) {
+    this.db = db;
+  }
+
+  /** One broker's counts for one queue since its last flush. */
+  public record Counts(
+      String queue, long pushed, long popped, long acked, long failed, long deadLettered) {}
+
+  /** One bucket of a time series. */
+  public record Point(
+      Instant at,
+      long pushed,
+      long popped,
+      long acked,
+      long failed,
+      long deadLettered,
+      Long lagMessages,
+      Long maxLagSeconds) {}
+
+  /** A queue's snapshot; {@code updatedAt} null when none was taken yet. */
+  public record QueueStats(
+      UUID id,
+      String name,
+      String namespace,
+      String task,
+      int priority,
+      Instant createdAt,
+      long partitions,
+      long total,
+      long pending,
+      long processing,
+      long completed,
+      long deadLetter,
+      long activeLeases,
+      long lagMessages,
+      long maxLagSeconds,
+      Instant oldestPendingAt,
+      Instant updatedAt) {}
+
+  /** Adds counts to the current minute of their queues, in one statement. */
+  public void add(List<Counts> counts) {
+    db.autocommit(
+        c -> {
+          try (PreparedStatement ps =
+              c.prepareStatement("select queen.stats_add_v1(?, ?, ?, ?, ?, ?)")) {
+            ps.setArray(1, c.createArrayOf("text", counts.stream().map(Counts::queue).toArray()));
+            ps.setArray(2, longs(c, counts.stream().map(Counts::pushed).toArray()));
+            ps.setArray(3, longs(c, counts.stream().map(Counts::popped).toArray()));
+            ps.setArray(4, longs(c, counts.stream().map(Counts::acked).toArray()));
+            ps.setArray(5, longs(c, counts.stream().map(Counts::failed).toArray()));
+            ps.setArray(6, longs(c, counts.stream().map(Counts::deadLettered).toArray()));
+            ps.execute();
+          }
+          return null;
+        });
+  }
+
+  private static Array longs(Connection c, Object[] values) throws SQLException {
+    return c.createArrayOf("bigint", values);
+  }
+
+  /** True for at most one broker per interval: that one refreshes the snapshot. */
+  public boolean claimRefresh(long intervalMillis) {
+    return db.autocommit(
+        c -> {
+          try (PreparedStatement ps =
+              c.prepareStatement("select queen.periodic_claim_v1('stats_refresh', ?)")) {
+            ps.setLong(1, intervalMillis);
+            try (ResultSet rs = ps.executeQuery()) {
+              return rs.next() && rs.getBoolean(1);
+            }
+          }
+        });
+  }
+
+  /** Recomputes every queue's snapshot and its lag in the current minute; queues refreshed. */
+  public int refresh() {
+    return db.autocommit(
+        c -> {
+          try (PreparedStatement ps = c.prepareStatement("select queen.stats_refresh_v1()");
+              ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            return rs.getInt(1);
+          }
+        });
+  }
+
+  /** Every queue with its snapshot, newest queue first. */
+  public List<QueueStats> queues() {
+    return db.autocommit(
+        c -> {
+          List<QueueStats> out = new ArrayList<>();
+          try (PreparedStatement ps = c.prepareStatement("select * from queen.stats_queues_v1()");
+              ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+              out.add(
+                  new QueueStats(
+                      rs.getObject("queue_id", UUID.class),
+                      rs.getString("name"),
+                      rs.getString("namespace"),
+                      rs.getString("task"),
+                      rs.getInt("priority"),
+                      Sql.instant(rs, "created_at"),
+                      rs.getLong("partitions"),
+                      rs.getLong("total"),
+                      rs.getLong("pending"),
+                      rs.getLong("processing"),
+                      rs.getLong("completed"),
+                      rs.getLong("dead_letter"),
+                      rs.getLong("active_leases"),
+                      rs.getLong("lag_messages"),
+                      rs.getLong("max_lag_seconds"),
+                      Sql.instant(rs, "oldest_pending_at"),
+                      Sql.instant(rs, "updated_at")));
+            }
+          }
+          return out;
+        });
+  }
+
+  /** The per-minute rows of the matching queues, summed into buckets of {@code bucketMinutes}. */
+  public List<Point> series(
+      String queue, String namespace, String task, Instant from, Instant to, int bucketMinutes) {
+    return db.autocommit(
+        c -> {
+          List<Point> out = new ArrayList<>();
+          try (PreparedStatement ps =
+              c.prepareStatement("select * from queen.stats_series_v1(?, ?, ?, ?, ?, ?)")) {
+            ps.setString(1, queue);
+            ps.setString(2, namespace);
+            ps.setString(3, task);
+            Sql.setTimestamptz(ps, 4, from);
+            Sql.setTimestamptz(ps, 5, to);
+            ps.setInt(6, bucketMinutes);
+            try (ResultSet rs = ps.executeQuery()) {
+              while (rs.next()) {
+                long lag = rs.getLong("lag_messages");
+                Long lagMessages = rs.wasNull() ? null : lag;
+                long age = rs.getLong("max_lag_seconds");
+                Long maxLag = rs.wasNull() ? null : age;
+                out.add(
+                    new Point(
+                        Sql.instant(rs, "bucket"),
+                        rs.getLong("pushed"),
+                        rs.getLong("popped"),
+                        rs.getLong("acked"),
+                        rs.getLong("failed"),
+                        rs.getLong("dead_lettered"),
+                        lagMessages,
+                        maxLag));
+              }
+            }
+          }
+          return out;
+        });
+  }
+}

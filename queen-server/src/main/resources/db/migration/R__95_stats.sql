@@ -1,0 +1,266 @@
+-- Statistics: per-minute counters added by every broker, and the per-queue snapshot one broker
+-- refreshes. Readers (status, resources, analytics) read these small tables only.
+
+-- Claims a cluster-wide periodic job named p_key: true for at most one caller per interval.
+create or replace function queen.periodic_claim_v1(p_key text, p_interval_ms integer,
+                                                   p_now timestamptz default null)
+returns boolean
+language sql
+as $$
+    insert into queen.system_state as s (key, value, updated_at)
+    values (p_key, '{}'::jsonb, coalesce(p_now, now()))
+    on conflict (key) do update set updated_at = excluded.updated_at
+     where s.updated_at <= excluded.updated_at - make_interval(secs => p_interval_ms * 0.9 / 1000.0)
+    returning true
+$$;
+
+-- Adds one broker's counts to the current minute of each queue (unknown queue names are skipped).
+create or replace function queen.stats_add_v1(
+    p_queues text[], p_pushed bigint[], p_popped bigint[], p_acked bigint[], p_failed bigint[],
+    p_dead bigint[], p_now timestamptz default null)
+returns void
+language sql
+as $$
+    insert into queen.queue_stats_minutes as m
+           (queue_id, minute, pushed, popped, acked, failed, dead_lettered)
+    select q.id, date_trunc('minute', coalesce(p_now, now())), u.pu, u.po, u.ac, u.fa, u.de
+      from unnest(p_queues, p_pushed, p_popped, p_acked, p_failed, p_dead)
+           as u(name, pu, po, ac, fa, de)
+      join queen.queues q on q.name = u.name
+     order by q.id
+    on conflict (queue_id, minute) do update
+       set pushed = m.pushed + excluded.pushed, popped = m.popped + excluded.popped,
+           acked = m.acked + excluded.acked, failed = m.failed + excluded.failed,
+           dead_lettered = m.dead_lettered + excluded.dead_lettered
+$$;
+
+-- Recomputes every queue's snapshot and records its lag in the current minute. A partition's
+-- counts follow its queue-mode cursor, or the slowest group's when it is read only by groups.
+-- One pass over partitions and cursors, plus one primary-key probe per lagging partition.
+create or replace function queen.stats_refresh_v1(p_now timestamptz default null)
+returns integer
+language plpgsql
+as $$
+declare
+    v_now timestamptz := coalesce(p_now, now());
+    v_n   integer;
+begin
+    with per_partition as (
+        select p.queue_id, p.id, p.last_offset, p.retained_from,
+               coalesce(qm.committed, slow.committed, -1) as committed,
+               case when qm.lease_expires_at > v_now and qm.worker_id is not null
+                    then greatest(qm.batch_end - qm.committed, 0) else 0 end as leased,
+               leases.n as leases
+          from queen.log_partitions p
+          left join queen.log_consumers qm
+                 on qm.partition_id = p.id and qm.consumer_group = '__QUEUE_MODE__'
+          left join lateral (select min(c.committed) as committed
+                               from queen.log_consumers c
+                              where c.partition_id = p.id) slow on true
+          left join lateral (select count(*) as n from queen.log_consumers c
+                              where c.partition_id = p.id and c.worker_id is not null
+                                and c.lease_expires_at > v_now) leases on true),
+    lagging as (
+        select pp.queue_id, pp.last_offset - greatest(pp.committed, pp.retained_from - 1) as lag,
+               queen.cursor_oldest_unconsumed_v1(pp.id, pp.committed, pp.last_offset,
+                                                 pp.retained_from) as oldest
+          from per_partition pp
+         where pp.last_offset > pp.committed),
+    per_queue as (
+        select q.id as queue_id,
+               count(pp.id) as partitions,
+               coalesce(sum(pp.last_offset + 1 - pp.retained_from), 0) as total,
+               coalesce(sum(greatest(pp.committed + 1 - pp.retained_from, 0)), 0) as completed,
+               coalesce(sum(pp.leased), 0) as processing,
+               coalesce(sum(pp.leases), 0) as leases
+          from queen.queues q
+          left join per_partition pp on pp.queue_id = q.id
+         group by q.id),
+    lag as (
+        select l.queue_id, sum(l.lag) as messages, min(l.oldest) as oldest
+          from lagging l group by l.queue_id),
+    dead as (
+        select p.queue_id, count(*) as n
+          from queen.dead_letters d join queen.log_partitions p on p.id = d.partition_id
+         group by p.queue_id),
+    snap as (
+        insert into queen.queue_stats as s
+               (queue_id, partitions, total, pending, processing, completed, dead_letter,
+                active_leases, lag_messages, max_lag_seconds, oldest_pending_at, updated_at)
+        select pq.queue_id, pq.partitions, pq.total,
+               greatest(pq.total - pq.completed - pq.processing, 0), pq.processing, pq.completed,
+               coalesce(d.n, 0), pq.leases, coalesce(l.messages, 0),
+               coalesce(extract(epoch from v_now - l.oldest)::bigint, 0), l.oldest, v_now
+          from per_queue pq
+          left join lag l on l.queue_id = pq.queue_id
+          left join dead d on d.queue_id = pq.queue_id
+        on conflict (queue_id) do update
+           set partitions = excluded.partitions, total = excluded.total,
+               pending = excluded.pending, processing = excluded.processing,
+               completed = excluded.completed, dead_letter = excluded.dead_letter,
+               active_leases = excluded.active_leases, lag_messages = excluded.lag_messages,
+               max_lag_seconds = excluded.max_lag_seconds,
+               oldest_pending_at = excluded.oldest_pending_at, updated_at = excluded.updated_at
+        returning s.queue_id, s.lag_messages, s.max_lag_seconds)
+    insert into queen.queue_stats_minutes as m (queue_id, minute, lag_messages, max_lag_seconds)
+    select sn.queue_id, date_trunc('minute', v_now), sn.lag_messages, sn.max_lag_seconds from snap sn
+    on conflict (queue_id, minute) do update
+       set lag_messages = excluded.lag_messages, max_lag_seconds = excluded.max_lag_seconds;
+    get diagnostics v_n = row_count;
+    -- a week of minutes is kept
+    delete from queen.queue_stats_minutes m where m.minute < v_now - interval '7 days';
+    return v_n;
+end;
+$$;
+
+-- Buckets of the per-minute rows between p_from and p_to, for the named queue or every queue
+-- matching p_namespace / p_task (nulls: all). Lag is the largest sampled in the bucket.
+create or replace function queen.stats_series_v1(
+    p_queue text, p_namespace text, p_task text, p_from timestamptz, p_to timestamptz,
+    p_bucket_minutes integer)
+returns table (bucket timestamptz, pushed bigint, popped bigint, acked bigint, failed bigint,
+               dead_lettered bigint, lag_messages bigint, max_lag_seconds bigint)
+language sql
+stable
+as $$
+    select to_timestamp(floor(extract(epoch from m.minute) / (p_bucket_minutes * 60))
+                        * p_bucket_minutes * 60),
+           sum(m.pushed)::bigint, sum(m.popped)::bigint, sum(m.acked)::bigint,
+           sum(m.failed)::bigint, sum(m.dead_lettered)::bigint,
+           max(m.lag_messages)::bigint, max(m.max_lag_seconds)::bigint
+      from queen.queue_stats_minutes m
+      join queen.queues q on q.id = m.queue_id
+     where m.minute >= p_from and m.minute <= p_to
+       and (p_queue is null or q.name = p_queue)
+       and (p_namespace is null or q.namespace = p_namespace)
+       and (p_task is null or q.task = p_task)
+     group by 1
+     order by 1
+$$;
+
+-- The snapshot of every queue, with its name and grouping, newest queue first.
+create or replace function queen.stats_queues_v1()
+returns table (queue_id uuid, name text, namespace text, task text, priority integer,
+               created_at timestamptz, partitions bigint, total bigint, pending bigint,
+               processing bigint, completed bigint, dead_letter bigint, active_leases bigint,
+               lag_messages bigint, max_lag_seconds bigint, oldest_pending_at timestamptz,
+               updated_at timestamptz)
+language sql
+stable
+as $$
+    select q.id, q.name, q.namespace, q.task, q.priority, q.created_at,
+           coalesce(s.partitions, 0), coalesce(s.total, 0), coalesce(s.pending, 0),
+           coalesce(s.processing, 0), coalesce(s.completed, 0), coalesce(s.dead_letter, 0),
+           coalesce(s.active_leases, 0), coalesce(s.lag_messages, 0),
+           coalesce(s.max_lag_seconds, 0), s.oldest_pending_at, s.updated_at
+      from queen.queues q
+      left join queen.queue_stats s on s.queue_id = q.id
+     order by q.created_at desc, q.name
+$$;
+
+-- One queue's partitions with their counts, live: the queue-mode cursor (or the slowest group's)
+-- decides completed, pending and processing, as in the snapshot. One primary-key probe each for
+-- the oldest retained message and the dead letters.
+create or replace function queen.queue_partitions_v1(p_queue_id uuid)
+returns table (id uuid, name text, created_at timestamptz, total bigint, pending bigint,
+               processing bigint, completed bigint, dead_letter bigint, total_consumed bigint,
+               last_activity timestamptz, oldest_message timestamptz,
+               newest_message timestamptz, last_offset bigint)
+language sql
+stable
+as $$
+    select p.id, p.name, p.created_at, t.total,
+           greatest(t.total - t.completed - t.leased, 0), t.leased, t.completed,
+           (select count(*) from queen.dead_letters d where d.partition_id = p.id),
+           coalesce(qm.total_consumed, 0), p.last_write_at,
+           (select s.created_at from queen.log_segments s
+             where s.partition_id = p.id and s.base_offset >= p.retained_from
+             order by s.base_offset limit 1),
+           p.newest_created_at, p.last_offset
+      from queen.log_partitions p
+      left join queen.log_consumers qm
+             on qm.partition_id = p.id and qm.consumer_group = '__QUEUE_MODE__'
+      left join lateral (select min(c.committed) as committed from queen.log_consumers c
+                          where c.partition_id = p.id) slow on true
+     cross join lateral (
+         select p.last_offset + 1 - p.retained_from as total,
+                greatest(coalesce(qm.committed, slow.committed, -1) + 1 - p.retained_from, 0)
+                    as completed,
+                case when qm.lease_expires_at > now() and qm.worker_id is not null
+                     then greatest(qm.batch_end - qm.committed, 0) else 0 end as leased) t
+     where p.queue_id = p_queue_id
+     order by p.name
+$$;
+
+-- Partitions of every queue (or one), most recently written first.
+create or replace function queen.partitions_list_v1(p_queue text, p_limit integer, p_offset integer)
+returns table (id uuid, name text, queue_name text, created_at timestamptz, last_offset bigint,
+               retained bigint, last_activity timestamptz, total bigint)
+language sql
+stable
+as $$
+    select p.id, p.name, q.name, p.created_at, p.last_offset, p.last_offset + 1 - p.retained_from,
+           p.last_write_at, count(*) over ()
+      from queen.log_partitions p
+      join queen.queues q on q.id = p.queue_id
+     where p_queue is null or q.name = p_queue
+     order by p.last_write_at desc, p.id
+     limit p_limit offset p_offset
+$$;
+
+-- The dead letters in numbers: how many, on how many partitions, and the most frequent errors
+-- among the newest 1000.
+create or replace function queen.dead_letter_summary_v1()
+returns table (total bigint, partitions bigint, error_message text, error_count bigint)
+language sql
+stable
+as $$
+    with counts as (
+        select count(*) as total, count(distinct d.partition_id) as partitions
+          from queen.dead_letters d),
+    recent as (
+        select d.error_message from queen.dead_letters d order by d.failed_at desc limit 1000),
+    errors as (
+        select coalesce(r.error_message, '') as error_message, count(*) as n
+          from recent r group by 1 order by 2 desc limit 5)
+    select c.total, c.partitions, e.error_message, e.n
+      from counts c left join errors e on true
+$$;
+
+-- Deletes every message of a queue, or of one of its partitions, as retention would (segments,
+-- transactionId index, traces), keeping offsets: cursors behind continue at the next message
+-- pushed. Dead letters stay. Returns the partitions cleared and the messages deleted; queue_found
+-- false for an unknown queue.
+create or replace function queen.queue_clear_v1(p_queue text, p_partition text)
+returns table (queue_found boolean, partitions integer, messages bigint)
+language plpgsql
+as $$
+#variable_conflict use_column
+declare
+    v_qid   uuid;
+    v_parts integer := 0;
+    v_msgs  bigint := 0;
+    p       record;
+begin
+    select q.id into v_qid from queen.queues q where q.name = p_queue;
+    if not found then
+        return query select false, 0, 0::bigint;
+        return;
+    end if;
+    for p in
+        select lp.id, lp.last_offset, lp.retained_from
+          from queen.log_partitions lp
+         where lp.queue_id = v_qid and (p_partition is null or lp.name = p_partition)
+         order by lp.id
+           for update
+    loop
+        delete from queen.log_segments s where s.partition_id = p.id;
+        delete from queen.log_txn_index t where t.partition_id = p.id;
+        delete from queen.message_traces t where t.partition_id = p.id;
+        update queen.log_partitions lp set retained_from = p.last_offset + 1 where lp.id = p.id;
+        v_parts := v_parts + 1;
+        v_msgs := v_msgs + greatest(p.last_offset + 1 - p.retained_from, 0);
+    end loop;
+    return query select true, v_parts, v_msgs;
+end;
+$$;

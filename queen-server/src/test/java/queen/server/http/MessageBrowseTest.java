@@ -1,0 +1,103 @@
+package queen.server.http;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import queen.server.TestBroker;
+import queen.server.Wire;
+
+/** Message browsing (WIRE.md section 13): the list and one message's detail. */
+class MessageBrowseTest {
+  @RegisterExtension static final TestBroker broker = new TestBroker();
+  private final Wire wire = new Wire(broker);
+
+  @Test
+  void theListIsNewestFirstWithStatusesAndFilters() {
+    wire.pushNumbered("browse", "a", 0, 3);
+    wire.pushNumbered("browse", "b", 0, 2);
+    JsonNode leased = broker.get("/api/v1/pop/queue/browse/partition/a?batch=2").json();
+    wire.ackAll(
+        Wire.object()
+            .put("consumerGroup", "__QUEUE_MODE__")
+            .set("messages", Wire.object().arrayNode().add(leased.get("messages").get(0))));
+
+    JsonNode all = broker.get("/api/v1/messages?queue=browse").json();
+    assertThat(all.get("messages"))
+        .extracting(m -> m.get("transactionId").asText())
+        .containsExactly("browse-b-1", "browse-b-0", "browse-a-2", "browse-a-1", "browse-a-0");
+    JsonNode a0 = all.get("messages").get(4);
+    assertThat(a0.get("status").asText()).isEqualTo("completed");
+    assertThat(a0.get("queuePath").asText()).isEqualTo("browse/a");
+    assertThat(a0.has("payload")).as("no payloads in the list").isFalse();
+    assertThat(all.get("messages").get(3).get("status").asText()).isEqualTo("processing");
+    assertThat(all.get("messages").get(3).get("leaseExpiresAt").asText()).endsWith("Z");
+    assertThat(all.get("messages").get(2).get("status").asText()).isEqualTo("pending");
+    assertThat(all.at("/mode/type").asText()).isEqualTo("queue");
+
+    assertThat(
+            broker
+                .get("/api/v1/messages?queue=browse&partition=a&status=pending")
+                .json()
+                .get("messages"))
+        .extracting(m -> m.get("transactionId").asText())
+        .containsExactly("browse-a-2");
+    assertThat(broker.get("/api/v1/messages?queue=browse&limit=2&offset=1").json().get("messages"))
+        .extracting(m -> m.get("transactionId").asText())
+        .containsExactly("browse-b-0", "browse-a-2");
+    assertThat(
+            broker
+                .get("/api/v1/messages?queue=browse&to=2000-01-01T00:00:00Z")
+                .json()
+                .get("messages"))
+        .isEmpty();
+  }
+
+  @Test
+  void oneMessageShowsItsPayloadItsGroupsAndItsTraces() {
+    wire.pushNumbered("detail", "p", 0, 2);
+    JsonNode g1 =
+        broker.get("/api/v1/pop/queue/detail/partition/p?consumerGroup=g1&batch=1").json();
+    wire.ackAll(g1);
+    broker.get("/api/v1/pop/queue/detail/partition/p?consumerGroup=g2&batch=1");
+    JsonNode m = g1.get("messages").get(0);
+    broker.post(
+        "/api/v1/traces",
+        Wire.object()
+            .put("transactionId", "detail-p-0")
+            .put("partitionId", m.get("partitionId").asText())
+            .put("traceNames", "seen")
+            .set("data", Wire.object().put("ok", true)));
+
+    JsonNode d =
+        broker.get("/api/v1/messages/" + m.get("partitionId").asText() + "/detail-p-0").json();
+    assertThat(d.get("id").asText()).isEqualTo(m.get("id").asText());
+    assertThat(d.get("payload").get("n").asInt()).isZero();
+    assertThat(d.get("isEncrypted").asBoolean()).isFalse();
+    assertThat(d.get("status").asText()).as("g1 consumed it, g2 holds it").isEqualTo("pending");
+    assertThat(d.at("/mode/type").asText()).isEqualTo("bus");
+    assertThat(d.at("/mode/consumedByGroups").asInt()).isEqualTo(1);
+    assertThat(d.get("consumerGroups"))
+        .extracting(g -> g.get("name").asText() + ":" + g.get("status").asText())
+        .containsExactly("g1:completed", "g2:processing");
+    assertThat(d.at("/queueConfig/leaseTime").asInt()).isEqualTo(300);
+    assertThat(d.at("/traces/0/data/ok").asBoolean()).isTrue();
+  }
+
+  @Test
+  void unknownMessagesAndBadFiltersAreNamed() {
+    wire.pushNumbered("mbad", "p", 0, 1);
+    TestBroker.Reply unknown = broker.get("/api/v1/messages/" + UUID.randomUUID() + "/x");
+    assertThat(unknown.status()).isEqualTo(404);
+    assertThat(unknown.json().get("error").asText()).isEqualTo("Message not found");
+    TestBroker.Reply badStatus = broker.get("/api/v1/messages?status=done");
+    assertThat(badStatus.status()).isEqualTo(400);
+    assertThat(badStatus.json().get("error").asText()).startsWith("status must be one of");
+    TestBroker.Reply badFrom = broker.get("/api/v1/messages?from=yesterday");
+    assertThat(badFrom.status()).isEqualTo(400);
+    assertThat(badFrom.json().get("error").asText()).startsWith("from must be an ISO-8601");
+    assertThat(broker.get("/api/v1/messages/nope/x").status()).isEqualTo(400);
+  }
+}
