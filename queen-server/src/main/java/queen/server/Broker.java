@@ -93,9 +93,6 @@ public final class Broker implements AutoCloseable {
       DeadLetterStore deadLetters = new DeadLetterStore(db);
 
       PopSettings settings = new PopSettings();
-      StateRefresher refresher = new StateRefresher(system, settings, config.stateRefresh());
-      resources.addFirst(refresher);
-      refresher.start();
       HotLists hot = new HotLists(meters);
       StatsStore statsStore = new StatsStore(db);
       Statistics statistics = new Statistics(statsStore, config.statsInterval());
@@ -134,10 +131,12 @@ public final class Broker implements AutoCloseable {
       resources.addFirst(retention);
       retention.start();
       ConsumerGroupStore groupStore = new ConsumerGroupStore(db);
-      ConsumerGroups groups =
-          new ConsumerGroups(groupStore, pop::groupReset, config.stateRefresh());
-      resources.addFirst(groups);
+      ConsumerGroups groups = new ConsumerGroups(groupStore, pop::groupReset);
       groups.start();
+      StateRefresher refresher =
+          new StateRefresher(system, settings, groups, config.stateRefresh());
+      resources.addFirst(refresher);
+      refresher.start();
       ResourceStore resourceStore = new ResourceStore(db);
       MessageStore messages = new MessageStore(db);
       TraceStore traces = new TraceStore(db);

@@ -24,3 +24,21 @@ as $$
     on conflict (key) do update set value = excluded.value, updated_at = excluded.updated_at
     returning (value ->> 'enabled')::boolean
 $$;
+
+-- broker_state_v1 and, in the same call, the consumer-group resets announced after
+-- p_resets_after (see queen.group_resets), oldest first.
+create or replace function queen.broker_state_v2(p_resets_after bigint)
+returns table (pop_maintenance boolean, min_pop_wait_queues text[], min_pop_wait_ms integer[],
+               reset_ids bigint[], reset_queues text[], reset_groups text[])
+language sql
+stable
+as $$
+    select s.pop_maintenance, s.min_pop_wait_queues, s.min_pop_wait_ms,
+           coalesce(r.ids, '{}'), coalesce(r.queues, '{}'), coalesce(r.groups, '{}')
+      from queen.broker_state_v1() s
+     cross join (select array_agg(g.id order by g.id) as ids,
+                        array_agg(g.queue_name order by g.id) as queues,
+                        array_agg(g.consumer_group order by g.id) as groups
+                   from queen.group_resets g
+                  where g.id > p_resets_after) r
+$$;

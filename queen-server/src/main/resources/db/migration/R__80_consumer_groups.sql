@@ -11,16 +11,6 @@ as $$
     insert into queen.group_resets (queue_name, consumer_group) values (p_queue, p_group);
 $$;
 
--- The resets announced after p_after, oldest first.
-create or replace function queen.group_resets_v1(p_after bigint)
-returns table (id bigint, queue_name text, consumer_group text)
-language sql
-stable
-as $$
-    select r.id, r.queue_name, r.consumer_group from queen.group_resets r
-     where r.id > p_after order by r.id
-$$;
-
 create or replace function queen.group_resets_head_v1()
 returns bigint
 language sql

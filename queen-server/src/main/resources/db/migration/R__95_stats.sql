@@ -264,3 +264,23 @@ begin
     return query select true, v_parts, v_msgs;
 end;
 $$;
+
+-- One broker's statistics tick in one call: its counts added to the current minute, then the
+-- snapshot refreshed if this broker claims it for the interval. Returns the queues refreshed, or
+-- -1 when another broker had the turn.
+create or replace function queen.stats_tick_v1(
+    p_queues text[], p_pushed bigint[], p_popped bigint[], p_acked bigint[], p_failed bigint[],
+    p_dead bigint[], p_interval_ms integer)
+returns integer
+language plpgsql
+as $$
+begin
+    if cardinality(p_queues) > 0 then
+        perform queen.stats_add_v1(p_queues, p_pushed, p_popped, p_acked, p_failed, p_dead);
+    end if;
+    if not coalesce(queen.periodic_claim_v1('stats_refresh', p_interval_ms), false) then
+        return -1;
+    end if;
+    return queen.stats_refresh_v1();
+end;
+$$;

@@ -22,7 +22,8 @@ public final class MaintenanceRoutes implements HttpService {
   @Override
   public void routing(HttpRules rules) {
     rules.get(
-        "/api/v1/system/maintenance/pop", (req, res) -> reply(res, system.read().popMaintenance()));
+        "/api/v1/system/maintenance/pop",
+        (req, res) -> reply(res, system.switches().popMaintenance()));
     rules.post(
         "/api/v1/system/maintenance/pop",
         (req, res) -> {

@@ -1,22 +1,17 @@
 package queen.server.ops;
 
-import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
-import java.util.concurrent.ScheduledExecutorService;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 import queen.server.store.ConsumerGroupStore;
 
 /**
  * Deletes and seeks of consumer groups, and the feed that carries them to every broker: after the
  * cursors change in PostgreSQL, this broker drops its cached view of the group at once, and every
- * other broker does when it next reads the feed (every {@code QUEEN_STATE_REFRESH_MS}), so the next
- * pop anywhere starts from the new cursors.
+ * other broker does when its {@link StateRefresher} next reads the feed (every {@code
+ * QUEEN_STATE_REFRESH_MS}, in the same query as the other shared state), so the next pop anywhere
+ * starts from the new cursors.
  */
-public final class ConsumerGroups implements AutoCloseable {
-  private static final Logger log = LoggerFactory.getLogger(ConsumerGroups.class);
-
+public final class ConsumerGroups {
   /** Told that a group's cursors on a queue (every queue when null) moved. */
   @FunctionalInterface
   public interface ResetListener {
@@ -25,22 +20,21 @@ public final class ConsumerGroups implements AutoCloseable {
 
   private final ConsumerGroupStore store;
   private final ResetListener listener;
-  private final Duration interval;
   private long seen;
-  private ScheduledExecutorService timer;
 
-  public ConsumerGroups(ConsumerGroupStore store, ResetListener listener, Duration interval) {
+  public ConsumerGroups(ConsumerGroupStore store, ResetListener listener) {
     this.store = store;
     this.listener = listener;
-    this.interval = interval;
   }
 
-  /** Starts following the feed from its current head. */
+  /** Follows the feed from its current head: older resets are already in every cursor. */
   public synchronized void start() {
     seen = store.resetsHead();
-    if (timer == null) {
-      timer = Periodic.every("queen-group-resets", interval, this::followQuietly);
-    }
+  }
+
+  /** The id of the last reset applied. */
+  synchronized long seen() {
+    return seen;
   }
 
   public ConsumerGroupStore.Deleted delete(String group, String queue, boolean deleteMetadata) {
@@ -69,29 +63,13 @@ public final class ConsumerGroups implements AutoCloseable {
     return s;
   }
 
-  /** Applies the resets other brokers announced since the last look. */
-  synchronized void follow() {
-    List<ConsumerGroupStore.Reset> resets = store.resetsAfter(seen);
+  /** Applies resets read from the feed (this broker's own among them, harmlessly again). */
+  synchronized void apply(List<ConsumerGroupStore.Reset> resets) {
     for (ConsumerGroupStore.Reset r : resets) {
-      listener.groupReset(r.queue(), r.group());
-      seen = r.id();
-    }
-  }
-
-  private void followQuietly() {
-    try {
-      follow();
-    } catch (RuntimeException e) {
-      log.warn(
-          "reading consumer-group resets failed, retrying in {}: {}", interval, e.getMessage());
-    }
-  }
-
-  @Override
-  public synchronized void close() {
-    if (timer != null) {
-      timer.shutdownNow();
-      timer = null;
+      if (r.id() > seen) {
+        listener.groupReset(r.queue(), r.group());
+        seen = r.id();
+      }
     }
   }
 }

@@ -9,20 +9,24 @@ import queen.server.store.SystemStore;
 
 /**
  * Keeps this broker's copy of the cluster-wide switches (pop maintenance, minimum pop waits) in
- * step with the database: one small query per interval, so pops read them from memory and a switch
- * set on another broker takes effect here within the interval.
+ * step with the database, and follows the consumer-group resets made on other brokers: one small
+ * query per interval, so pops read the switches from memory and a switch set or a group sought on
+ * another broker takes effect here within the interval.
  */
 public final class StateRefresher implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(StateRefresher.class);
 
   private final SystemStore store;
   private final PopSettings settings;
+  private final ConsumerGroups groups;
   private final Duration interval;
   private ScheduledExecutorService timer;
 
-  public StateRefresher(SystemStore store, PopSettings settings, Duration interval) {
+  public StateRefresher(
+      SystemStore store, PopSettings settings, ConsumerGroups groups, Duration interval) {
     this.store = store;
     this.settings = settings;
+    this.groups = groups;
     this.interval = interval;
   }
 
@@ -36,8 +40,9 @@ public final class StateRefresher implements AutoCloseable {
 
   /** Reads the state now, e.g. right after this broker changed it. */
   public void refresh() {
-    SystemStore.State s = store.read();
+    SystemStore.State s = store.read(groups.seen());
     settings.update(s.popMaintenance(), s.minPopWaitMs());
+    groups.apply(s.resets());
   }
 
   private void refreshQuietly() {

@@ -93,21 +93,27 @@ public final class Statistics implements AutoCloseable {
     return a;
   }
 
-  /** Adds this broker's counts to the minute rows, then refreshes the snapshot if claimed. */
+  /**
+   * Adds this broker's counts to the minute rows and refreshes the snapshot if it is this broker's
+   * turn, in one database call.
+   */
   public synchronized void tick() {
-    flush();
-    if (store.claimRefresh(interval.toMillis())) {
-      store.refresh();
+    List<StatsStore.Counts> batch = drain();
+    try {
+      store.tick(batch, interval.toMillis());
+    } catch (RuntimeException e) {
+      restore(batch); // the database is away: count them into the next tick
+      throw e;
     }
   }
 
-  /** Refreshes the snapshot now, whoever's turn it is; answers how many queues it covers. */
+  /** Writes the counts and refreshes the snapshot now, whoever's turn it is; queues covered. */
   public synchronized int refreshNow() {
-    flush();
+    tick();
     return store.refresh();
   }
 
-  private void flush() {
+  private List<StatsStore.Counts> drain() {
     List<StatsStore.Counts> batch = new ArrayList<>();
     for (Map.Entry<String, LongAdder[]> e : counts.entrySet()) {
       LongAdder[] a = e.getValue();
@@ -121,14 +127,7 @@ public final class Statistics implements AutoCloseable {
         batch.add(new StatsStore.Counts(e.getKey(), v[0], v[1], v[2], v[3], v[4]));
       }
     }
-    if (!batch.isEmpty()) {
-      try {
-        store.add(batch);
-      } catch (RuntimeException e) {
-        restore(batch); // the database is away: count them into the next flush
-        throw e;
-      }
-    }
+    return batch;
   }
 
   private void restore(List<StatsStore.Counts> batch) {
@@ -156,7 +155,10 @@ public final class Statistics implements AutoCloseable {
       timer = null;
     }
     try {
-      flush();
+      List<StatsStore.Counts> batch = drain();
+      if (!batch.isEmpty()) {
+        store.tick(batch, interval.toMillis());
+      }
     } catch (RuntimeException e) {
       log.warn("last statistics not written: {}", e.getMessage());
     }

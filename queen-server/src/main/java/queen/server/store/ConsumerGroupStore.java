@@ -195,28 +195,6 @@ public final class ConsumerGroupStore {
     return db.autocommit(c -> single(c, "select queen.group_resets_head_v1()"));
   }
 
-  /** The resets announced after {@code after}, oldest first. */
-  public List<Reset> resetsAfter(long after) {
-    return db.autocommit(
-        c -> {
-          List<Reset> out = new ArrayList<>();
-          try (PreparedStatement ps =
-              c.prepareStatement("select * from queen.group_resets_v1(?)")) {
-            ps.setLong(1, after);
-            try (ResultSet rs = ps.executeQuery()) {
-              while (rs.next()) {
-                out.add(
-                    new Reset(
-                        rs.getLong("id"),
-                        rs.getString("queue_name"),
-                        rs.getString("consumer_group")));
-              }
-            }
-          }
-          return out;
-        });
-  }
-
   private static long single(Connection c, String query) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(query);
         ResultSet rs = ps.executeQuery()) {

@@ -53,40 +53,32 @@ public final class StatsStore {
       Instant oldestPendingAt,
       Instant updatedAt) {}
 
-  /** Adds counts to the current minute of their queues, in one statement. */
-  public void add(List<Counts> counts) {
-    db.autocommit(
+  /**
+   * Adds counts to the current minute of their queues and, when this broker claims the interval,
+   * refreshes the snapshot: one call. Answers the queues refreshed, or -1 when not claimed.
+   */
+  public int tick(List<Counts> counts, long intervalMillis) {
+    return db.autocommit(
         c -> {
           try (PreparedStatement ps =
-              c.prepareStatement("select queen.stats_add_v1(?, ?, ?, ?, ?, ?)")) {
+              c.prepareStatement("select queen.stats_tick_v1(?, ?, ?, ?, ?, ?, ?)")) {
             ps.setArray(1, c.createArrayOf("text", counts.stream().map(Counts::queue).toArray()));
             ps.setArray(2, longs(c, counts.stream().map(Counts::pushed).toArray()));
             ps.setArray(3, longs(c, counts.stream().map(Counts::popped).toArray()));
             ps.setArray(4, longs(c, counts.stream().map(Counts::acked).toArray()));
             ps.setArray(5, longs(c, counts.stream().map(Counts::failed).toArray()));
             ps.setArray(6, longs(c, counts.stream().map(Counts::deadLettered).toArray()));
-            ps.execute();
+            ps.setInt(7, (int) Math.min(intervalMillis, Integer.MAX_VALUE));
+            try (ResultSet rs = ps.executeQuery()) {
+              rs.next();
+              return rs.getInt(1);
+            }
           }
-          return null;
         });
   }
 
   private static Array longs(Connection c, Object[] values) throws SQLException {
     return c.createArrayOf("bigint", values);
-  }
-
-  /** True for at most one broker per interval: that one refreshes the snapshot. */
-  public boolean claimRefresh(long intervalMillis) {
-    return db.autocommit(
-        c -> {
-          try (PreparedStatement ps =
-              c.prepareStatement("select queen.periodic_claim_v1('stats_refresh', ?)")) {
-            ps.setLong(1, intervalMillis);
-            try (ResultSet rs = ps.executeQuery()) {
-              return rs.next() && rs.getBoolean(1);
-            }
-          }
-        });
   }
 
   /** Recomputes every queue's snapshot and its lag in the current minute; queues refreshed. */

@@ -1,0 +1,53 @@
+package queen.server.http;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import queen.server.Broker;
+import queen.server.TestBroker;
+import queen.server.Wire;
+
+/** The statistics ticks of several brokers: counts add up, and the snapshot refreshes itself. */
+class StatsSnapshotTest {
+  @RegisterExtension
+  static final TestBroker broker = new TestBroker(Map.of("QUEEN_STATS_INTERVAL_MS", "200"));
+
+  @Test
+  void twoBrokersAddTheirCountsAndOneRefreshesTheSnapshot() {
+    try (Broker other = broker.startAnother()) {
+      new Wire(broker).pushNumbered("counted", "x", 0, 4);
+      broker.post(
+          other,
+          "/api/v1/push",
+          Wire.items(
+              List.of(
+                  Wire.item("counted", "y", "other-1", Wire.object().put("n", 1)),
+                  Wire.item("counted", "y", "other-2", Wire.object().put("n", 2)))));
+      Awaitility.await()
+          .atMost(Duration.ofSeconds(10))
+          .until(() -> total("/api/v1/status/queues") == 6);
+      Awaitility.await()
+          .atMost(Duration.ofSeconds(10))
+          .until(
+              () ->
+                  broker.sqlLong("select coalesce(sum(pushed), 0) from queen.queue_stats_minutes")
+                      == 6);
+      assertThat(broker.get("/api/v1/status").json().get("statsAge").asLong()).isLessThan(5);
+    }
+  }
+
+  private static long total(String path) {
+    for (JsonNode q : broker.get(path).json().get("queues")) {
+      if (q.get("name").asText().equals("counted")) {
+        return q.at("/messages/total").asLong();
+      }
+    }
+    return -1;
+  }
+}
