@@ -96,10 +96,13 @@ class GroupCommitTest {
       List<Future<Appended>> futures = new ArrayList<>();
       futures.add(pool.submit(() -> commit.append(batch(p, requests.getFirst()))));
       await().atMost(Duration.ofSeconds(10)).until(() -> broker.sqlLong(lockWaiters()) == 1);
-      for (List<String> txns : requests.subList(1, requests.size())) {
+      // one at a time, so that they queue in request order (the repeat last)
+      for (int r = 1; r < requests.size(); r++) {
+        List<String> txns = requests.get(r);
         futures.add(pool.submit(() -> commit.append(batch(p, txns))));
+        int queued = r;
+        await().atMost(Duration.ofSeconds(10)).until(() -> commit.queued() == queued);
       }
-      await().atMost(Duration.ofSeconds(10)).until(() -> commit.queued() == requests.size() - 1);
       lock.rollback();
       List<Appended> out = new ArrayList<>();
       for (Future<Appended> f : futures) {
