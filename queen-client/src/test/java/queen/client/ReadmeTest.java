@@ -2,10 +2,12 @@ package queen.client;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -145,6 +147,24 @@ class ReadmeTest {
         queen.queue("orders").partition("dlq-case").group("billing").wait(false).pop();
     assertThat(again).hasSize(1);
     assertThat(again.getFirst().data().get("orderId").asInt()).isEqualTo(4);
+  }
+
+  @Test
+  void consumerGroupsAndTraces() throws Exception {
+    queen.queue("orders").push(Map.of("orderId", 5, "total", 2.0));
+    // begin README (spotless:off)
+    queen.admin().seek("billing", "orders", Instant.parse("2026-12-01T09:00:00Z")); // read again from 9:00
+    queen.admin().seekToEnd("billing", "orders");                  // skip the backlog
+    JsonNode cursors = queen.admin().consumerGroup("billing");     // lag per queue and partition
+    queen.admin().deleteConsumerGroup("billing", true);            // start over from the subscription
+
+    Consumer traced = queen.queue("orders").group("billing").limit(1).each()
+        .consume(m -> m.trace("order-flow", Map.of("step", "charged"))); // never throws
+    traced.await();
+    // end README (spotless:on)
+    assertThat(cursors.has("orders")).isTrue();
+    assertThat(broker.get("/api/v1/traces/by-name/order-flow").json().get("total").asInt())
+        .isEqualTo(1);
   }
 
   @Test
