@@ -43,14 +43,22 @@ final class AdminRun {
 
   private AdminRun() {}
 
-  static Result run(String url, int partitions, long messages, int seconds) throws Exception {
-    String q = "bench-admin-" + Long.toString(System.currentTimeMillis(), 36);
+  /**
+   * Fills a new queue, or with {@code queue} set measures on that existing queue (filled by an
+   * earlier run) without filling.
+   */
+  static Result run(String url, String queue, int partitions, long messages, int seconds)
+      throws Exception {
+    String q =
+        queue != null ? queue : "bench-admin-" + Long.toString(System.currentTimeMillis(), 36);
     String group = "bench";
     try (BrokerTarget target = new BrokerTarget(url);
         Http1 admin = new Http1(url)) {
-      target.configure(q, "{\"leaseTime\":60}");
       long fillStart = System.nanoTime();
-      fill(target, q, partitions, messages);
+      if (queue == null) {
+        target.configure(q, "{\"leaseTime\":60}");
+        fill(target, q, partitions, messages);
+      }
       double fillSeconds = (System.nanoTime() - fillStart) / 1e9;
 
       SteadyLoad load = new SteadyLoad(target, q, partitions);

@@ -220,9 +220,14 @@ public final class BenchCommand implements Runnable {
     @Option(names = "--messages", defaultValue = "10000000")
     long messages;
 
+    @Option(
+        names = "--queue",
+        description = "Measure on this queue, filled by an earlier run, instead of filling one.")
+    String queue;
+
     @Override
     public Integer call() throws Exception {
-      Result r = AdminRun.run(options.url, partitions, messages, options.seconds);
+      Result r = AdminRun.run(options.url, queue, partitions, messages, options.seconds);
       System.out.println(r.summary());
       Report.append(options.out, r);
       return r.errors() > 0 ? 1 : 0;

@@ -73,7 +73,7 @@ as $$
            and p.newest_created_at >= p_from
          order by p.newest_created_at desc
          limit case when p_status is null then p_limit + p_offset else 1000 end),
-    segs as (
+    segs_all as (
         select pt.*, s.base_offset, s.msg_count, s.created_at
           from parts pt
          cross join lateral (select ls.base_offset, ls.msg_count, ls.created_at
@@ -82,6 +82,14 @@ as $$
                                 and ls.created_at >= p_from and ls.created_at <= p_to
                               order by ls.base_offset desc
                               limit p_limit + p_offset) s),
+    -- without a status filter the page lies in the newest segments holding limit + offset
+    -- messages (a segment's messages share their created_at): expand only those
+    segs as (
+        select sa.* from (
+            select x.*, sum(x.msg_count) over (order by x.created_at desc, x.base_offset desc,
+                                                        x.id) as upto
+              from segs_all x) sa
+         where p_status is not null or sa.upto - sa.msg_count < p_limit + p_offset),
     msgs as (
         select sg.id, o.off, sg.base_offset, sg.created_at, sg.queue_name, sg.name,
                sg.namespace, sg.task, sg.priority, qm.partition_id is not null as has_qm,
