@@ -20,6 +20,9 @@ import queen.server.ServeCommand;
       ClientCommands.Tail.class,
       ClientCommands.Queues.class,
       GroupCommands.class,
+      MessageCommands.Messages.class,
+      MessageCommands.OneMessage.class,
+      MessageCommands.Traces.class,
       ClientCommands.Dlq.class,
       BenchCommand.class,
       CommandLine.HelpCommand.class

@@ -130,6 +130,34 @@ class CliTest {
   }
 
   @Test
+  void messagesAreListedShownTracedAndDeleted() {
+    run("", "push", url(), "cli-msg", "-p", "p", "{\"n\":1}", "{\"n\":2}");
+    Run listed = run("", "messages", url(), "cli-msg");
+    assertThat(listed.exit()).as(listed.err()).isZero();
+    assertThat(listed.lines()).hasSize(2);
+    JsonNode newest = listed.lines().getFirst();
+    String pid = newest.get("partitionId").asText();
+    String txn = newest.get("transactionId").asText();
+
+    Run shown = run("", "message", url(), pid, txn);
+    assertThat(shown.lines().getFirst().get("payload").get("n").asInt()).isEqualTo(2);
+    broker.post(
+        "/api/v1/traces",
+        "{\"transactionId\":\""
+            + txn
+            + "\",\"partitionId\":\""
+            + pid
+            + "\",\"traceNames\":\"cli-flow\",\"data\":{\"ok\":true}}");
+    assertThat(run("", "traces", url(), pid, txn).lines()).hasSize(1);
+    assertThat(run("", "traces", url(), "--name", "cli-flow").lines()).hasSize(1);
+    assertThat(run("", "traces", url()).out()).contains("cli-flow");
+
+    assertThat(run("", "message", url(), pid, txn, "--delete").exit()).isZero();
+    assertThat(run("", "message", url(), pid, txn).exit()).as("gone").isEqualTo(1);
+    assertThat(run("", "messages", url(), "cli-msg").lines()).hasSize(1);
+  }
+
+  @Test
   void exitCodesTellRefusedFromUnreachableFromMisused() {
     Run badJson = run("", "push", url(), "cli-bad", "{not json");
     assertThat(badJson.exit()).isEqualTo(1);

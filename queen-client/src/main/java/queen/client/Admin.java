@@ -99,6 +99,67 @@ public final class Admin {
         group);
   }
 
+  /**
+   * {@code GET /api/v1/messages}: newest first, without payloads. {@code filters} are the route's
+   * query parameters ({@code queue}, {@code partition}, {@code ns}, {@code task}, {@code status},
+   * {@code from}, {@code to}, {@code limit}, {@code offset}).
+   */
+  public JsonNode messages(Map<String, String> filters) {
+    return get("/api/v1/messages", filters);
+  }
+
+  /** One message with its payload, its status per group and its traces; 404 when unknown. */
+  public JsonNode message(String partitionId, String transactionId) {
+    return get(messagePath(partitionId, transactionId), Map.of());
+  }
+
+  /** Deletes one message: no group receives it again; the others keep their offsets. */
+  public JsonNode deleteMessage(String partitionId, String transactionId) {
+    return queen
+        .transport
+        .send(Transport.Call.delete(messagePath(partitionId, transactionId), Map.of(), partitionId))
+        .body();
+  }
+
+  /** {@code GET /api/v1/traces/:partitionId/:transactionId}: one message's traces. */
+  public JsonNode traces(String partitionId, String transactionId) {
+    return get(
+        "/api/v1/traces/" + Transport.segment(partitionId) + "/" + Transport.segment(transactionId),
+        Map.of());
+  }
+
+  /** {@code GET /api/v1/traces/by-name/:name}: the newest traces carrying a name. */
+  public JsonNode tracesByName(String name, int limit, int offset) {
+    return get(
+        "/api/v1/traces/by-name/" + Transport.segment(name),
+        Map.of("limit", Integer.toString(limit), "offset", Integer.toString(offset)));
+  }
+
+  /** {@code GET /api/v1/traces/names}: the trace names in use. */
+  public JsonNode traceNames() {
+    return get("/api/v1/traces/names", Map.of());
+  }
+
+  /** {@code GET /api/v1/status}: throughput, counts, leases and dead letters of the last hour. */
+  public JsonNode status() {
+    return get("/api/v1/status", Map.of());
+  }
+
+  /**
+   * {@code GET /api/v1/status/analytics}: per-bucket counts ({@code minute}, {@code hour}, {@code
+   * day}).
+   */
+  public JsonNode analytics(String interval) {
+    return get("/api/v1/status/analytics", Map.of("interval", interval));
+  }
+
+  private static String messagePath(String partitionId, String transactionId) {
+    return "/api/v1/messages/"
+        + Transport.segment(partitionId)
+        + "/"
+        + Transport.segment(transactionId);
+  }
+
   private static String seekPath(String group, String queue) {
     return GROUPS + Transport.segment(group) + "/queues/" + Transport.segment(queue) + "/seek";
   }

@@ -7,6 +7,7 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.UUID;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.bridge.SLF4JBridgeHandler;
 import queen.server.ack.AckRegistry;
@@ -33,6 +34,7 @@ import queen.server.ops.MaxWaitSweeper;
 import queen.server.ops.Retention;
 import queen.server.ops.StateRefresher;
 import queen.server.ops.Statistics;
+import queen.server.pop.DeliveryListener;
 import queen.server.pop.HotLists;
 import queen.server.pop.PopService;
 import queen.server.pop.PopSettings;
@@ -108,6 +110,19 @@ public final class Broker implements AutoCloseable {
                 hot.pushed(queue, partition, count);
                 statistics.pushed(queue, count);
               });
+      AckService ack = new AckService(new AckStore(db), registry, hot::released);
+      DeliveryListener deliveries =
+          new DeliveryListener() {
+            @Override
+            public void leased(UUID leaseId, String group, List<Leased> partitions) {
+              registry.leased(leaseId, group, partitions);
+            }
+
+            @Override
+            public void skipped(UUID leaseId, String group, List<Skipped> messages) {
+              ack.skipped(leaseId, group, messages);
+            }
+          };
       PopService pop =
           new PopService(
               new PopStore(db),
@@ -118,9 +133,8 @@ public final class Broker implements AutoCloseable {
               config.db().poolSize(),
               clock,
               meters,
-              registry);
+              deliveries);
       resources.addFirst(pop::close);
-      AckService ack = new AckService(new AckStore(db), registry, hot::released);
       TransactionService transactions =
           new TransactionService(new TransactionStore(db), push, hot::released);
       MaxWaitSweeper sweeper = new MaxWaitSweeper(deadLetters, config.sweepInterval());

@@ -20,7 +20,7 @@ import queen.server.pop.DeliveryListener;
  * broker delivered it, this broker restarted, a partial ack) takes the general path: the registry
  * is an optimisation, never a source of truth.
  */
-public final class AckRegistry implements DeliveryListener {
+public final class AckRegistry {
   /** Leases older than this are dropped: their lease is long gone or was extended; acks go slow. */
   static final long MAX_AGE_NANOS = TimeUnit.MINUTES.toNanos(15);
 
@@ -43,8 +43,8 @@ public final class AckRegistry implements DeliveryListener {
   private final AtomicInteger entries = new AtomicInteger();
   private final AtomicLong registrations = new AtomicLong();
 
-  @Override
-  public void leased(UUID leaseId, String group, List<Leased> partitions) {
+  /** Registers what one leased pop delivered, every partition at once. */
+  public void leased(UUID leaseId, String group, List<DeliveryListener.Leased> partitions) {
     if (registrations.incrementAndGet() % 10_000 == 0) {
       expire();
     }
@@ -52,7 +52,7 @@ public final class AckRegistry implements DeliveryListener {
       return;
     }
     Map<UUID, Delivery> byPartition = new ConcurrentHashMap<>();
-    for (Leased l : partitions) {
+    for (DeliveryListener.Leased l : partitions) {
       byPartition.put(
           l.partitionId(),
           new Delivery(

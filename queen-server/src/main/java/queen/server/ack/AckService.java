@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.UUID;
+import queen.server.pop.DeliveryListener;
 import queen.server.store.AckItem;
 import queen.server.store.AckOutcome;
 import queen.server.store.AckStore;
@@ -33,6 +34,20 @@ public final class AckService {
     this.commit = new AckCommit(store, MAX_FLUSHES);
     this.registry = registry;
     this.listener = listener;
+  }
+
+  /**
+   * Acknowledges, under the lease, messages a pop claimed but did not deliver because they were
+   * deleted: the cursor passes them whatever the consumer acks.
+   */
+  public void skipped(UUID leaseId, String group, List<DeliveryListener.Skipped> messages) {
+    List<AckRequest> requests = new ArrayList<>(messages.size());
+    for (DeliveryListener.Skipped m : messages) {
+      requests.add(
+          new AckRequest(
+              m.partitionId(), m.transactionId(), "completed", leaseId.toString(), null));
+    }
+    ack(group, requests);
   }
 
   /**

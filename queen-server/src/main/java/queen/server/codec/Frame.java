@@ -25,12 +25,27 @@ public record Frame(
   /** The payload is encrypted at rest; the broker decrypts it before rendering. */
   public static final int FLAG_ENCRYPTED = 1;
 
+  /**
+   * The message was deleted by an operator: its payload is gone, its place and transactionId stay
+   * (a log cannot renumber, and a re-push of the id is still a duplicate), and no pop delivers it.
+   */
+  public static final int FLAG_DELETED = 16;
+
   public Frame {
     Objects.requireNonNull(transactionId, "transactionId");
     Objects.requireNonNull(payload, "payload");
-    if ((flags & ~FLAG_ENCRYPTED) != 0) {
+    if ((flags & ~(FLAG_ENCRYPTED | FLAG_DELETED)) != 0) {
       throw new IllegalArgumentException("unknown frame flags: " + flags);
     }
+  }
+
+  /** A deleted frame's remains: the transactionId alone. */
+  public Frame deleted() {
+    return new Frame(transactionId, null, null, FLAG_DELETED, new byte[0]);
+  }
+
+  public boolean isDeleted() {
+    return (flags & FLAG_DELETED) != 0;
   }
 
   @Override

@@ -55,6 +55,7 @@ public final class SegmentCodec {
   private static final int BIT_TRACE = 2;
   private static final int BIT_PRODUCER = 4;
   private static final int BIT_UUID_TXN = 8;
+  private static final int BIT_DELETED = Frame.FLAG_DELETED;
   private static final int MIN_FRAME_BYTES = 1 + 1 + 1;
 
   private SegmentCodec() {}
@@ -195,7 +196,7 @@ public final class SegmentCodec {
 
   private static Frame readFrame(ByteReader in, boolean v1) {
     int bits = in.u8();
-    if ((bits & ~(BIT_ENCRYPTED | BIT_TRACE | BIT_PRODUCER | BIT_UUID_TXN)) != 0) {
+    if ((bits & ~(BIT_ENCRYPTED | BIT_TRACE | BIT_PRODUCER | BIT_UUID_TXN | BIT_DELETED)) != 0) {
       throw new CorruptSegmentException("unknown frame bits " + bits);
     }
     if (v1) {
@@ -208,7 +209,7 @@ public final class SegmentCodec {
       in.skip(8); // created-at
     }
     byte[] payload = in.bytes(in.varintInt());
-    return new Frame(txn, trace, producer, bits & BIT_ENCRYPTED, payload);
+    return new Frame(txn, trace, producer, bits & (BIT_ENCRYPTED | BIT_DELETED), payload);
   }
 
   private static void skipFrame(ByteReader in, boolean v1) {

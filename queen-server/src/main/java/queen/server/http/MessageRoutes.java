@@ -43,6 +43,24 @@ public final class MessageRoutes implements HttpService {
   public void routing(HttpRules rules) {
     rules.get("/api/v1/messages", this::list);
     rules.get("/api/v1/messages/{partitionId}/{transactionId}", this::detail);
+    rules.delete("/api/v1/messages/{partitionId}/{transactionId}", this::delete);
+  }
+
+  private void delete(ServerRequest req, ServerResponse res) {
+    Params p = new Params(req);
+    UUID partitionId = Fields.uuid(p.path("partitionId"), "partitionId");
+    String transactionId = p.path("transactionId");
+    if (!messages.delete(partitionId, transactionId)) {
+      throw ApiException.notFound("Message not found");
+    }
+    Replies.json(
+        res,
+        200,
+        Json.object()
+            .put("success", true)
+            .put("partitionId", partitionId.toString())
+            .put("transactionId", transactionId)
+            .put("message", "Message deleted successfully"));
   }
 
   private void list(ServerRequest req, ServerResponse res) {
@@ -78,6 +96,9 @@ public final class MessageRoutes implements HttpService {
     boolean queueMode = false;
     int busGroups = 0;
     for (MessageStore.Listed m : page) {
+      if (m.frame() != null && m.frame().isDeleted()) {
+        continue;
+      }
       queueMode |= m.queueStatus() != null;
       busGroups = Math.max(busGroups, m.totalGroups());
       ObjectNode n = list.addObject();

@@ -235,6 +235,9 @@ public final class StatusRoutes implements HttpService {
             q.name(), null, null, null, null, Instant.EPOCH, clock.instant().plusSeconds(60));
     ArrayNode list = Json.MAPPER.createArrayNode();
     for (MessageStore.Listed m : messages.list(all, limit, offset)) {
+      if (m.frame() != null && m.frame().isDeleted()) {
+        continue;
+      }
       list.addObject()
           .put("id", m.messageId().toString())
           .put("transactionId", m.frame() == null ? null : m.frame().transactionId())

@@ -4,12 +4,21 @@ import java.util.List;
 import java.util.UUID;
 
 /** Told of every leased delivery, all its partitions at once (the ack registry registers it). */
-@FunctionalInterface
 public interface DeliveryListener {
   /** One leased pop delivered these partitions' messages under {@code leaseId}. */
   void leased(UUID leaseId, String group, List<Leased> partitions);
 
-  /** The messages {@code transactionIds} of a partition, ending at {@code batchEnd}. */
+  /**
+   * The lease also covers these messages, which were not delivered because an operator deleted
+   * them: they must be acknowledged under it, so that the cursor passes them whatever the consumer
+   * acks.
+   */
+  void skipped(UUID leaseId, String group, List<Skipped> messages);
+
+  /** A deleted message inside a lease. */
+  record Skipped(UUID partitionId, String transactionId) {}
+
+  /** The messages {@code transactionIds} of a partition, the lease ending at {@code batchEnd}. */
   record Leased(
       UUID partitionId,
       String queue,

@@ -8,6 +8,7 @@ import java.time.Instant;
 import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -397,19 +398,31 @@ public final class PopService {
     } else {
       permit.get().onIgnore();
     }
-    PopResult result = result(request, claim.workerId(), claims);
+    Cut cut = cut(request, claim.workerId(), claims);
+    PopResult result = cut.result();
+    if (!request.autoAck() && !cut.skipped().isEmpty()) {
+      // before the registry learns the lease, so that these acks take the general path
+      delivered.skipped(claim.workerId(), request.group(), cut.skipped());
+    }
     if (result.isEmpty()) {
       return Attempt.NOTHING;
     }
     if (!request.autoAck()) {
-      announce(result);
+      announce(result, cut.ends());
     }
     return new Attempt(result, false, 0);
   }
 
+  /**
+   * What the claims hold: the messages to deliver, the deleted ones the lease covers but nobody
+   * sees, and the last offset each partition's lease covers.
+   */
+  private record Cut(
+      PopResult result, List<DeliveryListener.Skipped> skipped, Map<UUID, Long> ends) {}
+
   /** Tells the listener what this leased pop delivered, per partition. */
-  private void announce(PopResult result) {
-    Map<UUID, List<PoppedMessage>> byPartition = new java.util.LinkedHashMap<>();
+  private void announce(PopResult result, Map<UUID, Long> ends) {
+    Map<UUID, List<PoppedMessage>> byPartition = new LinkedHashMap<>();
     for (PoppedMessage m : result.messages()) {
       byPartition.computeIfAbsent(m.partitionId(), k -> new ArrayList<>()).add(m);
     }
@@ -422,7 +435,7 @@ public final class PopService {
                     ms.getFirst().queue(),
                     ms.getFirst().partition(),
                     ms.stream().map(m -> m.frame().transactionId()).toList(),
-                    ms.getLast().offset())));
+                    ends.get(pid))));
     delivered.leased(result.leaseId(), result.group(), leased);
   }
 
@@ -430,8 +443,10 @@ public final class PopService {
     return new PopResult(request.autoAck() ? null : worker, request.group(), 0, List.of());
   }
 
-  private static PopResult result(PopRequest request, UUID worker, List<PartitionClaim> claims) {
+  private static Cut cut(PopRequest request, UUID worker, List<PartitionClaim> claims) {
     List<PoppedMessage> messages = new ArrayList<>();
+    List<DeliveryListener.Skipped> skipped = new ArrayList<>();
+    Map<UUID, Long> ends = new HashMap<>();
     int claimed = 0;
     for (PartitionClaim claim : claims) {
       if (claim.verdict() != Verdict.DELIVERED) {
@@ -445,6 +460,12 @@ public final class PopService {
             TimeUnit.SECONDS.toMicros(slice.createdAt().getEpochSecond())
                 + slice.createdAt().getNano() / 1_000;
         for (Frame frame : frames) {
+          ends.put(claim.partitionId(), offset);
+          if (frame.isDeleted()) {
+            skipped.add(new DeliveryListener.Skipped(claim.partitionId(), frame.transactionId()));
+            offset++;
+            continue;
+          }
           messages.add(
               new PoppedMessage(
                   MessageIds.of(claim.partitionId(), offset, slice.createdAt()),
@@ -458,7 +479,10 @@ public final class PopService {
         }
       }
     }
-    return new PopResult(request.autoAck() ? null : worker, request.group(), claimed, messages);
+    return new Cut(
+        new PopResult(request.autoAck() ? null : worker, request.group(), claimed, messages),
+        skipped,
+        ends);
   }
 
   /**

@@ -98,6 +98,73 @@ public final class MessageStore {
       int ttl,
       int priority) {}
 
+  private static final String SEGMENT_FOR_UPDATE =
+      "select base_offset, blob from queen.log_segments where partition_id = ? and base_offset <= ?"
+          + " order by base_offset desc limit 1 for update";
+
+  /**
+   * Deletes one message: its frame in the segment is replaced by one that keeps only the
+   * transactionId and says deleted, so offsets, message ids and dedup stay, and no pop delivers it
+   * again (a lease that covers it acknowledges it). Its traces go. False when there is no such
+   * retained message.
+   */
+  public boolean delete(UUID partitionId, String transactionId) {
+    return db.transaction(
+        c -> {
+          TxnCandidates.Match m = newest(c, partitionId, transactionId);
+          if (m == null) {
+            return false;
+          }
+          long base;
+          List<Frame> frames;
+          try (PreparedStatement ps = c.prepareStatement(SEGMENT_FOR_UPDATE)) {
+            ps.setObject(1, partitionId);
+            ps.setLong(2, m.offset());
+            try (ResultSet rs = ps.executeQuery()) {
+              if (!rs.next()) {
+                return false; // retention took it meanwhile
+              }
+              base = rs.getLong(1);
+              frames = new ArrayList<>(SegmentCodec.decode(rs.getBytes(2)));
+            }
+          }
+          int i = (int) (m.offset() - base);
+          if (i >= frames.size() || frames.get(i).isDeleted()) {
+            return false;
+          }
+          frames.set(i, frames.get(i).deleted());
+          try (PreparedStatement ps =
+              c.prepareStatement(
+                  "update queen.log_segments set blob = ? where partition_id = ? and base_offset = ?")) {
+            ps.setBytes(1, SegmentCodec.encode(frames));
+            ps.setObject(2, partitionId);
+            ps.setLong(3, base);
+            ps.executeUpdate();
+          }
+          try (PreparedStatement ps =
+              c.prepareStatement(
+                  "delete from queen.message_traces where partition_id = ? and msg_offset = ?")) {
+            ps.setObject(1, partitionId);
+            ps.setLong(2, m.offset());
+            ps.executeUpdate();
+          }
+          return true;
+        });
+  }
+
+  /** The newest retained message carrying the transactionId, unless deleted; else null. */
+  private static TxnCandidates.Match newest(Connection c, UUID partitionId, String transactionId)
+      throws SQLException {
+    TxnCandidates.Match found = null;
+    for (TxnCandidates.Match m :
+        TxnCandidates.read(c, List.of(partitionId), List.of(transactionId))) {
+      if (m.same()) {
+        found = m; // the newest wins, as for acks
+      }
+    }
+    return found == null || found.frame().isDeleted() ? null : found;
+  }
+
   /** A message found in the log, with where it lives. */
   public record Stored(
       UUID queueId,
@@ -259,17 +326,11 @@ public final class MessageStore {
         });
   }
 
-  /** The retained message of the partition carrying {@code transactionId}, if any. */
+  /** The retained, undeleted message of the partition carrying {@code transactionId}, if any. */
   public Optional<Stored> find(UUID partitionId, String transactionId) {
     return db.autocommit(
         c -> {
-          TxnCandidates.Match found = null;
-          for (TxnCandidates.Match m :
-              TxnCandidates.read(c, List.of(partitionId), List.of(transactionId))) {
-            if (m.same()) {
-              found = m; // the newest wins, as for acks
-            }
-          }
+          TxnCandidates.Match found = newest(c, partitionId, transactionId);
           if (found == null) {
             return Optional.empty();
           }

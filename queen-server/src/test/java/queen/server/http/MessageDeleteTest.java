@@ -1,0 +1,111 @@
+package queen.server.http;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.List;
+import java.util.UUID;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import queen.server.TestBroker;
+import queen.server.Wire;
+
+/**
+ * {@code DELETE /api/v1/messages/:partitionId/:transactionId}: the message is never delivered
+ * again, to any group, and the other messages keep their offsets.
+ */
+class MessageDeleteTest {
+  @RegisterExtension static final TestBroker broker = new TestBroker();
+  private final Wire wire = new Wire(broker);
+
+  private String partitionId(String queue) {
+    return broker.sqlText(
+        "select p.id::text from queen.log_partitions p join queen.queues q on q.id = p.queue_id"
+            + " where q.name = '"
+            + queue
+            + "' and p.name = 'p'");
+  }
+
+  private TestBroker.Reply delete(String queue, String txn) {
+    return broker.delete("/api/v1/messages/" + partitionId(queue) + "/" + txn);
+  }
+
+  @Test
+  void aDeletedMessageIsSkippedByEveryGroupAndTheOthersKeepTheirOffsets() {
+    wire.pushNumbered("del", "p", 0, 5);
+    JsonNode ok = delete("del", "del-p-1").json();
+    assertThat(ok.get("success").asBoolean()).isTrue();
+    assertThat(ok.get("message").asText()).isEqualTo("Message deleted successfully");
+
+    for (String group : new String[] {"a", "b"}) {
+      JsonNode popped =
+          wire.popPartition("del", "p", "consumerGroup=" + group + "&batch=10").json();
+      assertThat(Wire.numbers(popped)).as(group).containsExactly(0, 2, 3, 4);
+      assertThat(wire.ackAll(popped))
+          .allSatisfy(a -> assertThat(a.get("success").asBoolean()).isTrue());
+    }
+    JsonNode queueMode = wire.popPartition("del", "p", "batch=10&autoAck=true").json();
+    assertThat(Wire.numbers(queueMode)).containsExactly(0, 2, 3, 4);
+
+    wire.pushNumbered("del", "p", 5, 1);
+    assertThat(Wire.numbers(wire.popPartition("del", "p", "consumerGroup=a").json()))
+        .as("the cursor passed the deleted one")
+        .containsExactly(5);
+    assertThat(delete("del", "del-p-1").status()).as("already deleted").isEqualTo(404);
+    assertThat(broker.get("/api/v1/messages/" + partitionId("del") + "/del-p-1").status())
+        .isEqualTo(404);
+    JsonNode repush =
+        broker
+            .post(
+                "/api/v1/push",
+                Wire.items(List.of(Wire.item("del", "p", "del-p-1", Wire.object().put("n", 1)))))
+            .json();
+    assertThat(repush.get(0).get("status").asText())
+        .as("its transactionId still deduplicates")
+        .isEqualTo("duplicate");
+  }
+
+  @Test
+  void partialAcksPassADeletedMessageInsideTheLease() {
+    wire.pushNumbered("delpart", "p", 0, 4);
+    delete("delpart", "delpart-p-1");
+    JsonNode popped = wire.popPartition("delpart", "p", "consumerGroup=g&batch=10").json();
+    assertThat(Wire.numbers(popped)).containsExactly(0, 2, 3);
+    for (JsonNode m : popped.get("messages")) {
+      ObjectNode body = Wire.ack(m, "completed", null);
+      body.put("consumerGroup", "g");
+      assertThat(broker.post("/api/v1/ack", body).json().get(0).get("success").asBoolean())
+          .isTrue();
+    }
+    assertThat(
+            broker.sqlLong(
+                "select committed from queen.log_consumers where consumer_group = 'g'"
+                    + " and partition_id = '"
+                    + partitionId("delpart")
+                    + "'"))
+        .as("the cursor went over the deleted offset")
+        .isEqualTo(3);
+  }
+
+  @Test
+  void aLeaseOfOnlyDeletedMessagesDeliversNothingAndMovesOn() {
+    wire.pushNumbered("delall", "p", 0, 2);
+    delete("delall", "delall-p-0");
+    delete("delall", "delall-p-1");
+    assertThat(wire.popPartition("delall", "p", "consumerGroup=g&batch=10").status())
+        .isEqualTo(204);
+    wire.pushNumbered("delall", "p", 2, 1);
+    assertThat(Wire.numbers(wire.popPartition("delall", "p", "consumerGroup=g").json()))
+        .containsExactly(2);
+  }
+
+  @Test
+  void unknownMessagesAreNotFound() {
+    wire.pushNumbered("delbad", "p", 0, 1);
+    assertThat(delete("delbad", "never").status()).isEqualTo(404);
+    assertThat(broker.delete("/api/v1/messages/" + UUID.randomUUID() + "/x").status())
+        .isEqualTo(404);
+    assertThat(broker.delete("/api/v1/messages/nope/x").status()).isEqualTo(400);
+  }
+}
