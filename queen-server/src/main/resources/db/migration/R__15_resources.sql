@@ -1,4 +1,5 @@
--- Operator views and the queue delete. Counts are computed live from partition heads and cursors.
+-- Operator views and the queue delete. Counts are computed live from partition heads and cursors;
+-- the consumer groups' time lag comes from the statistics snapshot.
 
 -- Removes a queue with its partitions, segments, cursors, subscriptions and dead letters
 -- (all cascade from queen.queues); false when there was no such queue.
@@ -35,7 +36,9 @@ as $$
 $$;
 
 -- One row per (consumer group, queue) with its lag. A partition lags when its head is past the
--- group's cursor; the time lag is the age of the oldest segment holding an unacked message.
+-- group's cursor. The time lag (the age of the oldest uncommitted message) comes from the
+-- statistics snapshot (queen.group_stats, refreshed every QUEEN_STATS_INTERVAL_MS): computing it
+-- here would probe the segments of every lagging cursor on every request.
 create or replace function queen.consumer_groups_v1()
 returns table (consumer_group text, queue_name text, members bigint, partitions_with_lag bigint,
                total_lag bigint, max_time_lag_seconds bigint, last_consumed_at timestamptz,
@@ -48,7 +51,7 @@ as $$
            count(*),
            count(*) filter (where p.last_offset > c.committed),
            coalesce(sum(greatest(p.last_offset - c.committed, 0)), 0)::bigint,
-           coalesce(max(extract(epoch from now() - oldest.created_at))::bigint, 0),
+           coalesce(max(extract(epoch from now() - gs.oldest_unconsumed_at))::bigint, 0),
            max(c.last_consumed_at),
            m.subscription_mode, m.subscription_timestamp, m.created_at
       from queen.log_consumers c
@@ -56,12 +59,8 @@ as $$
       join queen.queues q on q.id = p.queue_id
       left join queen.consumer_groups_metadata m
              on m.queue_id = q.id and m.consumer_group = c.consumer_group
-      left join lateral (
-          select s.created_at
-            from queen.log_segments s
-           where s.partition_id = c.partition_id and s.base_offset <= c.committed + 1
-           order by s.base_offset desc
-           limit 1) oldest on p.last_offset > c.committed
+      left join queen.group_stats gs
+             on gs.queue_id = q.id and gs.consumer_group = c.consumer_group
      group by c.consumer_group, q.name, m.subscription_mode, m.subscription_timestamp, m.created_at
      order by q.name, c.consumer_group;
 $$;

@@ -107,6 +107,18 @@ begin
     on conflict (queue_id, minute) do update
        set lag_messages = excluded.lag_messages, max_lag_seconds = excluded.max_lag_seconds;
     get diagnostics v_n = row_count;
+    -- every group's oldest uncommitted message, one probe per lagging cursor
+    insert into queen.group_stats as g (queue_id, consumer_group, oldest_unconsumed_at, updated_at)
+    select p.queue_id, c.consumer_group,
+           min(queen.cursor_oldest_unconsumed_v1(p.id, c.committed, p.last_offset,
+                                                 p.retained_from)),
+           v_now
+      from queen.log_consumers c
+      join queen.log_partitions p on p.id = c.partition_id
+     group by p.queue_id, c.consumer_group
+    on conflict (queue_id, consumer_group) do update
+       set oldest_unconsumed_at = excluded.oldest_unconsumed_at, updated_at = excluded.updated_at;
+    delete from queen.group_stats g where g.updated_at < v_now;
     -- a week of minutes is kept
     delete from queen.queue_stats_minutes m where m.minute < v_now - interval '7 days';
     return v_n;

@@ -42,6 +42,23 @@ class StatsSnapshotTest {
     }
   }
 
+  @Test
+  void theGroupListTakesItsTimeLagFromTheSnapshot() {
+    new Wire(broker).pushNumbered("aging", "p", 0, 3);
+    broker.get("/api/v1/pop/queue/aging/partition/p?consumerGroup=slow&batch=1&autoAck=true");
+    Awaitility.await()
+        .atMost(Duration.ofSeconds(15))
+        .until(
+            () -> {
+              for (JsonNode g : broker.get("/api/v1/consumer-groups").json()) {
+                if (g.get("name").asText().equals("slow")) {
+                  return g.get("maxTimeLag").asLong() >= 2 && g.get("totalLag").asLong() == 2;
+                }
+              }
+              return false;
+            });
+  }
+
   private static long total(String path) {
     for (JsonNode q : broker.get(path).json().get("queues")) {
       if (q.get("name").asText().equals("counted")) {
