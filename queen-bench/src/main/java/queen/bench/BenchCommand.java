@@ -31,7 +31,7 @@ import picocli.CommandLine.Option;
       BenchCommand.QueenMixed.class,
       BenchCommand.StorageCmd.class,
       BenchCommand.RetentionCmd.class,
-      BenchCommand.AdminCmd.class,
+      AdminCommand.class,
       Suite.class,
       BenchCommand.Render.class,
       BenchCommand.Jmh.class
@@ -203,34 +203,6 @@ public final class BenchCommand implements Runnable {
         }
       }
       return errors > 0 ? 1 : 0;
-    }
-  }
-
-  @Command(
-      name = "admin",
-      description =
-          "A queue of many partitions filled with a deep log, then pushes and pop+acks while one"
-              + " client times every admin GET a dashboard makes (p50/p99 per route).")
-  static final class AdminCmd implements Callable<Integer> {
-    @Mixin BenchOptions options;
-
-    @Option(names = "--partitions", defaultValue = "10000")
-    int partitions;
-
-    @Option(names = "--messages", defaultValue = "10000000")
-    long messages;
-
-    @Option(
-        names = "--queue",
-        description = "Measure on this queue, filled by an earlier run, instead of filling one.")
-    String queue;
-
-    @Override
-    public Integer call() throws Exception {
-      Result r = AdminRun.run(options.url, queue, partitions, messages, options.seconds);
-      System.out.println(r.summary());
-      Report.append(options.out, r);
-      return r.errors() > 0 ? 1 : 0;
     }
   }
 

@@ -6,9 +6,11 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.databind.util.RawValue;
 import io.helidon.webserver.http.ServerRequest;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
@@ -46,6 +48,11 @@ final class Json {
   /** {@link #millis}, or null for no time. */
   static String millisOrNull(Instant t) {
     return t == null ? null : millis(t);
+  }
+
+  /** A stored payload (JSON text) put under {@code field} as it is, without re-parsing it. */
+  static void putPayload(ObjectNode node, String field, byte[] payload) {
+    node.putRawValue(field, new RawValue(new String(payload, StandardCharsets.UTF_8)));
   }
 
   static ObjectNode object() {

@@ -2,12 +2,10 @@ package queen.server.http;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import com.fasterxml.jackson.databind.util.RawValue;
 import io.helidon.webserver.http.HttpRules;
 import io.helidon.webserver.http.HttpService;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.InstantSource;
@@ -170,7 +168,7 @@ public final class MessageRoutes implements HttpService {
     n.put("task", m.queueInfo().task());
     n.put("offset", m.offset());
     n.put("status", status(queueMode, consumedBy.size(), busGroups));
-    n.putRawValue("payload", new RawValue(new String(f.payload(), StandardCharsets.UTF_8)));
+    Json.putPayload(n, "payload", f.payload());
     n.put("isEncrypted", (f.flags() & Frame.FLAG_ENCRYPTED) != 0);
     n.put("traceId", f.traceId() == null ? null : f.traceId().toString());
     n.put("producerSub", f.producerSub());
@@ -198,14 +196,7 @@ public final class MessageRoutes implements HttpService {
     }
     ArrayNode traceList = n.putArray("traces");
     for (TraceStore.Trace t : traces.of(partitionId, m.offset())) {
-      ObjectNode o = traceList.addObject();
-      o.put("id", t.id().toString());
-      o.put("event_type", t.eventType());
-      o.putRawValue("data", new RawValue(t.data()));
-      o.put("consumer_group", t.consumerGroup());
-      o.put("created_at", Json.millis(t.createdAt()));
-      ArrayNode names = o.putArray("trace_names");
-      t.names().forEach(names::add);
+      TraceRoutes.render(traceList.addObject(), t);
     }
     Replies.json(res, 200, n);
   }

@@ -15,7 +15,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
-import queen.server.ops.Statistics;
 import queen.server.store.Page;
 import queen.server.store.ResourceStore;
 import queen.server.store.StatsStore;
@@ -24,7 +23,7 @@ import queen.server.store.StatsStore;
  * The resources of WIRE.md section 14 and the JS Admin additions of section 18: queues (list,
  * detail, delete, clear), partitions, and the namespace, task and overview summaries. The list and
  * the detail are computed live from partition heads and cursors; the summaries read the statistics
- * snapshot ({@link Statistics}), a few seconds old.
+ * snapshot that ops/Statistics refreshes, a few seconds old.
  */
 public final class ResourceRoutes implements HttpService {
   private final ResourceStore store;

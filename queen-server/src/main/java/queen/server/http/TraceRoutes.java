@@ -8,7 +8,6 @@ import io.helidon.webserver.http.HttpRules;
 import io.helidon.webserver.http.HttpService;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
-import java.nio.charset.StandardCharsets;
 import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -152,8 +151,7 @@ public final class TraceRoutes implements HttpService {
       if (f == null) {
         o.putNull("message_payload");
       } else {
-        o.putRawValue(
-            "message_payload", new RawValue(new String(f.payload(), StandardCharsets.UTF_8)));
+        Json.putPayload(o, "message_payload", f.payload());
       }
     }
     body.put("total", page.total());
@@ -180,7 +178,8 @@ public final class TraceRoutes implements HttpService {
     Replies.json(res, 200, body);
   }
 
-  private static void render(ObjectNode o, TraceStore.Trace t) {
+  /** One trace in the wire's snake_case shape; the message detail shows its traces the same way. */
+  static void render(ObjectNode o, TraceStore.Trace t) {
     o.put("id", t.id().toString());
     o.put("event_type", t.eventType());
     o.putRawValue("data", new RawValue(t.data()));

@@ -47,22 +47,6 @@ public final class Statistics implements AutoCloseable {
     add(queue, PUSHED, n);
   }
 
-  public void popped(String queue, long n) {
-    add(queue, POPPED, n);
-  }
-
-  public void acked(String queue, long n) {
-    add(queue, ACKED, n);
-  }
-
-  public void failed(String queue, long n) {
-    add(queue, FAILED, n);
-  }
-
-  public void deadLettered(String queue, long n) {
-    add(queue, DEAD, n);
-  }
-
   /** Every message a pop delivered. */
   public void delivered(List<String> queues) {
     for (String q : queues) {
@@ -107,9 +91,8 @@ public final class Statistics implements AutoCloseable {
     }
   }
 
-  /** Writes the counts and refreshes the snapshot now, whoever's turn it is; queues covered. */
-  public synchronized int refreshNow() {
-    tick();
+  /** Refreshes the snapshot now, whoever's turn it is (it is computed from the log alone). */
+  public int refreshNow() {
     return store.refresh();
   }
 
@@ -132,11 +115,11 @@ public final class Statistics implements AutoCloseable {
 
   private void restore(List<StatsStore.Counts> batch) {
     for (StatsStore.Counts c : batch) {
-      pushed(c.queue(), c.pushed());
-      popped(c.queue(), c.popped());
-      acked(c.queue(), c.acked());
-      failed(c.queue(), c.failed());
-      deadLettered(c.queue(), c.deadLettered());
+      add(c.queue(), PUSHED, c.pushed());
+      add(c.queue(), POPPED, c.popped());
+      add(c.queue(), ACKED, c.acked());
+      add(c.queue(), FAILED, c.failed());
+      add(c.queue(), DEAD, c.deadLettered());
     }
   }
 
@@ -155,10 +138,7 @@ public final class Statistics implements AutoCloseable {
       timer = null;
     }
     try {
-      List<StatsStore.Counts> batch = drain();
-      if (!batch.isEmpty()) {
-        store.tick(batch, interval.toMillis());
-      }
+      tick();
     } catch (RuntimeException e) {
       log.warn("last statistics not written: {}", e.getMessage());
     }

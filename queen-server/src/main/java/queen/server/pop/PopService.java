@@ -8,21 +8,16 @@ import java.time.Instant;
 import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
-import queen.server.codec.Frame;
-import queen.server.codec.MessageIds;
-import queen.server.codec.SegmentCodec;
 import queen.server.codec.UuidV7;
 import queen.server.store.Claim;
 import queen.server.store.PartitionClaim;
 import queen.server.store.PopStore;
-import queen.server.store.SegmentSlice;
 import queen.server.store.Verdict;
 
 /**
@@ -398,7 +393,7 @@ public final class PopService {
     } else {
       permit.get().onIgnore();
     }
-    Cut cut = cut(request, claim.workerId(), claims);
+    FrameCut cut = FrameCut.of(request, claim.workerId(), claims);
     PopResult result = cut.result();
     if (!request.autoAck() && !cut.skipped().isEmpty()) {
       // before the registry learns the lease, so that these acks take the general path
@@ -408,81 +403,13 @@ public final class PopService {
       return Attempt.NOTHING;
     }
     if (!request.autoAck()) {
-      announce(result, cut.ends());
+      delivered.leased(result.leaseId(), result.group(), cut.leased());
     }
     return new Attempt(result, false, 0);
   }
 
-  /**
-   * What the claims hold: the messages to deliver, the deleted ones the lease covers but nobody
-   * sees, and the last offset each partition's lease covers.
-   */
-  private record Cut(
-      PopResult result, List<DeliveryListener.Skipped> skipped, Map<UUID, Long> ends) {}
-
-  /** Tells the listener what this leased pop delivered, per partition. */
-  private void announce(PopResult result, Map<UUID, Long> ends) {
-    Map<UUID, List<PoppedMessage>> byPartition = new LinkedHashMap<>();
-    for (PoppedMessage m : result.messages()) {
-      byPartition.computeIfAbsent(m.partitionId(), k -> new ArrayList<>()).add(m);
-    }
-    List<DeliveryListener.Leased> leased = new ArrayList<>(byPartition.size());
-    byPartition.forEach(
-        (pid, ms) ->
-            leased.add(
-                new DeliveryListener.Leased(
-                    pid,
-                    ms.getFirst().queue(),
-                    ms.getFirst().partition(),
-                    ms.stream().map(m -> m.frame().transactionId()).toList(),
-                    ends.get(pid))));
-    delivered.leased(result.leaseId(), result.group(), leased);
-  }
-
   private static PopResult empty(PopRequest request, UUID worker) {
     return new PopResult(request.autoAck() ? null : worker, request.group(), 0, List.of());
-  }
-
-  private static Cut cut(PopRequest request, UUID worker, List<PartitionClaim> claims) {
-    List<PoppedMessage> messages = new ArrayList<>();
-    List<DeliveryListener.Skipped> skipped = new ArrayList<>();
-    Map<UUID, Long> ends = new HashMap<>();
-    int claimed = 0;
-    for (PartitionClaim claim : claims) {
-      if (claim.verdict() != Verdict.DELIVERED) {
-        continue;
-      }
-      claimed++;
-      for (SegmentSlice slice : claim.slices()) {
-        List<Frame> frames = SegmentCodec.decode(slice.blob(), slice.startIdx(), slice.take());
-        long offset = slice.baseOffset() + slice.startIdx();
-        long created =
-            TimeUnit.SECONDS.toMicros(slice.createdAt().getEpochSecond())
-                + slice.createdAt().getNano() / 1_000;
-        for (Frame frame : frames) {
-          ends.put(claim.partitionId(), offset);
-          if (frame.isDeleted()) {
-            skipped.add(new DeliveryListener.Skipped(claim.partitionId(), frame.transactionId()));
-            offset++;
-            continue;
-          }
-          messages.add(
-              new PoppedMessage(
-                  MessageIds.of(claim.partitionId(), offset, slice.createdAt()),
-                  claim.queue(),
-                  claim.partitionId(),
-                  claim.partition(),
-                  offset++,
-                  claim.attempt(),
-                  created,
-                  frame));
-        }
-      }
-    }
-    return new Cut(
-        new PopResult(request.autoAck() ? null : worker, request.group(), claimed, messages),
-        skipped,
-        ends);
   }
 
   /**
