@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -80,7 +81,8 @@ final class MessageCommands {
       mixinStandardHelpOptions = true,
       description = {
         "Print one message: payload, status per consumer group, traces.",
-        "With --delete, delete it instead: no group receives it again."
+        "With --delete, delete it instead: no group receives it again.",
+        "With --dead-letter, move it to the dead letters of the groups that have not consumed it."
       },
       footer = {"", ClientCommands.EXIT_CODES})
   static final class OneMessage implements Callable<Integer> {
@@ -93,17 +95,29 @@ final class MessageCommands {
     @Parameters(index = "1", description = "transaction id")
     String transactionId;
 
-    @Option(names = "--delete", description = "delete the message")
-    boolean delete;
+    @ArgGroup(exclusive = true)
+    Action action;
+
+    static final class Action {
+      @Option(names = "--delete", description = "delete the message")
+      boolean delete;
+
+      @Option(
+          names = "--dead-letter",
+          description = "move the message to the dead letters of the groups still before it")
+      boolean deadLetter;
+    }
 
     @Override
     public Integer call() {
       try (Queen queen = client.connect()) {
         Ndjson.print(
             ClientCommands.out(spec),
-            delete
-                ? queen.admin().deleteMessage(partitionId, transactionId)
-                : queen.admin().message(partitionId, transactionId));
+            action == null
+                ? queen.admin().message(partitionId, transactionId)
+                : action.delete
+                    ? queen.admin().deleteMessage(partitionId, transactionId)
+                    : queen.admin().moveToDeadLetters(partitionId, transactionId));
       }
       return 0;
     }

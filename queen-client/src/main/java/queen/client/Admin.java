@@ -121,6 +121,14 @@ public final class Admin {
         .body();
   }
 
+  /**
+   * Moves one message to the dead letters of every group that has not consumed it yet; it leaves
+   * the log, and a requeue brings it back as a new message.
+   */
+  public JsonNode moveToDeadLetters(String partitionId, String transactionId) {
+    return post(messagePath(partitionId, transactionId) + "/dlq", Map.of(), partitionId);
+  }
+
   /** {@code GET /api/v1/traces/:partitionId/:transactionId}: one message's traces. */
   public JsonNode traces(String partitionId, String transactionId) {
     return get(

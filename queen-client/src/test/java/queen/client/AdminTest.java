@@ -87,4 +87,28 @@ class AdminTest {
     assertThat(byName.at("/traces/0/data/step").asText()).isEqualTo("paid");
     assertThat(byName.at("/traces/0/message_payload/n").asInt()).isEqualTo(7);
   }
+
+  @Test
+  void messagesAreListedShownMovedToTheDeadLettersAndDeleted() {
+    for (int n = 0; n < 3; n++) {
+      queen.queue("adm-msg").partition("p").push(new N(n));
+    }
+    JsonNode list = queen.admin().messages(Map.of("queue", "adm-msg"));
+    assertThat(list.get("messages")).hasSize(3);
+    String partitionId = list.at("/messages/0/partitionId").asText();
+    String newest = list.at("/messages/0/transactionId").asText();
+    String oldest = list.at("/messages/2/transactionId").asText();
+    assertThat(queen.admin().message(partitionId, newest).at("/payload/n").asInt()).isEqualTo(2);
+
+    assertThat(
+            queen.admin().moveToDeadLetters(partitionId, newest).at("/consumerGroups/0").asText())
+        .isEqualTo("__QUEUE_MODE__");
+    assertThat(queen.admin().deleteMessage(partitionId, oldest).get("success").asBoolean())
+        .isTrue();
+    assertThat(drain("adm-msg", "__QUEUE_MODE__")).containsExactly(1);
+    assertThat(broker.get("/api/v1/dlq?queue=adm-msg").json().at("/messages/0/data/n").asInt())
+        .isEqualTo(2);
+    assertThatThrownBy(() -> queen.admin().message(partitionId, oldest))
+        .isInstanceOf(QueenException.class);
+  }
 }

@@ -25,7 +25,7 @@ import queen.server.store.TraceStore;
 public final class MessageRoutes implements HttpService {
   private static final Set<String> STATUSES =
       Set.of("pending", "processing", "completed", "dead_letter");
-  private static final String QUEUE_MODE = "__QUEUE_MODE__";
+  private static final String QUEUE_MODE = MessageStore.QUEUE_MODE;
 
   private final MessageStore messages;
   private final TraceStore traces;
@@ -42,6 +42,25 @@ public final class MessageRoutes implements HttpService {
     rules.get("/api/v1/messages", this::list);
     rules.get("/api/v1/messages/{partitionId}/{transactionId}", this::detail);
     rules.delete("/api/v1/messages/{partitionId}/{transactionId}", this::delete);
+    rules.post("/api/v1/messages/{partitionId}/{transactionId}/dlq", this::moveToDeadLetters);
+  }
+
+  private void moveToDeadLetters(ServerRequest req, ServerResponse res) {
+    Params p = new Params(req);
+    UUID partitionId = Fields.uuid(p.path("partitionId"), "partitionId");
+    String transactionId = p.path("transactionId");
+    List<String> groups = messages.moveToDeadLetters(partitionId, transactionId);
+    if (groups.isEmpty()) {
+      throw ApiException.notFound("Message not found");
+    }
+    ObjectNode body =
+        Json.object()
+            .put("success", true)
+            .put("partitionId", partitionId.toString())
+            .put("transactionId", transactionId)
+            .put("message", "Message moved to dead letter queue");
+    groups.forEach(body.putArray("consumerGroups")::add);
+    Replies.json(res, 200, body);
   }
 
   private void delete(ServerRequest req, ServerResponse res) {

@@ -13,6 +13,7 @@ import queen.server.pop.PopResult;
 import queen.server.pop.PopService;
 import queen.server.pop.PopTarget;
 import queen.server.pop.PoppedMessage;
+import queen.server.store.MessageStore;
 
 /**
  * The pop routes. Nothing to deliver is always 204 with no body, never a 4xx: a 4xx ends the
@@ -28,7 +29,7 @@ public final class PopRoutes implements HttpService {
   /** More partitions than the SQL scan's candidate cap cannot be claimed in one pop. */
   static final int MAX_PARTITIONS = 512;
 
-  static final String QUEUE_MODE = "__QUEUE_MODE__";
+  static final String QUEUE_MODE = MessageStore.QUEUE_MODE;
 
   /** Long-poll deadline when wait=true and no timeout is given (DEFAULT_TIMEOUT). */
   static final int DEFAULT_TIMEOUT = 30_000;

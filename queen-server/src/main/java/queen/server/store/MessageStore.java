@@ -20,6 +20,9 @@ import queen.server.codec.SegmentCodec;
 
 /** Finds one stored message by (partition, transactionId), as the admin routes name messages. */
 public final class MessageStore {
+  /** The sentinel consumer group of plain work-queue consumption. */
+  public static final String QUEUE_MODE = "__QUEUE_MODE__";
+
   private static final String WHERE =
       "select q.id, q.name, p.name, q.namespace, q.task, q.lease_time, q.retry_limit,"
           + " q.retry_delay, q.ttl, q.priority from queen.log_partitions p"
@@ -112,44 +115,87 @@ public final class MessageStore {
     return db.transaction(
         c -> {
           TxnCandidates.Match m = newest(c, partitionId, transactionId);
+          return m != null && markDeleted(c, partitionId, m.offset());
+        });
+  }
+
+  /**
+   * Moves one message to the dead letters of every group whose cursor has not passed it (of the
+   * queue mode when no group has), then deletes it from the log as {@link #delete} does: a log
+   * cannot renumber, so the dead letter is the message's only live copy and a requeue appends it
+   * anew. The groups it was dead-lettered for; empty when there is no such retained message.
+   */
+  public List<String> moveToDeadLetters(UUID partitionId, String transactionId) {
+    return db.transaction(
+        c -> {
+          TxnCandidates.Match m = newest(c, partitionId, transactionId);
           if (m == null) {
-            return false;
+            return List.of();
           }
-          long base;
-          List<Frame> frames;
-          try (PreparedStatement ps = c.prepareStatement(SEGMENT_FOR_UPDATE)) {
+          List<String> groups = new ArrayList<>();
+          try (PreparedStatement ps =
+              c.prepareStatement(
+                  "select consumer_group from queen.log_consumers"
+                      + " where partition_id = ? and committed < ? order by consumer_group")) {
             ps.setObject(1, partitionId);
             ps.setLong(2, m.offset());
             try (ResultSet rs = ps.executeQuery()) {
-              if (!rs.next()) {
-                return false; // retention took it meanwhile
+              while (rs.next()) {
+                groups.add(rs.getString(1));
               }
-              base = rs.getLong(1);
-              frames = new ArrayList<>(SegmentCodec.decode(rs.getBytes(2)));
             }
           }
-          int i = (int) (m.offset() - base);
-          if (i >= frames.size() || frames.get(i).isDeleted()) {
-            return false;
+          if (groups.isEmpty()) {
+            groups.add(QUEUE_MODE);
           }
-          frames.set(i, frames.get(i).deleted());
-          try (PreparedStatement ps =
-              c.prepareStatement(
-                  "update queen.log_segments set blob = ? where partition_id = ? and base_offset = ?")) {
-            ps.setBytes(1, SegmentCodec.encode(frames));
-            ps.setObject(2, partitionId);
-            ps.setLong(3, base);
-            ps.executeUpdate();
-          }
-          try (PreparedStatement ps =
-              c.prepareStatement(
-                  "delete from queen.message_traces where partition_id = ? and msg_offset = ?")) {
-            ps.setObject(1, partitionId);
-            ps.setLong(2, m.offset());
-            ps.executeUpdate();
-          }
-          return true;
+          DeadLetters.write(
+              c,
+              groups.stream()
+                  .map(
+                      g ->
+                          new DeadLetters.Entry(
+                              partitionId, g, m.offset(), "Moved to dead letter queue by admin", 0))
+                  .toList());
+          return markDeleted(c, partitionId, m.offset()) ? groups : List.<String>of();
         });
+  }
+
+  private static boolean markDeleted(Connection c, UUID partitionId, long offset)
+      throws SQLException {
+    long base;
+    List<Frame> frames;
+    try (PreparedStatement ps = c.prepareStatement(SEGMENT_FOR_UPDATE)) {
+      ps.setObject(1, partitionId);
+      ps.setLong(2, offset);
+      try (ResultSet rs = ps.executeQuery()) {
+        if (!rs.next()) {
+          return false; // retention took it meanwhile
+        }
+        base = rs.getLong(1);
+        frames = new ArrayList<>(SegmentCodec.decode(rs.getBytes(2)));
+      }
+    }
+    int i = (int) (offset - base);
+    if (i >= frames.size() || frames.get(i).isDeleted()) {
+      return false;
+    }
+    frames.set(i, frames.get(i).deleted());
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "update queen.log_segments set blob = ? where partition_id = ? and base_offset = ?")) {
+      ps.setBytes(1, SegmentCodec.encode(frames));
+      ps.setObject(2, partitionId);
+      ps.setLong(3, base);
+      ps.executeUpdate();
+    }
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "delete from queen.message_traces where partition_id = ? and msg_offset = ?")) {
+      ps.setObject(1, partitionId);
+      ps.setLong(2, offset);
+      ps.executeUpdate();
+    }
+    return true;
   }
 
   /** The newest retained message carrying the transactionId, unless deleted; else null. */

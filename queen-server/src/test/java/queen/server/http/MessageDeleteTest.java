@@ -101,6 +101,37 @@ class MessageDeleteTest {
   }
 
   @Test
+  void aMessageMovedToTheDeadLettersGoesThereForEveryGroupStillBeforeItAndCanBeRequeued() {
+    wire.pushNumbered("mvdlq", "p", 0, 3);
+    JsonNode first = wire.popPartition("mvdlq", "p", "consumerGroup=done&batch=10").json();
+    wire.ackAll(first);
+    assertThat(wire.popPartition("mvdlq", "p", "consumerGroup=late&batch=1").status())
+        .isEqualTo(200);
+
+    JsonNode moved =
+        broker
+            .post("/api/v1/messages/" + partitionId("mvdlq") + "/mvdlq-p-1/dlq", Wire.object())
+            .json();
+    assertThat(moved.get("success").asBoolean()).isTrue();
+    assertThat(moved.get("consumerGroups").toString())
+        .as("only the group whose cursor had not passed it")
+        .isEqualTo("[\"late\"]");
+    JsonNode dlq = broker.get("/api/v1/dlq?queue=mvdlq").json();
+    assertThat(dlq.get("messages")).hasSize(1);
+    assertThat(dlq.get("messages").get(0).get("transactionId").asText()).isEqualTo("mvdlq-p-1");
+    assertThat(dlq.get("messages").get(0).get("data").get("n").asInt()).isEqualTo(1);
+    assertThat(Wire.numbers(wire.popPartition("mvdlq", "p", "consumerGroup=fresh&batch=10").json()))
+        .as("no group receives it from the log any more")
+        .containsExactly(0, 2);
+    assertThat(
+            broker
+                .post("/api/v1/messages/" + partitionId("mvdlq") + "/mvdlq-p-1/dlq", Wire.object())
+                .status())
+        .as("a second move finds nothing")
+        .isEqualTo(404);
+  }
+
+  @Test
   void unknownMessagesAreNotFound() {
     wire.pushNumbered("delbad", "p", 0, 1);
     assertThat(delete("delbad", "never").status()).isEqualTo(404);
