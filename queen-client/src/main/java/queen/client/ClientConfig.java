@@ -3,8 +3,12 @@ package queen.client;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Supplier;
 
-/** A client's settings after {@link Queen.Builder#build()} checked them. */
+/**
+ * A client's settings after {@link Queen.Builder#build()} checked them; {@code bearerToken} is
+ * asked for a token before every request (null: none sent).
+ */
 record ClientConfig(
     List<String> urls,
     LoadBalancing loadBalancing,
@@ -14,5 +18,5 @@ record ClientConfig(
     Duration timeout,
     int retryAttempts,
     Duration retryDelay,
-    String bearerToken,
+    Supplier<String> bearerToken,
     Map<String, String> headers) {}

@@ -10,6 +10,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.function.Supplier;
 
 /**
  * A client of a Queen broker (or of several, for failover). Thread-safe and immutable once built;
@@ -164,7 +165,7 @@ public final class Queen implements AutoCloseable {
     private Duration timeout = Duration.ofSeconds(30);
     private int retryAttempts = 3;
     private Duration retryDelay = Duration.ofSeconds(1);
-    private String bearerToken;
+    private Supplier<String> bearerToken;
     private final Map<String, String> headers = new LinkedHashMap<>();
 
     private Builder() {}
@@ -244,7 +245,16 @@ public final class Queen implements AutoCloseable {
       if (token == null || token.isBlank()) {
         throw new IllegalArgumentException("bearer token must not be blank");
       }
-      this.bearerToken = token;
+      this.bearerToken = () -> token;
+      return this;
+    }
+
+    /**
+     * Asks {@code tokens} for the bearer token before every request (each retry too), for tokens
+     * that expire and are renewed; a null or blank answer sends none.
+     */
+    public Builder tokenSupplier(Supplier<String> tokens) {
+      this.bearerToken = Objects.requireNonNull(tokens, "token supplier");
       return this;
     }
 

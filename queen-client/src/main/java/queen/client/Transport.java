@@ -103,8 +103,9 @@ final class Transport implements AutoCloseable {
             .timeout(timeout)
             .header("Accept", "application/json");
     config.headers().forEach(b::header);
-    if (config.bearerToken() != null) {
-      b.header("Authorization", "Bearer " + config.bearerToken());
+    String token = config.bearerToken() == null ? null : config.bearerToken().get();
+    if (token != null && !token.isBlank()) {
+      b.header("Authorization", "Bearer " + token);
     }
     if (body != null) {
       b.header("Content-Type", "application/json");

@@ -7,6 +7,7 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.bridge.SLF4JBridgeHandler;
@@ -14,18 +15,22 @@ import queen.server.ack.AckRegistry;
 import queen.server.ack.AckService;
 import queen.server.ack.DeadLetterService;
 import queen.server.ack.TransactionService;
+import queen.server.codec.PayloadCipher;
 import queen.server.http.AckRoutes;
 import queen.server.http.ConfigureRoutes;
 import queen.server.http.ConsumerGroupRoutes;
 import queen.server.http.DeadLetterRoutes;
+import queen.server.http.Gate;
 import queen.server.http.HealthRoutes;
 import queen.server.http.HttpApi;
 import queen.server.http.MaintenanceRoutes;
 import queen.server.http.MessageRoutes;
 import queen.server.http.MetricsRoutes;
+import queen.server.http.Payloads;
 import queen.server.http.PopRoutes;
 import queen.server.http.PushRoutes;
 import queen.server.http.ResourceRoutes;
+import queen.server.http.RouteTable;
 import queen.server.http.StatusRoutes;
 import queen.server.http.TraceRoutes;
 import queen.server.http.TransactionRoutes;
@@ -39,6 +44,7 @@ import queen.server.pop.HotLists;
 import queen.server.pop.PopService;
 import queen.server.pop.PopSettings;
 import queen.server.push.PartitionDirectory;
+import queen.server.push.PayloadSealing;
 import queen.server.push.PushService;
 import queen.server.store.AckStore;
 import queen.server.store.ConsumerGroupStore;
@@ -71,11 +77,13 @@ public final class Broker implements AutoCloseable {
 
   private final List<AutoCloseable> resources;
   private final WebServer server;
+  private final List<RouteTable.Route> routes;
   private final AtomicBoolean closed = new AtomicBoolean();
 
-  private Broker(List<AutoCloseable> resources, WebServer server) {
+  private Broker(List<AutoCloseable> resources, WebServer server, List<RouteTable.Route> routes) {
     this.resources = resources;
     this.server = server;
+    this.routes = routes;
   }
 
   /** Migrates the schema and starts serving; fails if PostgreSQL cannot be reached. */
@@ -92,6 +100,7 @@ public final class Broker implements AutoCloseable {
           .register(meters);
       QueueStore queues = new QueueStore(db);
       SystemStore system = new SystemStore(db);
+      checkPayloadKeys(config.cipher(), system);
       DeadLetterStore deadLetters = new DeadLetterStore(db);
 
       PopSettings settings = new PopSettings();
@@ -101,6 +110,8 @@ public final class Broker implements AutoCloseable {
       resources.addFirst(statistics);
       statistics.start();
       AckRegistry registry = new AckRegistry();
+      PayloadSealing sealing = new PayloadSealing(config.cipher());
+      Payloads payloads = new Payloads(config.cipher());
       PushService push =
           new PushService(
               new PushStore(db),
@@ -109,7 +120,8 @@ public final class Broker implements AutoCloseable {
               (queue, partition, count) -> {
                 hot.pushed(queue, partition, count);
                 statistics.pushed(queue, count);
-              });
+              },
+              sealing);
       AckService ack = new AckService(new AckStore(db), registry, hot::released);
       DeliveryListener deliveries =
           new DeliveryListener() {
@@ -148,13 +160,16 @@ public final class Broker implements AutoCloseable {
       ConsumerGroups groups = new ConsumerGroups(groupStore, pop::groupReset);
       groups.start();
       StateRefresher refresher =
-          new StateRefresher(system, settings, groups, config.stateRefresh());
+          new StateRefresher(
+              system, settings, groups, sealing::encryptedQueues, config.stateRefresh());
       resources.addFirst(refresher);
       refresher.start();
       ResourceStore resourceStore = new ResourceStore(db);
       MessageStore messages = new MessageStore(db);
       TraceStore traces = new TraceStore(db);
 
+      Gate gate = Gate.of(config.auth());
+      List<RouteTable.Route> routes = new ArrayList<>();
       WebServer server =
           WebServer.builder()
               .host(config.host())
@@ -167,39 +182,68 @@ public final class Broker implements AutoCloseable {
               .directHandlers(HttpApi.directHandlers())
               .routing(
                   routing ->
-                      HttpApi.install(
-                          routing,
-                          List.of(
-                              new HealthRoutes(db, version()),
-                              new MetricsRoutes(meters),
-                              new ConfigureRoutes(queues, refresher::refresh),
-                              new PushRoutes(push),
-                              new PopRoutes(pop, statistics),
-                              new AckRoutes(ack, statistics),
-                              new TransactionRoutes(transactions, statistics),
-                              new DeadLetterRoutes(
-                                  new DeadLetterService(deadLetters, clock, hot::pushed)),
-                              new MaintenanceRoutes(system, settings),
-                              new ResourceRoutes(
-                                  resourceStore, statsStore, refresher::refresh, clock),
-                              new StatusRoutes(
-                                  statsStore,
-                                  statistics,
-                                  resourceStore,
-                                  messages,
-                                  deadLetters,
-                                  db,
-                                  clock),
-                              new ConsumerGroupRoutes(groups, groupStore, resourceStore),
-                              new TraceRoutes(traces, messages, clock),
-                              new MessageRoutes(messages, traces, clock))))
+                      routes.addAll(
+                          HttpApi.install(
+                              routing,
+                              gate,
+                              List.of(
+                                  new HealthRoutes(db, version()),
+                                  new MetricsRoutes(meters),
+                                  new ConfigureRoutes(
+                                      queues,
+                                      refresher::refresh,
+                                      config.cipher() != null && config.cipher().canSeal()),
+                                  new PushRoutes(push, config.pushLimits()),
+                                  new PopRoutes(pop, statistics, payloads),
+                                  new AckRoutes(ack, statistics),
+                                  new TransactionRoutes(
+                                      transactions, statistics, config.pushLimits()),
+                                  new DeadLetterRoutes(
+                                      new DeadLetterService(deadLetters, clock, hot::pushed),
+                                      payloads),
+                                  new MaintenanceRoutes(system, settings),
+                                  new ResourceRoutes(
+                                      resourceStore, statsStore, refresher::refresh, clock),
+                                  new StatusRoutes(
+                                      statsStore,
+                                      statistics,
+                                      resourceStore,
+                                      messages,
+                                      deadLetters,
+                                      db,
+                                      clock),
+                                  new ConsumerGroupRoutes(groups, groupStore, resourceStore),
+                                  new TraceRoutes(traces, messages, clock, payloads),
+                                  new MessageRoutes(messages, traces, clock, payloads)))))
               .build()
               .start();
-      return new Broker(resources, server);
+      return new Broker(resources, server, List.copyOf(routes));
     } catch (RuntimeException e) {
       closeAll(resources);
       throw e;
     }
+  }
+
+  /**
+   * Refuses to start when payloads sealed with a key this broker lacks are stored: it could not
+   * deliver them, and an autoAck pop would move the cursor past them before finding out.
+   */
+  private static void checkPayloadKeys(PayloadCipher cipher, SystemStore system) {
+    Set<Integer> used = system.payloadKeys(cipher == null ? null : cipher.currentKeyId());
+    for (int id : used) {
+      if (cipher == null || !cipher.opens(id)) {
+        throw new BrokerConfig.InvalidConfigException(
+            "payloads sealed with key "
+                + PayloadCipher.describe(id)
+                + " are stored and this broker does not have that key: set it as"
+                + " QUEEN_ENCRYPTION_KEY or add it to QUEEN_ENCRYPTION_KEYS_OLD");
+      }
+    }
+  }
+
+  /** Every route declared, with the access it requires. */
+  public List<RouteTable.Route> routes() {
+    return routes;
   }
 
   /** The port actually bound (useful with PORT=0). */

@@ -1,7 +1,16 @@
 package queen.server;
 
+import java.net.URI;
+import java.net.URISyntaxException;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
+import queen.server.codec.PayloadCipher;
+import queen.server.http.PushLimits;
+import queen.server.http.auth.AuthSettings;
+import queen.server.http.auth.TokenVerifier;
 import queen.server.ops.Retention;
 import queen.server.pop.WaitPolicy;
 import queen.server.store.DbConfig;
@@ -23,6 +32,10 @@ import queen.server.store.DbConfig;
  * @param retention RETENTION_INTERVAL, RETENTION_BATCH_SIZE, RETENTION_VACUUM
  * @param statsInterval QUEEN_STATS_INTERVAL_MS, how often each broker adds its message counts to
  *     the per-minute statistics and one broker refreshes the per-queue snapshot
+ * @param auth JWT_*, bearer-token authentication (off by default)
+ * @param pushLimits QUEEN_MAX_PUSH_ITEMS and QUEEN_MAX_PAYLOAD_BYTES
+ * @param cipher QUEEN_ENCRYPTION_KEY and QUEEN_ENCRYPTION_KEYS_OLD, payload encryption at rest;
+ *     null when neither is set
  */
 public record BrokerConfig(
     String host,
@@ -34,7 +47,10 @@ public record BrokerConfig(
     boolean hotList,
     WaitPolicy popWait,
     Retention.Settings retention,
-    Duration statsInterval) {
+    Duration statsInterval,
+    AuthSettings auth,
+    PushLimits pushLimits,
+    PayloadCipher cipher) {
 
   public static BrokerConfig fromEnv(Map<String, String> env) {
     Reader r = new Reader(env);
@@ -64,7 +80,84 @@ public record BrokerConfig(
             Duration.ofMillis(r.integer("RETENTION_INTERVAL", 300_000, 100, 86_400_000)),
             r.integer("RETENTION_BATCH_SIZE", 1_000, 1, 1_000_000),
             r.choice("RETENTION_VACUUM", Retention.Vacuum.AUTO)),
-        Duration.ofMillis(r.integer("QUEEN_STATS_INTERVAL_MS", 5_000, 100, 3_600_000)));
+        Duration.ofMillis(r.integer("QUEEN_STATS_INTERVAL_MS", 5_000, 100, 3_600_000)),
+        auth(r, env),
+        new PushLimits(
+            r.integer("QUEEN_MAX_PUSH_ITEMS", PushLimits.DEFAULT.maxItems(), 1, 1_000_000),
+            r.integer(
+                "QUEEN_MAX_PAYLOAD_BYTES",
+                PushLimits.DEFAULT.maxPayloadBytes(),
+                1,
+                Integer.MAX_VALUE)),
+        cipher(r));
+  }
+
+  private static PayloadCipher cipher(Reader r) {
+    String current = r.string("QUEEN_ENCRYPTION_KEY", null);
+    String old = r.string("QUEEN_ENCRYPTION_KEYS_OLD", null);
+    if (current == null && old == null) {
+      return null;
+    }
+    byte[] key = null;
+    if (current != null) {
+      try {
+        key = PayloadCipher.parseHexKey(current);
+      } catch (IllegalArgumentException e) {
+        throw new InvalidConfigException("QUEEN_ENCRYPTION_KEY " + e.getMessage());
+      }
+    }
+    List<byte[]> olds = new ArrayList<>();
+    if (old != null) {
+      String[] parts = old.split(",");
+      for (int i = 0; i < parts.length; i++) {
+        try {
+          olds.add(PayloadCipher.parseHexKey(parts[i]));
+        } catch (IllegalArgumentException e) {
+          throw new InvalidConfigException(
+              "QUEEN_ENCRYPTION_KEYS_OLD entry " + (i + 1) + " " + e.getMessage());
+        }
+      }
+    }
+    return new PayloadCipher(key, olds);
+  }
+
+  private static AuthSettings auth(Reader r, Map<String, String> env) {
+    AuthSettings off = AuthSettings.disabled();
+    String skip = env.get("JWT_SKIP_PATHS");
+    String jwks = r.string("JWT_JWKS_URL", null);
+    AuthSettings s =
+        new AuthSettings(
+            r.bool("JWT_ENABLED", false),
+            r.string("JWT_ALGORITHM", "auto").equalsIgnoreCase("auto")
+                ? null
+                : r.string("JWT_ALGORITHM", null),
+            r.string("JWT_SECRET", null),
+            r.string("JWT_PUBLIC_KEY", null),
+            jwks == null ? null : r.uri("JWT_JWKS_URL", jwks),
+            Duration.ofSeconds(r.integer("JWT_JWKS_REFRESH_INTERVAL", 3_600, 1, 86_400 * 7)),
+            Duration.ofMillis(r.integer("JWT_JWKS_TIMEOUT_MS", 5_000, 100, 60_000)),
+            r.string("JWT_ISSUER", null),
+            r.string("JWT_AUDIENCE", null),
+            Duration.ofSeconds(r.integer("JWT_CLOCK_SKEW", 30, 0, 3_600)),
+            skip == null
+                ? off.skipPaths()
+                : Arrays.stream(skip.split(","))
+                    .map(String::trim)
+                    .filter(p -> !p.isEmpty())
+                    .toList(),
+            r.string("JWT_ROLES_CLAIM", off.roleClaim()),
+            r.string("JWT_ROLES_ARRAY_CLAIM", off.rolesClaim()),
+            r.string("JWT_ROLE_ADMIN", off.adminRole()),
+            r.string("JWT_ROLE_READ_WRITE", off.readWriteRole()),
+            r.string("JWT_ROLE_READ_ONLY", off.readOnlyRole()));
+    if (s.enabled()) {
+      try {
+        TokenVerifier.create(s);
+      } catch (IllegalArgumentException e) {
+        throw new InvalidConfigException(e.getMessage());
+      }
+    }
+    return s;
   }
 
   private static WaitPolicy popWait(Reader r) {
@@ -99,6 +192,30 @@ public record BrokerConfig(
         return fallback;
       }
       return v.trim();
+    }
+
+    boolean bool(String name, boolean fallback) {
+      String v = string(name, null);
+      if (v == null) {
+        return fallback;
+      }
+      if (v.equalsIgnoreCase("true") || v.equalsIgnoreCase("false")) {
+        return Boolean.parseBoolean(v);
+      }
+      throw new InvalidConfigException(name + " must be true or false, got '" + v + "'");
+    }
+
+    URI uri(String name, String value) {
+      try {
+        URI u = new URI(value);
+        if (!"http".equals(u.getScheme()) && !"https".equals(u.getScheme())) {
+          throw new InvalidConfigException(
+              name + " must be an http or https URL, got '" + value + "'");
+        }
+        return u;
+      } catch (URISyntaxException e) {
+        throw new InvalidConfigException(name + " is not a URL: '" + value + "'");
+      }
     }
 
     int integer(String name, int fallback, int min, int max) {

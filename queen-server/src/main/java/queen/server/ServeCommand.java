@@ -23,6 +23,8 @@ import picocli.CommandLine.Command;
       "  PG_DB           PostgreSQL database (default postgres)",
       "  DB_POOL_SIZE    most connections the broker opens (default 20)",
       "  MAX_BODY_BYTES  largest request body accepted (default 67108864)",
+      "  QUEEN_MAX_PUSH_ITEMS     most items in one push (default 10000)",
+      "  QUEEN_MAX_PAYLOAD_BYTES  largest payload of one item (default 10485760)",
       "  QUEEN_SWEEP_INTERVAL_MS  how often messages past maxWaitTimeSeconds are",
       "                  dead-lettered (default 5000; Queen's EVICTION_INTERVAL too)",
       "  RETENTION_INTERVAL  ms between retention cycles, which delete segments and",
@@ -41,6 +43,17 @@ import picocli.CommandLine.Command;
       "  POP_WAIT_BACKOFF_MULTIPLIER, POP_WAIT_MAX_INTERVAL_MS",
       "                  long-poll backoff (defaults 100, 3, 2.0, 1000): a parked pop",
       "                  re-checks after the interval even if nothing woke it",
+      "  JWT_ENABLED     true: every route but /health and metrics needs a bearer token",
+      "                  (default false); with JWT_SECRET (HS256, 32+ bytes),",
+      "                  JWT_PUBLIC_KEY (PEM, RSA or Ed25519) or JWT_JWKS_URL, and optional",
+      "                  JWT_ISSUER, JWT_AUDIENCE, JWT_CLOCK_SKEW, JWT_SKIP_PATHS,",
+      "                  JWT_ALGORITHM, JWT_JWKS_REFRESH_INTERVAL, JWT_JWKS_TIMEOUT_MS,",
+      "                  JWT_ROLES_CLAIM, JWT_ROLES_ARRAY_CLAIM, JWT_ROLE_ADMIN,",
+      "                  JWT_ROLE_READ_WRITE, JWT_ROLE_READ_ONLY (docs/security.md)",
+      "  QUEEN_ENCRYPTION_KEY     64 hex characters: seals the payloads of queues",
+      "                  configured with encryptionEnabled (AES-256-GCM)",
+      "  QUEEN_ENCRYPTION_KEYS_OLD  comma-separated older keys, still used to open",
+      "                  payloads they sealed (key rotation)",
       "",
       "Stops cleanly on SIGTERM or Ctrl-C. Exit status 1 when PostgreSQL cannot be",
       "reached, 2 for an invalid setting."
@@ -60,6 +73,9 @@ public final class ServeCommand implements Callable<Integer> {
     Broker broker;
     try {
       broker = Broker.start(config);
+    } catch (BrokerConfig.InvalidConfigException e) {
+      System.err.println("queen: " + e.getMessage());
+      return 2;
     } catch (RuntimeException e) {
       log.error("cannot start against {}: {}", config.db().describe(), rootMessage(e));
       return 1;

@@ -42,3 +42,18 @@ as $$
                    from queen.group_resets g
                   where g.id > p_resets_after) r
 $$;
+
+-- broker_state_v2 and the queues whose payloads are sealed at rest (encryption_enabled), which
+-- the brokers' push paths follow.
+create or replace function queen.broker_state_v3(p_resets_after bigint)
+returns table (pop_maintenance boolean, min_pop_wait_queues text[], min_pop_wait_ms integer[],
+               reset_ids bigint[], reset_queues text[], reset_groups text[],
+               encrypted_queues text[])
+language sql
+stable
+as $$
+    select s.*,
+           coalesce((select array_agg(q.name order by q.name) from queen.queues q
+                      where q.encryption_enabled), '{}')
+      from queen.broker_state_v2(p_resets_after) s
+$$;

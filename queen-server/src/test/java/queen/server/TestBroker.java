@@ -114,6 +114,19 @@ public final class TestBroker implements BeforeAllCallback, AfterAllCallback {
     return Broker.start(config());
   }
 
+  /** Another broker on the same database with its own environment; the caller closes it. */
+  public Broker startAnother(Map<String, String> otherEnv) {
+    return Broker.start(configFor(db, otherEnv));
+  }
+
+  /** GET from another broker on the same database. */
+  public Reply get(Broker other, String path) {
+    return send(
+        HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + other.port() + path))
+            .GET()
+            .build());
+  }
+
   public static DbConfig createDatabase(String name) throws SQLException {
     try (Connection c = admin();
         Statement st = c.createStatement()) {
@@ -224,6 +237,11 @@ public final class TestBroker implements BeforeAllCallback, AfterAllCallback {
   /** Database calls this broker has made so far. */
   public long dbCalls() {
     return (long) metric("queen_db_calls_total", "");
+  }
+
+  /** Every route the broker declared, with the access it requires. */
+  public java.util.List<queen.server.http.RouteTable.Route> routes() {
+    return broker.routes();
   }
 
   public Reply get(String path) {

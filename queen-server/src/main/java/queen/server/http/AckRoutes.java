@@ -3,12 +3,11 @@ package queen.server.http;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.helidon.webserver.http.HttpRules;
-import io.helidon.webserver.http.HttpService;
 import java.util.ArrayList;
 import java.util.List;
 import queen.server.ack.AckRequest;
 import queen.server.ack.AckService;
+import queen.server.http.auth.Access;
 import queen.server.ops.Statistics;
 import queen.server.store.AckOutcome;
 import queen.server.store.AckStore;
@@ -18,7 +17,7 @@ import queen.server.store.AckStore;
  * failures (unknown message, stale lease) are per item inside a 200: the clients treat any 4xx as
  * fatal and never read per-item errors from an HTTP error.
  */
-public final class AckRoutes implements HttpService {
+public final class AckRoutes implements Routes {
   private final AckService acks;
   private final Statistics stats;
 
@@ -28,9 +27,10 @@ public final class AckRoutes implements HttpService {
   }
 
   @Override
-  public void routing(HttpRules rules) {
+  public void declare(RouteTable rules) {
     rules.post(
         "/api/v1/ack",
+        Access.READ_WRITE,
         (req, res) -> {
           JsonNode body = Json.objectBody(req);
           if (!body.path("transactionId").isTextual()) {
@@ -44,9 +44,10 @@ public final class AckRoutes implements HttpService {
           List<AckRequest> one = List.of(request(body, "", ""));
           Replies.json(res, 200, render(one, counted(one, acks.ack(group, one))));
         });
-    rules.post("/api/v1/lease/{leaseId}/extend", this::extend);
+    rules.post("/api/v1/lease/{leaseId}/extend", Access.READ_WRITE, this::extend);
     rules.post(
         "/api/v1/ack/batch",
+        Access.READ_WRITE,
         (req, res) -> {
           JsonNode body = Json.objectBody(req);
           JsonNode list = body.get("acknowledgments");

@@ -2,9 +2,8 @@ package queen.server.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.helidon.webserver.http.HttpRules;
-import io.helidon.webserver.http.HttpService;
 import java.util.List;
+import queen.server.http.auth.Access;
 import queen.server.store.ConfiguredQueue;
 import queen.server.store.QueueOptions;
 import queen.server.store.QueueStore;
@@ -14,7 +13,7 @@ import queen.server.store.QueueStore;
  * absent keys take their defaults), except minPopWaitTime, which Queen's clients never send and
  * which keeps its stored value when absent.
  */
-public final class ConfigureRoutes implements HttpService {
+public final class ConfigureRoutes implements Routes {
   private static final List<String> NON_NEGATIVE_INTS =
       List.of(
           "leaseTime",
@@ -33,37 +32,41 @@ public final class ConfigureRoutes implements HttpService {
 
   private final QueueStore queues;
   private final Runnable configured;
+  private final boolean canEncrypt;
 
   /**
    * @param configured run after each configure, so that this broker applies a new minimum pop wait
-   *     at once rather than at its next state refresh
+   *     and a queue's encryption at once rather than at its next state refresh
    */
-  public ConfigureRoutes(QueueStore queues, Runnable configured) {
+  public ConfigureRoutes(QueueStore queues, Runnable configured, boolean canEncrypt) {
     this.queues = queues;
     this.configured = configured;
+    this.canEncrypt = canEncrypt;
   }
 
   @Override
-  public void routing(HttpRules rules) {
+  public void declare(RouteTable rules) {
     rules.post(
         "/api/v1/configure",
+        Access.READ_WRITE,
         (req, res) -> {
           JsonNode body = Json.objectBody(req);
           JsonNode name = body.get("queue");
           if (name == null || !name.isTextual() || name.asText().isEmpty()) {
             throw ApiException.badRequest("queue is required");
           }
-          Fields.text(name.asText(), "queue");
+          Fields.name(name.asText(), "queue");
           String namespace = Fields.optionalString(body, "namespace", "");
           String task = Fields.optionalString(body, "task", "");
           ObjectNode options = validOptions(body.get("options"));
           ConfiguredQueue q = queues.configure(name.asText(), namespace, task, options.toString());
+          configured.run();
           Replies.json(res, 200, render(q, options.has("minPopWaitTime")));
         });
   }
 
   /** Only known keys with values of the right type, so the SQL casts cannot fail. */
-  private static ObjectNode validOptions(JsonNode raw) {
+  private ObjectNode validOptions(JsonNode raw) {
     ObjectNode clean = Json.object();
     if (raw == null || raw.isNull()) {
       return clean;
@@ -96,9 +99,10 @@ public final class ConfigureRoutes implements HttpService {
         clean.put(key, v.booleanValue());
       }
     }
-    if (clean.path("encryptionEnabled").asBoolean(false)) {
+    if (clean.path("encryptionEnabled").asBoolean(false) && !canEncrypt) {
       throw ApiException.badRequest(
-          "options.encryptionEnabled: payload encryption is not supported by this broker yet");
+          "options.encryptionEnabled needs QUEEN_ENCRYPTION_KEY (64 hexadecimal characters) set"
+              + " on the broker");
     }
     return clean;
   }

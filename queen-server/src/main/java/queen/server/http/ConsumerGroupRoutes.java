@@ -3,13 +3,12 @@ package queen.server.http;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.helidon.webserver.http.HttpRules;
-import io.helidon.webserver.http.HttpService;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import queen.server.http.auth.Access;
 import queen.server.ops.ConsumerGroups;
 import queen.server.store.ConsumerGroupStore;
 import queen.server.store.ResourceStore;
@@ -20,7 +19,7 @@ import queen.server.store.ResourceStore;
  * has no cursors is a success that deleted nothing, as the clients call it before subscribing and
  * expect no error.
  */
-public final class ConsumerGroupRoutes implements HttpService {
+public final class ConsumerGroupRoutes implements Routes {
   /** A lagging group that has acked nothing for this long is reported {@code Dead}. */
   private static final Duration DEAD_AFTER = Duration.ofHours(1);
 
@@ -38,17 +37,21 @@ public final class ConsumerGroupRoutes implements HttpService {
   }
 
   @Override
-  public void routing(HttpRules rules) {
-    rules.get(BASE, (req, res) -> Replies.json(res, 200, list()));
-    rules.get(BASE + "/lagging", this::lagging);
-    rules.get(BASE + "/{group}", this::detail);
-    rules.delete(BASE + "/{group}", (req, res) -> delete(req, res, null));
+  public void declare(RouteTable rules) {
+    rules.get(BASE, Access.READ_ONLY, (req, res) -> Replies.json(res, 200, list()));
+    rules.get(BASE + "/lagging", Access.READ_ONLY, this::lagging);
+    rules.get(BASE + "/{group}", Access.READ_ONLY, this::detail);
+    rules.delete(BASE + "/{group}", Access.ADMIN, (req, res) -> delete(req, res, null));
     rules.delete(
         BASE + "/{group}/queues/{queue}",
-        (req, res) -> delete(req, res, new Params(req).path("queue")));
-    rules.post(BASE + "/{group}/subscription", this::subscription);
-    rules.post(BASE + "/{group}/queues/{queue}/seek", this::seek);
-    rules.post(BASE + "/{group}/queues/{queue}/partitions/{partition}/seek", this::seekPartition);
+        Access.ADMIN,
+        (req, res) -> delete(req, res, new Params(req).name("queue")));
+    rules.post(BASE + "/{group}/subscription", Access.READ_WRITE, this::subscription);
+    rules.post(BASE + "/{group}/queues/{queue}/seek", Access.READ_WRITE, this::seek);
+    rules.post(
+        BASE + "/{group}/queues/{queue}/partitions/{partition}/seek",
+        Access.READ_WRITE,
+        this::seekPartition);
   }
 
   private ArrayNode list() {
@@ -81,7 +84,7 @@ public final class ConsumerGroupRoutes implements HttpService {
   }
 
   private void detail(ServerRequest req, ServerResponse res) {
-    String group = new Params(req).path("group");
+    String group = new Params(req).name("group");
     List<ConsumerGroupStore.Cursor> cursors = store.detail(group);
     if (cursors.isEmpty()) {
       throw ApiException.notFound("Consumer group not found");
@@ -129,7 +132,7 @@ public final class ConsumerGroupRoutes implements HttpService {
 
   private void delete(ServerRequest req, ServerResponse res, String queue) {
     Params p = new Params(req);
-    String group = p.path("group");
+    String group = p.name("group");
     boolean deleteMetadata = p.bool("deleteMetadata", true);
     ConsumerGroupStore.Deleted d = groups.delete(group, queue, deleteMetadata);
     if (!d.queueFound()) {
@@ -145,7 +148,7 @@ public final class ConsumerGroupRoutes implements HttpService {
   }
 
   private void subscription(ServerRequest req, ServerResponse res) {
-    String group = new Params(req).path("group");
+    String group = new Params(req).name("group");
     JsonNode ts = Json.objectBody(req).get("subscriptionTimestamp");
     if (ts == null || ts.isNull()) {
       throw ApiException.badRequest("Missing subscriptionTimestamp in request body");
@@ -167,8 +170,8 @@ public final class ConsumerGroupRoutes implements HttpService {
 
   private void seek(ServerRequest req, ServerResponse res) {
     Params p = new Params(req);
-    String group = p.path("group");
-    String queue = p.path("queue");
+    String group = p.name("group");
+    String queue = p.name("queue");
     JsonNode body = Json.objectBody(req);
     boolean toEnd = body.path("toEnd").asBoolean(false) && body.get("toEnd").isBoolean();
     JsonNode ts = body.get("timestamp");
@@ -198,9 +201,9 @@ public final class ConsumerGroupRoutes implements HttpService {
 
   private void seekPartition(ServerRequest req, ServerResponse res) {
     Params p = new Params(req);
-    String group = p.path("group");
-    String queue = p.path("queue");
-    String partition = p.path("partition");
+    String group = p.name("group");
+    String queue = p.name("queue");
+    String partition = p.name("partition");
     ConsumerGroupStore.PartitionSought s = groups.seekPartitionToEnd(group, queue, partition);
     if (!s.queueFound()) {
       throw ApiException.notFound("Queue not found");

@@ -1,8 +1,6 @@
 package queen.server.http;
 
 import com.fasterxml.jackson.core.JsonGenerator;
-import io.helidon.webserver.http.HttpRules;
-import io.helidon.webserver.http.HttpService;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -10,6 +8,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.Optional;
 import java.util.UUID;
 import queen.server.ack.DeadLetterService;
+import queen.server.http.auth.Access;
 import queen.server.store.DeadLetter;
 import queen.server.store.DeadLetterStore;
 
@@ -17,17 +16,20 @@ import queen.server.store.DeadLetterStore;
  * {@code GET /api/v1/dlq} (newest first, the payload under {@code data}, with {@code total}) and
  * {@code POST /api/v1/messages/:partitionId/:transactionId/retry}, the operator's way back.
  */
-public final class DeadLetterRoutes implements HttpService {
+public final class DeadLetterRoutes implements Routes {
   private final DeadLetterService letters;
+  private final Payloads payloads;
 
-  public DeadLetterRoutes(DeadLetterService letters) {
+  public DeadLetterRoutes(DeadLetterService letters, Payloads payloads) {
     this.letters = letters;
+    this.payloads = payloads;
   }
 
   @Override
-  public void routing(HttpRules rules) {
+  public void declare(RouteTable rules) {
     rules.get(
         "/api/v1/dlq",
+        Access.READ_ONLY,
         (req, res) -> {
           Params p = new Params(req);
           int limit = Math.min(Math.max(p.integer("limit", 100), 1), 1000);
@@ -43,6 +45,7 @@ public final class DeadLetterRoutes implements HttpService {
         });
     rules.post(
         "/api/v1/messages/{partitionId}/{transactionId}/retry",
+        Access.READ_WRITE,
         (req, res) -> {
           Params p = new Params(req);
           UUID pid = Fields.uuid(p.path("partitionId"), "partitionId");
@@ -64,7 +67,7 @@ public final class DeadLetterRoutes implements HttpService {
         });
   }
 
-  private static byte[] render(DeadLetterStore.Page page, int limit, int offset) {
+  private byte[] render(DeadLetterStore.Page page, int limit, int offset) {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     try (JsonGenerator g = Json.MAPPER.getFactory().createGenerator(out)) {
       g.writeStartObject();
@@ -80,7 +83,7 @@ public final class DeadLetterRoutes implements HttpService {
         g.writeStringField("errorMessage", d.error());
         g.writeNumberField("retryCount", d.retryCount());
         g.writeFieldName("data");
-        g.writeRawValue(new String(d.payload(), StandardCharsets.UTF_8));
+        g.writeRawValue(new String(payloads.plain(d.flags(), d.payload()), StandardCharsets.UTF_8));
         g.writeStringField("traceId", d.traceId() == null ? null : d.traceId().toString());
         g.writeStringField("producerSub", d.producerSub());
         g.writeStringField("createdAt", Json.millis(d.createdAt()));

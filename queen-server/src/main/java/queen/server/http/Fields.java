@@ -43,6 +43,30 @@ final class Fields {
     return value;
   }
 
+  /** The longest queue, partition or consumer-group name accepted. */
+  static final int MAX_NAME = 255;
+
+  /**
+   * A queue, partition or consumer-group name: the same rule on every route (push, configure, pops,
+   * admin, transactions), so that no route creates a name another refuses. Not empty, not only
+   * whitespace, at most 255 characters, no control characters.
+   */
+  static String name(String value, String field) {
+    if (value == null || value.isBlank()) {
+      throw ApiException.badRequest(field + " must not be empty");
+    }
+    if (value.length() > MAX_NAME) {
+      throw ApiException.badRequest(
+          field + " must be at most " + MAX_NAME + " characters, got " + value.length());
+    }
+    for (int i = 0; i < value.length(); i++) {
+      if (Character.isISOControl(value.charAt(i))) {
+        throw ApiException.badRequest(field + " must not contain control characters");
+      }
+    }
+    return value;
+  }
+
   /** True when text is a canonical 8-4-4-4-12 hex UUID. */
   static boolean isUuid(String text) {
     return UUID_TEXT.matcher(text).matches();

@@ -1,12 +1,11 @@
 package queen.server.http;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.helidon.webserver.http.HttpRules;
-import io.helidon.webserver.http.HttpService;
+import queen.server.http.auth.Access;
 import queen.server.store.Database;
 
 /** {@code GET /health}: 200 when PostgreSQL answers, else 503. */
-public final class HealthRoutes implements HttpService {
+public final class HealthRoutes implements Routes {
   private final Database db;
   private final String version;
 
@@ -16,9 +15,10 @@ public final class HealthRoutes implements HttpService {
   }
 
   @Override
-  public void routing(HttpRules rules) {
+  public void declare(RouteTable rules) {
     rules.get(
         "/health",
+        Access.PUBLIC,
         (req, res) -> {
           boolean up = db.ping();
           ObjectNode body = Json.object();

@@ -7,12 +7,16 @@ import io.helidon.http.HttpException;
 import io.helidon.http.Status;
 import io.helidon.webserver.http.DirectHandlers;
 import io.helidon.webserver.http.HttpRouting;
-import io.helidon.webserver.http.HttpService;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
+import java.util.ArrayList;
 import java.util.List;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import queen.server.codec.PayloadKeyException;
+import queen.server.http.auth.Access;
+import queen.server.http.auth.AuthFailure;
+import queen.server.http.auth.KeysUnavailable;
 import queen.server.store.StoreException;
 
 /**
@@ -27,8 +31,13 @@ public final class HttpApi {
 
   private HttpApi() {}
 
-  /** Installs the routes of the given services, then the JSON 404 for everything else. */
-  public static void install(HttpRouting.Builder routing, List<HttpService> services) {
+  /**
+   * Installs the routes of the given groups behind the gate, then the JSON 404 for everything else
+   * (read-write, as WIRE.md section 0 has unknown routes), and answers the table of declared
+   * routes.
+   */
+  public static List<RouteTable.Route> install(
+      HttpRouting.Builder routing, Gate gate, List<Routes> groups) {
     routing.addFilter(
         (chain, req, res) -> {
           cors(res);
@@ -39,11 +48,18 @@ public final class HttpApi {
           res.header(HeaderNames.CONTENT_LENGTH, "0");
           res.status(Status.OK_200).send();
         });
-    for (HttpService service : services) {
-      routing.register(service);
+    List<RouteTable.Route> declared = new ArrayList<>();
+    RouteTable table = new RouteTable(routing, gate, declared);
+    for (Routes group : groups) {
+      group.declare(table);
     }
-    routing.any((req, res) -> Replies.error(res, 404, "Not found"));
+    routing.any(
+        (req, res) -> {
+          gate.admit(req, Access.READ_WRITE);
+          Replies.error(res, 404, "Not found");
+        });
     routing.error(Exception.class, HttpApi::fail);
+    return List.copyOf(declared);
   }
 
   private static final HeaderName ALLOW_ORIGIN = HeaderNames.create("Access-Control-Allow-Origin");
@@ -89,6 +105,19 @@ public final class HttpApi {
   private static void fail(ServerRequest req, ServerResponse res, Exception e) {
     switch (e) {
       case ApiException api -> Replies.error(res, api.status(), api.getMessage());
+      case AuthFailure auth -> {
+        res.header(HeaderNames.WWW_AUTHENTICATE, "Bearer");
+        Replies.error(res, 401, auth.getMessage());
+      }
+      case PayloadKeyException key -> {
+        log.warn("{} {}: {}", req.prologue().method(), req.path().path(), key.getMessage());
+        res.header(HeaderNames.RETRY_AFTER, "5");
+        Replies.error(res, 503, key.getMessage());
+      }
+      case KeysUnavailable keys -> {
+        res.header(HeaderNames.RETRY_AFTER, "5");
+        Replies.error(res, 503, keys.getMessage());
+      }
       case HttpException http -> Replies.error(res, http.status().code(), describe(http.status()));
       case StoreException store when store.unavailable() -> {
         log.warn(

@@ -1,8 +1,7 @@
 package queen.server.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.helidon.webserver.http.HttpRules;
-import io.helidon.webserver.http.HttpService;
+import queen.server.http.auth.Access;
 import queen.server.pop.PopSettings;
 import queen.server.store.SystemStore;
 
@@ -10,7 +9,7 @@ import queen.server.store.SystemStore;
  * {@code /api/v1/system/maintenance/pop}: while on, every pop of every broker answers 204 at once
  * with no work done. The switch lives in the database; the GET reads it fresh.
  */
-public final class MaintenanceRoutes implements HttpService {
+public final class MaintenanceRoutes implements Routes {
   private final SystemStore system;
   private final PopSettings settings;
 
@@ -20,12 +19,14 @@ public final class MaintenanceRoutes implements HttpService {
   }
 
   @Override
-  public void routing(HttpRules rules) {
+  public void declare(RouteTable rules) {
     rules.get(
         "/api/v1/system/maintenance/pop",
+        Access.ADMIN,
         (req, res) -> reply(res, system.switches().popMaintenance()));
     rules.post(
         "/api/v1/system/maintenance/pop",
+        Access.ADMIN,
         (req, res) -> {
           JsonNode enabled = Json.objectBody(req).get("enabled");
           if (enabled == null || !enabled.isBoolean()) {

@@ -2,8 +2,6 @@ package queen.server.http;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.helidon.webserver.http.HttpRules;
-import io.helidon.webserver.http.HttpService;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
 import java.time.Duration;
@@ -15,6 +13,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.UUID;
 import queen.server.codec.Frame;
+import queen.server.http.auth.Access;
 import queen.server.store.MessageStore;
 import queen.server.store.TraceStore;
 
@@ -22,7 +21,7 @@ import queen.server.store.TraceStore;
  * Message browsing of WIRE.md section 13: a list newest first without payloads, and one message
  * with its payload, its status for every group that reads its partition, and its traces.
  */
-public final class MessageRoutes implements HttpService {
+public final class MessageRoutes implements Routes {
   private static final Set<String> STATUSES =
       Set.of("pending", "processing", "completed", "dead_letter");
   private static final String QUEUE_MODE = MessageStore.QUEUE_MODE;
@@ -30,19 +29,25 @@ public final class MessageRoutes implements HttpService {
   private final MessageStore messages;
   private final TraceStore traces;
   private final InstantSource clock;
+  private final Payloads payloads;
 
-  public MessageRoutes(MessageStore messages, TraceStore traces, InstantSource clock) {
+  public MessageRoutes(
+      MessageStore messages, TraceStore traces, InstantSource clock, Payloads payloads) {
+    this.payloads = payloads;
     this.messages = messages;
     this.traces = traces;
     this.clock = clock;
   }
 
   @Override
-  public void routing(HttpRules rules) {
-    rules.get("/api/v1/messages", this::list);
-    rules.get("/api/v1/messages/{partitionId}/{transactionId}", this::detail);
-    rules.delete("/api/v1/messages/{partitionId}/{transactionId}", this::delete);
-    rules.post("/api/v1/messages/{partitionId}/{transactionId}/dlq", this::moveToDeadLetters);
+  public void declare(RouteTable rules) {
+    rules.get("/api/v1/messages", Access.READ_ONLY, this::list);
+    rules.get("/api/v1/messages/{partitionId}/{transactionId}", Access.READ_ONLY, this::detail);
+    rules.delete("/api/v1/messages/{partitionId}/{transactionId}", Access.READ_WRITE, this::delete);
+    rules.post(
+        "/api/v1/messages/{partitionId}/{transactionId}/dlq",
+        Access.READ_WRITE,
+        this::moveToDeadLetters);
   }
 
   private void moveToDeadLetters(ServerRequest req, ServerResponse res) {
@@ -187,7 +192,7 @@ public final class MessageRoutes implements HttpService {
     n.put("task", m.queueInfo().task());
     n.put("offset", m.offset());
     n.put("status", status(queueMode, consumedBy.size(), busGroups));
-    Json.putPayload(n, "payload", f.payload());
+    Json.putPayload(n, "payload", payloads.plain(f));
     n.put("isEncrypted", (f.flags() & Frame.FLAG_ENCRYPTED) != 0);
     n.put("traceId", f.traceId() == null ? null : f.traceId().toString());
     n.put("producerSub", f.producerSub());

@@ -1,13 +1,12 @@
 package queen.server.http;
 
 import io.helidon.http.HeaderNames;
-import io.helidon.webserver.http.HttpRules;
-import io.helidon.webserver.http.HttpService;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.nio.charset.StandardCharsets;
+import queen.server.http.auth.Access;
 
 /** {@code GET /metrics/prometheus}: the broker's meters in the Prometheus text format. */
-public final class MetricsRoutes implements HttpService {
+public final class MetricsRoutes implements Routes {
   private final PrometheusMeterRegistry registry;
 
   public MetricsRoutes(PrometheusMeterRegistry registry) {
@@ -15,9 +14,10 @@ public final class MetricsRoutes implements HttpService {
   }
 
   @Override
-  public void routing(HttpRules rules) {
+  public void declare(RouteTable rules) {
     rules.get(
         "/metrics/prometheus",
+        Access.PUBLIC,
         (req, res) -> {
           res.header(HeaderNames.CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8");
           res.send(registry.scrape().getBytes(StandardCharsets.UTF_8));

@@ -4,8 +4,9 @@ import io.helidon.webserver.http.ServerRequest;
 import java.time.Instant;
 
 /**
- * Query parameters read the way Queen reads them: booleans are true only for {@code true} or {@code
- * 1}, integers that fail to parse take the default, values arrive URL-decoded.
+ * Query and path parameters. Values arrive URL-decoded. Unlike old Queen, which replaced what it
+ * could not parse by the default, a parameter that is present but unparsable is a 400 naming it: a
+ * {@code timeout=abc} silently read as the default hides the caller's bug.
  */
 final class Params {
   private final ServerRequest req;
@@ -30,20 +31,37 @@ final class Params {
     return v == null ? null : Fields.timestamp(name, v);
   }
 
+  /** {@code true}/{@code 1} or {@code false}/{@code 0} (any case); absent or empty: the default. */
   boolean bool(String name, boolean fallback) {
-    return req.query().first(name).map(v -> v.equals("true") || v.equals("1")).orElse(fallback);
+    String v = req.query().first(name).orElse("").trim();
+    if (v.isEmpty()) {
+      return fallback;
+    }
+    if (v.equalsIgnoreCase("true") || v.equals("1")) {
+      return true;
+    }
+    if (v.equalsIgnoreCase("false") || v.equals("0")) {
+      return false;
+    }
+    throw ApiException.badRequest(name + " must be true or false");
   }
 
+  /** A whole number; absent or empty: the default. */
   int integer(String name, int fallback) {
-    String v = req.query().first(name).orElse(null);
-    if (v == null) {
+    String v = req.query().first(name).orElse("").trim();
+    if (v.isEmpty()) {
       return fallback;
     }
     try {
-      return Integer.parseInt(v.trim());
+      return Integer.parseInt(v);
     } catch (NumberFormatException e) {
-      return fallback;
+      throw ApiException.badRequest(name + " must be an integer");
     }
+  }
+
+  /** A path parameter that names a queue, partition or consumer group (see {@link Fields#name}). */
+  String name(String param) {
+    return Fields.name(path(param), param);
   }
 
   /** A path parameter, percent-decoded once. */

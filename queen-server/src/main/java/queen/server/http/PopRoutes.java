@@ -1,12 +1,11 @@
 package queen.server.http;
 
-import io.helidon.webserver.http.HttpRules;
-import io.helidon.webserver.http.HttpService;
 import io.helidon.webserver.http.ServerResponse;
 import java.time.Instant;
 import java.util.List;
 import java.util.UUID;
 import queen.server.codec.Frame;
+import queen.server.http.auth.Access;
 import queen.server.ops.Statistics;
 import queen.server.pop.PopRequest;
 import queen.server.pop.PopResult;
@@ -19,7 +18,7 @@ import queen.server.store.MessageStore;
  * The pop routes. Nothing to deliver is always 204 with no body, never a 4xx: a 4xx ends the
  * clients' consume loops, so an unknown queue or partition is simply empty.
  */
-public final class PopRoutes implements HttpService {
+public final class PopRoutes implements Routes {
   /** The seed's default batch: raw HTTP callers that omit it get up to 200 under one lease. */
   static final int DEFAULT_BATCH = 200;
 
@@ -36,28 +35,33 @@ public final class PopRoutes implements HttpService {
 
   private final PopService pops;
   private final Statistics stats;
+  private final Payloads payloads;
 
-  public PopRoutes(PopService pops, Statistics stats) {
+  public PopRoutes(PopService pops, Statistics stats, Payloads payloads) {
     this.stats = stats;
     this.pops = pops;
+    this.payloads = payloads;
   }
 
   @Override
-  public void routing(HttpRules rules) {
+  public void declare(RouteTable rules) {
     rules.get(
         "/api/v1/pop/queue/{queue}/partition/{partition}",
+        Access.READ_WRITE,
         (req, res) -> {
           Params p = new Params(req);
-          serve(res, p, new PopTarget.Partition(p.path("queue"), p.path("partition")), 1);
+          serve(res, p, new PopTarget.Partition(p.name("queue"), p.name("partition")), 1);
         });
     rules.get(
         "/api/v1/pop/queue/{queue}",
+        Access.READ_WRITE,
         (req, res) -> {
           Params p = new Params(req);
-          serve(res, p, new PopTarget.Queue(p.path("queue")), partitions(p));
+          serve(res, p, new PopTarget.Queue(p.name("queue")), partitions(p));
         });
     rules.get(
         "/api/v1/pop",
+        Access.READ_WRITE,
         (req, res) -> {
           Params p = new Params(req);
           String namespace = emptyToNull(p.string("namespace", ""));
@@ -94,10 +98,8 @@ public final class PopRoutes implements HttpService {
 
   static PopRequest request(Params p, PopTarget target, int partitions) {
     int batch = Math.min(Math.max(p.integer("batch", DEFAULT_BATCH), 1), MAX_BATCH);
-    String group = p.string("consumerGroup", QUEUE_MODE);
-    if (group.isEmpty()) {
-      group = QUEUE_MODE;
-    }
+    String group = p.optional("consumerGroup");
+    group = group == null ? QUEUE_MODE : Fields.name(group, "consumerGroup");
     String mode = p.string("subscriptionMode", "all");
     String from = p.string("subscriptionFrom", "");
     boolean newOnly = mode.equals("new") || mode.equals("new-only") || from.equals("now");
@@ -110,7 +112,7 @@ public final class PopRoutes implements HttpService {
         target, group, batch, partitions, p.bool("autoAck", false), newOnly, fromTime, waitMillis);
   }
 
-  static void send(ServerResponse res, PopResult result) {
+  private void send(ServerResponse res, PopResult result) {
     if (result.isEmpty()) {
       Replies.noContent(res);
       return;
@@ -122,7 +124,7 @@ public final class PopRoutes implements HttpService {
    * Writes the answer. Each payload's stored JSON bytes go verbatim under {@code data}; the values
    * every message of a partition shares are encoded once.
    */
-  static byte[] render(PopResult result) {
+  byte[] render(PopResult result) {
     List<PoppedMessage> messages = result.messages();
     JsonBytes out = new JsonBytes(256 + messages.size() * (320 + payloadHint(messages)));
     byte[] lease = JsonBytes.literal(result.leaseId() == null ? "" : result.leaseId().toString());
@@ -162,7 +164,7 @@ public final class PopRoutes implements HttpService {
       out.ascii(",\"queue\":").raw(queue);
       out.ascii(",\"leaseId\":").raw(lease);
       out.ascii(",\"consumerGroup\":").raw(group);
-      out.ascii(",\"data\":").raw(f.payload());
+      out.ascii(",\"data\":").raw(payloads.plain(f));
       out.ascii(",\"traceId\":").uuid(f.traceId());
       out.ascii(",\"producerSub\":").string(f.producerSub());
       out.ascii(",\"createdAt\":").raw(created).ascii("}");

@@ -24,8 +24,12 @@ final class PushBody {
 
   private PushBody() {}
 
-  /** The items of a push request body ({@code {"items": [...]}}). */
-  static List<PushItem> read(byte[] body) {
+  /**
+   * The items of a push request body ({@code {"items": [...]}}), stamped with the producer's token
+   * subject (null without auth); a {@code producerSub} in the body is never read, so it cannot be
+   * spoofed.
+   */
+  static List<PushItem> read(byte[] body, String producer, PushLimits limits) {
     if (body.length == 0) {
       throw ApiException.badRequest("Empty request body");
     }
@@ -38,7 +42,7 @@ final class PushBody {
         String field = p.currentName();
         p.nextToken();
         if (field.equals("items") && p.currentToken() == JsonToken.START_ARRAY) {
-          items = items(p, body, "", "payload");
+          items = items(p, body, "", "payload", producer, limits);
         } else {
           if (field.equals("items")) {
             items = null;
@@ -61,10 +65,11 @@ final class PushBody {
   }
 
   /** The items of a transaction's push operation, {@code items} given as JSON bytes. */
-  static List<PushItem> readItems(byte[] itemsArray, String at) {
+  static List<PushItem> readItems(
+      byte[] itemsArray, String at, String producer, PushLimits limits) {
     try (JsonParser p = Json.MAPPER.createParser(itemsArray)) {
       p.nextToken();
-      return items(p, itemsArray, at, "data");
+      return items(p, itemsArray, at, "data", producer, limits);
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
@@ -74,16 +79,40 @@ final class PushBody {
    * Reads the array the parser stands on. {@code alternative} is the key that holds the payload
    * when {@code payload} is absent (transactions accept {@code data}).
    */
-  private static List<PushItem> items(JsonParser p, byte[] source, String at, String alternative)
+  private static List<PushItem> items(
+      JsonParser p,
+      byte[] source,
+      String at,
+      String alternative,
+      String producer,
+      PushLimits limits)
       throws IOException {
     List<PushItem> items = new ArrayList<>();
     for (int i = 0; p.nextToken() != JsonToken.END_ARRAY; i++) {
-      items.add(item(p, source, at + " (items[" + i + "])", alternative));
+      if (i == limits.maxItems()) {
+        throw new ApiException(
+            413, "items: at most " + limits.maxItems() + " per push (QUEEN_MAX_PUSH_ITEMS)" + at);
+      }
+      PushItem item = item(p, source, at + " (items[" + i + "])", alternative, producer);
+      if (item.payload().length > limits.maxPayloadBytes()) {
+        throw new ApiException(
+            413,
+            "payload of items["
+                + i
+                + "] is "
+                + item.payload().length
+                + " bytes, over QUEEN_MAX_PAYLOAD_BYTES ("
+                + limits.maxPayloadBytes()
+                + ")"
+                + at);
+      }
+      items.add(item);
     }
     return items;
   }
 
-  private static PushItem item(JsonParser p, byte[] source, String at, String alternative)
+  private static PushItem item(
+      JsonParser p, byte[] source, String at, String alternative, String producer)
       throws IOException {
     if (p.currentToken() != JsonToken.START_OBJECT) {
       throw ApiException.badRequest("Each item must be an object" + at);
@@ -101,13 +130,13 @@ final class PushBody {
       switch (field) {
         case "queue" -> {
           queueSeen = true;
-          queue = t == JsonToken.VALUE_STRING ? Fields.text(p.getText(), "queue" + at) : null;
+          queue = t == JsonToken.VALUE_STRING ? Fields.name(p.getText(), "queue" + at) : null;
         }
         case "partition" -> {
           if (t != JsonToken.VALUE_STRING) {
             throw ApiException.badRequest("Partition must be a string" + at);
           }
-          partition = Fields.text(p.getText(), "partition" + at);
+          partition = Fields.name(p.getText(), "partition" + at);
         }
         case "transactionId" -> {
           if (t != JsonToken.VALUE_STRING) {
@@ -142,7 +171,7 @@ final class PushBody {
     }
     // an absent payload is stored as {}; an explicit null is stored and delivered as null
     byte[] body = payload != null ? payload : fallback != null ? fallback : EMPTY_OBJECT;
-    return new PushItem(queue, partition, body, txn, trace, null);
+    return new PushItem(queue, partition, body, txn, trace, producer);
   }
 
   /** The JSON value the parser stands on, as bytes: objects and arrays verbatim from the input. */

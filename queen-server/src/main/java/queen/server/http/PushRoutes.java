@@ -1,8 +1,7 @@
 package queen.server.http;
 
-import io.helidon.webserver.http.HttpRules;
-import io.helidon.webserver.http.HttpService;
 import java.util.List;
+import queen.server.http.auth.Access;
 import queen.server.push.PushResult;
 import queen.server.push.PushService;
 
@@ -11,20 +10,23 @@ import queen.server.push.PushService;
  * PushBody}), then answers a bare array in input order (the clients pair results with items by
  * position): 201 when something was stored, 200 when every item was a duplicate.
  */
-public final class PushRoutes implements HttpService {
+public final class PushRoutes implements Routes {
   private final PushService push;
+  private final PushLimits limits;
 
-  public PushRoutes(PushService push) {
+  public PushRoutes(PushService push, PushLimits limits) {
     this.push = push;
+    this.limits = limits;
   }
 
   @Override
-  public void routing(HttpRules rules) {
+  public void declare(RouteTable rules) {
     rules.post(
         "/api/v1/push",
+        Access.READ_WRITE,
         (req, res) -> {
           byte[] body = req.content().hasEntity() ? req.content().as(byte[].class) : new byte[0];
-          List<PushResult> results = push.push(PushBody.read(body));
+          List<PushResult> results = push.push(PushBody.read(body, Gate.subject(req), limits));
           boolean stored =
               results.isEmpty()
                   || results.stream().anyMatch(r -> r.status() == PushResult.Status.QUEUED);

@@ -2,8 +2,6 @@ package queen.server.http;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.helidon.webserver.http.HttpRules;
-import io.helidon.webserver.http.HttpService;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
 import java.time.Duration;
@@ -15,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import queen.server.http.auth.Access;
 import queen.server.store.Page;
 import queen.server.store.ResourceStore;
 import queen.server.store.StatsStore;
@@ -25,7 +24,7 @@ import queen.server.store.StatsStore;
  * the detail are computed live from partition heads and cursors; the summaries read the statistics
  * snapshot that ops/Statistics refreshes, a few seconds old.
  */
-public final class ResourceRoutes implements HttpService {
+public final class ResourceRoutes implements Routes {
   private final ResourceStore store;
   private final StatsStore stats;
   private final Runnable queuesChanged;
@@ -40,12 +39,16 @@ public final class ResourceRoutes implements HttpService {
   }
 
   @Override
-  public void routing(HttpRules rules) {
-    rules.get("/api/v1/resources/queues", (req, res) -> Replies.json(res, 200, queues()));
+  public void declare(RouteTable rules) {
+    rules.get(
+        "/api/v1/resources/queues",
+        Access.READ_ONLY,
+        (req, res) -> Replies.json(res, 200, queues()));
     rules.delete(
         "/api/v1/resources/queues/{queue}",
+        Access.ADMIN,
         (req, res) -> {
-          String name = new Params(req).path("queue");
+          String name = new Params(req).name("queue");
           boolean existed = store.deleteQueue(name);
           queuesChanged.run();
           Replies.json(
@@ -53,20 +56,25 @@ public final class ResourceRoutes implements HttpService {
               200,
               Json.object().put("deleted", true).put("queue", name).put("existed", existed));
         });
-    rules.get("/api/v1/resources/queues/{queue}", this::detail);
-    rules.get("/api/v1/resources/partitions", this::partitions);
+    rules.get("/api/v1/resources/queues/{queue}", Access.READ_ONLY, this::detail);
+    rules.get("/api/v1/resources/partitions", Access.READ_ONLY, this::partitions);
     rules.get(
         "/api/v1/resources/namespaces",
+        Access.READ_ONLY,
         (req, res) -> Replies.json(res, 200, groupedBy("namespaces", "namespace", true)));
     rules.get(
         "/api/v1/resources/tasks",
+        Access.READ_ONLY,
         (req, res) -> Replies.json(res, 200, groupedBy("tasks", "task", false)));
-    rules.get("/api/v1/resources/overview", (req, res) -> Replies.json(res, 200, overview()));
-    rules.delete("/api/v1/queues/{queue}/clear", this::clear);
+    rules.get(
+        "/api/v1/resources/overview",
+        Access.READ_ONLY,
+        (req, res) -> Replies.json(res, 200, overview()));
+    rules.delete("/api/v1/queues/{queue}/clear", Access.ADMIN, this::clear);
   }
 
   private void detail(ServerRequest req, ServerResponse res) {
-    ResourceStore.QueueRow q = QueueViews.queue(store, new Params(req).path("queue"));
+    ResourceStore.QueueRow q = QueueViews.queue(store, new Params(req).name("queue"));
     List<ResourceStore.PartitionStats> partitions = store.partitions(q.id());
     ObjectNode body = Json.object();
     body.put("id", q.id().toString());
@@ -195,7 +203,7 @@ public final class ResourceRoutes implements HttpService {
 
   private void clear(ServerRequest req, ServerResponse res) {
     Params p = new Params(req);
-    String queue = p.path("queue");
+    String queue = p.name("queue");
     String partition = p.optional("partition");
     ResourceStore.Cleared c = store.clear(queue, partition);
     if (!c.queueFound()) {

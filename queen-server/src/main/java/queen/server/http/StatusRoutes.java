@@ -2,8 +2,6 @@ package queen.server.http;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.helidon.webserver.http.HttpRules;
-import io.helidon.webserver.http.HttpService;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
 import java.time.Duration;
@@ -11,6 +9,7 @@ import java.time.Instant;
 import java.time.InstantSource;
 import java.util.List;
 import java.util.Map;
+import queen.server.http.auth.Access;
 import queen.server.ops.Statistics;
 import queen.server.store.Database;
 import queen.server.store.DeadLetterStore;
@@ -24,7 +23,7 @@ import queen.server.store.StatsStore;
  * QUEEN_STATS_INTERVAL_MS}); queue counts from the snapshot one broker refreshes as often ({@code
  * statsAge} says how old it is); a queue's partitions are computed live.
  */
-public final class StatusRoutes implements HttpService {
+public final class StatusRoutes implements Routes {
   private final StatsStore stats;
   private final Statistics statistics;
   private final ResourceStore resources;
@@ -51,14 +50,14 @@ public final class StatusRoutes implements HttpService {
   }
 
   @Override
-  public void routing(HttpRules rules) {
-    rules.get("/api/v1/status", this::status);
-    rules.get("/api/v1/status/queues", this::queues);
-    rules.get("/api/v1/status/analytics", this::analytics);
-    rules.get("/api/v1/status/buffers", this::buffers);
-    rules.get("/api/v1/status/queues/{queue}", this::queue);
-    rules.get("/api/v1/status/queues/{queue}/messages", this::queueMessages);
-    rules.post("/api/v1/stats/refresh", this::refresh);
+  public void declare(RouteTable rules) {
+    rules.get("/api/v1/status", Access.READ_ONLY, this::status);
+    rules.get("/api/v1/status/queues", Access.READ_ONLY, this::queues);
+    rules.get("/api/v1/status/analytics", Access.READ_ONLY, this::analytics);
+    rules.get("/api/v1/status/buffers", Access.READ_ONLY, this::buffers);
+    rules.get("/api/v1/status/queues/{queue}", Access.READ_ONLY, this::queue);
+    rules.get("/api/v1/status/queues/{queue}/messages", Access.READ_ONLY, this::queueMessages);
+    rules.post("/api/v1/stats/refresh", Access.ADMIN, this::refresh);
   }
 
   /** A time window: from and to (defaults: the last {@code fallback} up to now). */
@@ -196,7 +195,7 @@ public final class StatusRoutes implements HttpService {
   }
 
   private void queue(ServerRequest req, ServerResponse res) {
-    ResourceStore.QueueRow q = QueueViews.queue(resources, new Params(req).path("queue"));
+    ResourceStore.QueueRow q = QueueViews.queue(resources, new Params(req).name("queue"));
     List<ResourceStore.PartitionStats> partitions = resources.partitions(q.id());
     ObjectNode body = Json.object();
     ObjectNode queue = body.putObject("queue");
@@ -227,7 +226,7 @@ public final class StatusRoutes implements HttpService {
 
   private void queueMessages(ServerRequest req, ServerResponse res) {
     Params p = new Params(req);
-    ResourceStore.QueueRow q = QueueViews.queue(resources, p.path("queue"));
+    ResourceStore.QueueRow q = QueueViews.queue(resources, p.name("queue"));
     int limit = Math.min(Math.max(p.integer("limit", 50), 1), 1000);
     int offset = Math.min(Math.max(p.integer("offset", 0), 0), 100_000);
     MessageStore.Filter all =

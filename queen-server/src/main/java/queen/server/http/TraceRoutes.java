@@ -4,8 +4,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.util.RawValue;
-import io.helidon.webserver.http.HttpRules;
-import io.helidon.webserver.http.HttpService;
 import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
 import java.time.InstantSource;
@@ -16,6 +14,7 @@ import java.util.Set;
 import java.util.UUID;
 import queen.server.codec.Frame;
 import queen.server.codec.UuidV7;
+import queen.server.http.auth.Access;
 import queen.server.store.MessageStore;
 import queen.server.store.Page;
 import queen.server.store.TraceStore;
@@ -25,26 +24,29 @@ import queen.server.store.TraceStore;
  * (what {@code msg.trace()} sends from inside a consumer), and three reads: a message's traces, the
  * traces carrying a name (with their message's payload), and the names in use.
  */
-public final class TraceRoutes implements HttpService {
+public final class TraceRoutes implements Routes {
   private static final int MAX_NAMES = 32;
   private static final int MAX_NAME_LENGTH = 256;
 
   private final TraceStore traces;
   private final MessageStore messages;
   private final UuidV7 ids;
+  private final Payloads payloads;
 
-  public TraceRoutes(TraceStore traces, MessageStore messages, InstantSource clock) {
+  public TraceRoutes(
+      TraceStore traces, MessageStore messages, InstantSource clock, Payloads payloads) {
+    this.payloads = payloads;
     this.traces = traces;
     this.messages = messages;
     this.ids = new UuidV7(clock);
   }
 
   @Override
-  public void routing(HttpRules rules) {
-    rules.post("/api/v1/traces", this::record);
-    rules.get("/api/v1/traces/names", this::names);
-    rules.get("/api/v1/traces/by-name/{name}", this::byName);
-    rules.get("/api/v1/traces/{partitionId}/{transactionId}", this::ofMessage);
+  public void declare(RouteTable rules) {
+    rules.post("/api/v1/traces", Access.READ_WRITE, this::record);
+    rules.get("/api/v1/traces/names", Access.READ_ONLY, this::names);
+    rules.get("/api/v1/traces/by-name/{name}", Access.READ_ONLY, this::byName);
+    rules.get("/api/v1/traces/{partitionId}/{transactionId}", Access.READ_ONLY, this::ofMessage);
   }
 
   private void record(ServerRequest req, ServerResponse res) {
@@ -151,7 +153,7 @@ public final class TraceRoutes implements HttpService {
       if (f == null) {
         o.putNull("message_payload");
       } else {
-        Json.putPayload(o, "message_payload", f.payload());
+        Json.putPayload(o, "message_payload", payloads.plain(f));
       }
     }
     body.put("total", page.total());

@@ -3,12 +3,11 @@ package queen.server.http;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.helidon.webserver.http.HttpRules;
-import io.helidon.webserver.http.HttpService;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import queen.server.ack.TransactionService;
+import queen.server.http.auth.Access;
 import queen.server.ops.Statistics;
 import queen.server.push.PushResult;
 import queen.server.store.AckOutcome;
@@ -18,19 +17,22 @@ import queen.server.store.AckOutcome;
  * business reason (unknown message, stale lease, stored transactionId, unknown operation type) is a
  * 200 with {@code success:false}, and nothing of it is applied.
  */
-public final class TransactionRoutes implements HttpService {
+public final class TransactionRoutes implements Routes {
   private final TransactionService transactions;
   private final Statistics stats;
+  private final PushLimits limits;
 
-  public TransactionRoutes(TransactionService transactions, Statistics stats) {
+  public TransactionRoutes(TransactionService transactions, Statistics stats, PushLimits limits) {
     this.transactions = transactions;
     this.stats = stats;
+    this.limits = limits;
   }
 
   @Override
-  public void routing(HttpRules rules) {
+  public void declare(RouteTable rules) {
     rules.post(
         "/api/v1/transaction",
+        Access.READ_WRITE,
         (req, res) -> {
           JsonNode body = Json.objectBody(req);
           JsonNode ops = body.get("operations");
@@ -57,7 +59,8 @@ public final class TransactionRoutes implements HttpService {
                 if (items == null || !items.isArray()) {
                   throw ApiException.badRequest("items array is required" + at);
                 }
-                for (var item : PushBody.readItems(Json.bytes(items), at)) {
+                for (var item :
+                    PushBody.readItems(Json.bytes(items), at, Gate.subject(req), limits)) {
                   pushes.add(new TransactionService.PushOp(i, item));
                 }
               }

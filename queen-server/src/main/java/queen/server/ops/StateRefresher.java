@@ -1,17 +1,19 @@
 package queen.server.ops;
 
 import java.time.Duration;
+import java.util.Set;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import queen.server.pop.PopSettings;
 import queen.server.store.SystemStore;
 
 /**
- * Keeps this broker's copy of the cluster-wide switches (pop maintenance, minimum pop waits) in
- * step with the database, and follows the consumer-group resets made on other brokers: one small
- * query per interval, so pops read the switches from memory and a switch set or a group sought on
- * another broker takes effect here within the interval.
+ * Keeps this broker's copy of the cluster-wide switches (pop maintenance, minimum pop waits, the
+ * queues that encrypt) in step with the database, and follows the consumer-group resets made on
+ * other brokers: one small query per interval, so pops read the switches from memory and a switch
+ * set or a group sought on another broker takes effect here within the interval.
  */
 public final class StateRefresher implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(StateRefresher.class);
@@ -19,14 +21,21 @@ public final class StateRefresher implements AutoCloseable {
   private final SystemStore store;
   private final PopSettings settings;
   private final ConsumerGroups groups;
+  private final Consumer<Set<String>> encryptedQueues;
   private final Duration interval;
   private ScheduledExecutorService timer;
 
+  /** {@code encryptedQueues} is told the queues that seal their payloads at every refresh. */
   public StateRefresher(
-      SystemStore store, PopSettings settings, ConsumerGroups groups, Duration interval) {
+      SystemStore store,
+      PopSettings settings,
+      ConsumerGroups groups,
+      Consumer<Set<String>> encryptedQueues,
+      Duration interval) {
     this.store = store;
     this.settings = settings;
     this.groups = groups;
+    this.encryptedQueues = encryptedQueues;
     this.interval = interval;
   }
 
@@ -42,6 +51,7 @@ public final class StateRefresher implements AutoCloseable {
   public void refresh() {
     SystemStore.State s = store.read(groups.seen());
     settings.update(s.popMaintenance(), s.minPopWaitMs());
+    encryptedQueues.accept(s.encryptedQueues());
     groups.apply(s.resets());
   }
 

@@ -26,7 +26,11 @@ public final class PushBatch {
   private final int[] winner;
   private final Map<UUID, Group> groups = new TreeMap<>(LockOrder.PARTITIONS);
 
-  PushBatch(List<PushItem> items, List<String> txns, Map<PartitionKey, PartitionRef> resolved) {
+  PushBatch(
+      List<PushItem> items,
+      List<String> txns,
+      Map<PartitionKey, PartitionRef> resolved,
+      PayloadSealing sealing) {
     this.items = items;
     this.txns = txns;
     this.refs = new PartitionRef[items.size()];
@@ -40,7 +44,7 @@ public final class PushBatch {
       winner[i] = first == null ? i : first;
       if (first == null) {
         g.indexes.add(i);
-        g.frames.add(new Frame(txns.get(i), item.traceId(), item.producerSub(), 0, item.payload()));
+        g.frames.add(sealing.frame(txns.get(i), item));
       }
     }
   }

@@ -25,13 +25,19 @@ public final class PushService {
   private final PartitionDirectory directory;
   private final UuidV7 ids;
   private final PushListener listener;
+  private final PayloadSealing sealing;
 
   public PushService(
-      PushStore store, PartitionDirectory directory, InstantSource clock, PushListener listener) {
+      PushStore store,
+      PartitionDirectory directory,
+      InstantSource clock,
+      PushListener listener,
+      PayloadSealing sealing) {
     this.commit = new GroupCommit(store, MAX_FLUSHES);
     this.directory = directory;
     this.ids = new UuidV7(clock);
     this.listener = listener;
+    this.sealing = sealing;
   }
 
   /** Where stored pushes are announced (the hot-list feed). */
@@ -76,6 +82,6 @@ public final class PushService {
     var resolved =
         directory.resolve(
             items.stream().map(i -> new PartitionKey(i.queue(), i.partition())).toList());
-    return new PushBatch(items, txns, resolved);
+    return new PushBatch(items, txns, resolved, sealing);
   }
 }

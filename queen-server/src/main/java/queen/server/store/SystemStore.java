@@ -5,12 +5,14 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /** Broker-wide state kept in the database so that every broker sees it. */
 public final class SystemStore {
-  private static final String STATE = "select * from queen.broker_state_v2(?)";
+  private static final String STATE = "select * from queen.broker_state_v3(?)";
   private static final String SET_POP_MAINTENANCE = "select queen.set_pop_maintenance_v1(?)";
 
   private final Database db;
@@ -24,11 +26,13 @@ public final class SystemStore {
    *
    * @param minPopWaitMs the queues that configured a minimum pop wait, in milliseconds
    * @param resets the consumer-group resets announced after the id asked for, oldest first
+   * @param encryptedQueues the queues configured with {@code encryptionEnabled}
    */
   public record State(
       boolean popMaintenance,
       Map<String, Integer> minPopWaitMs,
-      List<ConsumerGroupStore.Reset> resets) {}
+      List<ConsumerGroupStore.Reset> resets,
+      Set<String> encryptedQueues) {}
 
   /** The switches alone, fresh (no resets). */
   public State switches() {
@@ -63,7 +67,35 @@ public final class SystemStore {
     for (int i = 0; i < ids.length; i++) {
       resets.add(new ConsumerGroupStore.Reset(ids[i], queues[i], groups[i]));
     }
-    return new State(rs.getBoolean("pop_maintenance"), Map.copyOf(minPopWait), resets);
+    String[] encrypted = (String[]) rs.getArray("encrypted_queues").getArray();
+    return new State(
+        rs.getBoolean("pop_maintenance"), Map.copyOf(minPopWait), resets, Set.of(encrypted));
+  }
+
+  /**
+   * Registers the key this broker seals with (null: none) and answers the ids of every key that has
+   * sealed payloads, this one included.
+   */
+  public Set<Integer> payloadKeys(Integer current) {
+    return db.transaction(
+        c -> {
+          if (current != null) {
+            try (PreparedStatement ps =
+                c.prepareStatement(
+                    "insert into queen.payload_keys (key_id) values (?) on conflict do nothing")) {
+              ps.setInt(1, current);
+              ps.executeUpdate();
+            }
+          }
+          Set<Integer> ids = new HashSet<>();
+          try (PreparedStatement ps = c.prepareStatement("select key_id from queen.payload_keys");
+              ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+              ids.add(rs.getInt(1));
+            }
+          }
+          return ids;
+        });
   }
 
   public boolean setPopMaintenance(boolean enabled) {

@@ -91,6 +91,9 @@ class ConfigureTest {
     assertBad("{\"queue\":\"q\",\"options\":{\"retryLimit\":-1}}", "options.retryLimit");
     assertBad("{\"queue\":\"q\",\"options\":{\"retentionEnabled\":1}}", "options.retentionEnabled");
     assertBad("{\"queue\":\"q\",\"options\":{\"leaseTime\":99999999999}}", "options.leaseTime");
+    assertBad(
+        "{\"queue\":\"q\",\"options\":{\"encryptionEnabled\":true}}",
+        "options.encryptionEnabled needs QUEEN_ENCRYPTION_KEY");
     assertThat(broker.sqlLong("select count(*) from queen.queues where name = 'q'")).isZero();
   }
 

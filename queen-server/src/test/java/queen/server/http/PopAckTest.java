@@ -269,7 +269,7 @@ class PopAckTest {
 
   @Test
   void aNulCharacterInANameIsA400() {
-    assertBad("/api/v1/push", "{\"items\":[{\"queue\":\"a\\u0000b\"}]}", "NUL");
+    assertBad("/api/v1/push", "{\"items\":[{\"queue\":\"a\\u0000b\"}]}", "control characters");
     TestBroker.Reply pop = broker.get("/api/v1/pop/queue/q?consumerGroup=%00");
     assertThat(pop.status()).isEqualTo(400);
     assertThat(pop.json().get("error").asText()).contains("consumerGroup");

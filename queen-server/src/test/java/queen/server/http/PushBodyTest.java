@@ -29,7 +29,8 @@ class PushBodyTest {
           r.nextBoolean()
               ? Json.MAPPER.writerWithDefaultPrettyPrinter().writeValueAsString(body)
               : body.toString();
-      List<PushItem> items = PushBody.read(text.getBytes(StandardCharsets.UTF_8));
+      List<PushItem> items =
+          PushBody.read(text.getBytes(StandardCharsets.UTF_8), null, PushLimits.DEFAULT);
       assertThat(Json.MAPPER.readTree(items.get(0).payload()))
           .as("seed %d", seed)
           .isEqualTo(payload);
@@ -40,13 +41,17 @@ class PushBodyTest {
   @Test
   void anExplicitNullPayloadIsKept() {
     List<PushItem> items =
-        PushBody.read("{\"items\":[{\"queue\":\"q\",\"payload\":null}]}".getBytes());
+        PushBody.read(
+            "{\"items\":[{\"queue\":\"q\",\"payload\":null}]}".getBytes(),
+            null,
+            PushLimits.DEFAULT);
     assertThat(new String(items.getFirst().payload(), StandardCharsets.UTF_8)).isEqualTo("null");
   }
 
   @Test
   void trailingContentIsRefused() {
-    assertThatThrownBy(() -> PushBody.read("{\"items\":[]} []".getBytes()))
+    assertThatThrownBy(
+            () -> PushBody.read("{\"items\":[]} []".getBytes(), null, PushLimits.DEFAULT))
         .isInstanceOf(ApiException.class);
   }
 

@@ -130,7 +130,11 @@ class GroupCommitTest {
               null,
               null));
     }
-    return new PushBatch(items, txns, Map.of(new PartitionKey(p.queue(), p.partition()), p));
+    return new PushBatch(
+        items,
+        txns,
+        Map.of(new PartitionKey(p.queue(), p.partition()), p),
+        new PayloadSealing(null));
   }
 
   private PartitionRef partition(String queue) {

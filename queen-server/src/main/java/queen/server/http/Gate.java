@@ -1,0 +1,56 @@
+package queen.server.http;
+
+import io.helidon.http.HeaderNames;
+import io.helidon.webserver.http.ServerRequest;
+import queen.server.http.auth.Access;
+import queen.server.http.auth.AuthFailure;
+import queen.server.http.auth.AuthSettings;
+import queen.server.http.auth.Caller;
+import queen.server.http.auth.TokenVerifier;
+
+/**
+ * Admits a request to a route when authentication is off, when the route is public or its path is
+ * in JWT_SKIP_PATHS, or when its bearer token verifies and grants the route's access; otherwise 401
+ * (no token, or one not accepted) or 403 (a valid token whose roles are below the route's). The
+ * admitted caller is kept in the request's context for the routes that stamp it on messages.
+ */
+public final class Gate {
+  private static final String BEARER = "bearer ";
+
+  private final AuthSettings settings;
+  private final TokenVerifier verifier;
+
+  private Gate(AuthSettings settings, TokenVerifier verifier) {
+    this.settings = settings;
+    this.verifier = verifier;
+  }
+
+  /** The gate for the settings; {@link TokenVerifier#create} says what is wrong with them. */
+  public static Gate of(AuthSettings settings) {
+    return new Gate(settings, settings.enabled() ? TokenVerifier.create(settings) : null);
+  }
+
+  void admit(ServerRequest req, Access required) {
+    if (verifier == null || required == Access.PUBLIC || settings.skips(req.path().path())) {
+      return;
+    }
+    String header = req.headers().first(HeaderNames.AUTHORIZATION).orElse("").trim();
+    String token =
+        header.regionMatches(true, 0, BEARER, 0, BEARER.length())
+            ? header.substring(BEARER.length()).trim()
+            : header; // a bare token without the prefix is accepted too (WIRE.md section 0)
+    if (token.isEmpty()) {
+      throw new AuthFailure("Authentication required");
+    }
+    Caller caller = verifier.verify(token);
+    if (!caller.access().grants(required)) {
+      throw new ApiException(403, "Insufficient permissions");
+    }
+    req.context().register(caller);
+  }
+
+  /** The verified token's subject of an admitted request; null when auth is off or it has none. */
+  static String subject(ServerRequest req) {
+    return req.context().get(Caller.class).map(Caller::subject).orElse(null);
+  }
+}

@@ -1,0 +1,83 @@
+package queen.server.http.auth;
+
+import java.net.URI;
+import java.time.Duration;
+import java.util.List;
+
+/**
+ * JWT authentication as configured by Queen's variables (WIRE.md section 0). Off unless {@code
+ * enabled}; when on, at least one key source is set: a shared secret for HS256, a PEM public key
+ * (RSA or Ed25519), or a JWKS URL.
+ *
+ * @param enabled JWT_ENABLED
+ * @param algorithm JWT_ALGORITHM: one accepted algorithm (HS256, RS256, EdDSA, ...) or null for
+ *     every algorithm the configured keys can verify
+ * @param secret JWT_SECRET, at least 32 bytes (HS256 requires a 256-bit key), or null
+ * @param publicKeyPem JWT_PUBLIC_KEY, a PEM {@code PUBLIC KEY}, or null
+ * @param jwksUrl JWT_JWKS_URL, or null
+ * @param jwksRefresh JWT_JWKS_REFRESH_INTERVAL (seconds): how long fetched keys are used before the
+ *     set is fetched again; an unknown {@code kid} fetches it at once (rate-limited)
+ * @param jwksTimeout JWT_JWKS_TIMEOUT_MS: connect and read timeout of a JWKS fetch
+ * @param issuer JWT_ISSUER, the required {@code iss}, or null
+ * @param audience JWT_AUDIENCE, a required {@code aud} member, or null
+ * @param clockSkew JWT_CLOCK_SKEW (seconds) allowed on {@code exp} and {@code nbf}
+ * @param skipPaths JWT_SKIP_PATHS: paths served without a token (exact, or a prefix ending in
+ *     {@code /*})
+ * @param roleClaim JWT_ROLES_CLAIM, the claim holding one role
+ * @param rolesClaim JWT_ROLES_ARRAY_CLAIM, the claim holding an array of roles
+ * @param adminRole JWT_ROLE_ADMIN
+ * @param readWriteRole JWT_ROLE_READ_WRITE
+ * @param readOnlyRole JWT_ROLE_READ_ONLY
+ */
+public record AuthSettings(
+    boolean enabled,
+    String algorithm,
+    String secret,
+    String publicKeyPem,
+    URI jwksUrl,
+    Duration jwksRefresh,
+    Duration jwksTimeout,
+    String issuer,
+    String audience,
+    Duration clockSkew,
+    List<String> skipPaths,
+    String roleClaim,
+    String rolesClaim,
+    String adminRole,
+    String readWriteRole,
+    String readOnlyRole) {
+
+  public static final List<String> DEFAULT_SKIP_PATHS =
+      List.of("/health", "/metrics/prometheus", "/metrics", "/");
+
+  /** Authentication off: every route open, as old Queen by default. */
+  public static AuthSettings disabled() {
+    return new AuthSettings(
+        false,
+        null,
+        null,
+        null,
+        null,
+        Duration.ofHours(1),
+        Duration.ofSeconds(5),
+        null,
+        null,
+        Duration.ofSeconds(30),
+        DEFAULT_SKIP_PATHS,
+        "role",
+        "roles",
+        "admin",
+        "read-write",
+        "read-only");
+  }
+
+  /** Whether a request to {@code path} is served without a token. */
+  public boolean skips(String path) {
+    for (String p : skipPaths) {
+      if (p.endsWith("/*") ? path.startsWith(p.substring(0, p.length() - 1)) : path.equals(p)) {
+        return true;
+      }
+    }
+    return false;
+  }
+}

@@ -1,0 +1,7 @@
+package queen.server.http.auth;
+
+/**
+ * Who sent a request whose bearer token was verified: the token's {@code sub} (null when it has
+ * none) and the highest access its roles grant.
+ */
+public record Caller(String subject, Access access) {}

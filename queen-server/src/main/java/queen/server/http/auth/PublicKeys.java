@@ -1,0 +1,143 @@
+package queen.server.http.auth;
+
+import com.nimbusds.jose.KeySourceException;
+import com.nimbusds.jose.jwk.Curve;
+import com.nimbusds.jose.jwk.JWK;
+import com.nimbusds.jose.jwk.JWKMatcher;
+import com.nimbusds.jose.jwk.JWKSelector;
+import com.nimbusds.jose.jwk.KeyType;
+import com.nimbusds.jose.jwk.OctetKeyPair;
+import com.nimbusds.jose.jwk.RSAKey;
+import com.nimbusds.jose.jwk.source.JWKSource;
+import com.nimbusds.jose.jwk.source.JWKSourceBuilder;
+import com.nimbusds.jose.jwk.source.RateLimitReachedException;
+import com.nimbusds.jose.proc.SecurityContext;
+import com.nimbusds.jose.util.DefaultResourceRetriever;
+import java.net.MalformedURLException;
+import java.security.GeneralSecurityException;
+import java.security.KeyFactory;
+import java.security.PublicKey;
+import java.security.interfaces.RSAPublicKey;
+import java.security.spec.X509EncodedKeySpec;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The public keys tokens are checked against: one PEM key (RSA or Ed25519) from JWT_PUBLIC_KEY, and
+ * the keys of a JWKS endpoint, fetched when first needed, kept for the refresh interval and fetched
+ * again at once (rate-limited by nimbus) when a token names a {@code kid} not in the set, so a key
+ * rotated at the endpoint is picked up without a restart.
+ */
+final class PublicKeys {
+  private static final Logger log = LoggerFactory.getLogger(PublicKeys.class);
+  private static final int JWKS_SIZE_LIMIT = 1 << 20;
+
+  private final PublicKey pem;
+  private final JWKSource<SecurityContext> jwks;
+
+  private PublicKeys(PublicKey pem, JWKSource<SecurityContext> jwks) {
+    this.pem = pem;
+    this.jwks = jwks;
+  }
+
+  static PublicKeys of(AuthSettings s) {
+    PublicKey pem = s.publicKeyPem() == null ? null : parsePem(s.publicKeyPem());
+    JWKSource<SecurityContext> jwks = null;
+    if (s.jwksUrl() != null) {
+      int timeout = (int) s.jwksTimeout().toMillis();
+      try {
+        jwks =
+            JWKSourceBuilder.<SecurityContext>create(
+                    s.jwksUrl().toURL(),
+                    new DefaultResourceRetriever(timeout, timeout, JWKS_SIZE_LIMIT))
+                .cache(s.jwksRefresh().toMillis(), timeout)
+                .build();
+      } catch (MalformedURLException | IllegalArgumentException e) {
+        throw new IllegalArgumentException("JWT_JWKS_URL is not a URL: " + s.jwksUrl(), e);
+      }
+    }
+    return new PublicKeys(pem, jwks);
+  }
+
+  boolean rsa() {
+    return jwks != null || pem instanceof RSAPublicKey;
+  }
+
+  boolean ed25519() {
+    return jwks != null || (pem != null && !(pem instanceof RSAPublicKey));
+  }
+
+  /** The RSA keys that may have signed a token with this {@code kid} (null: any). */
+  List<PublicKey> rsaKeys(String kid) {
+    List<PublicKey> out = new ArrayList<>();
+    if (pem instanceof RSAPublicKey) {
+      out.add(pem);
+    }
+    for (JWK k : fetch(new JWKMatcher.Builder().keyType(KeyType.RSA).keyID(kid).build())) {
+      try {
+        out.add(((RSAKey) k).toRSAPublicKey());
+      } catch (com.nimbusds.jose.JOSEException e) {
+        log.warn("JWKS key {} is not a usable RSA key: {}", k.getKeyID(), e.getMessage());
+      }
+    }
+    return out;
+  }
+
+  /** The Ed25519 keys that may have signed a token with this {@code kid} (null: any). */
+  List<PublicKey> ed25519Keys(String kid) {
+    List<PublicKey> out = new ArrayList<>();
+    if (pem != null && !(pem instanceof RSAPublicKey)) {
+      out.add(pem);
+    }
+    JWKMatcher okp =
+        new JWKMatcher.Builder().keyType(KeyType.OKP).curve(Curve.Ed25519).keyID(kid).build();
+    for (JWK k : fetch(okp)) {
+      try {
+        out.add(Ed25519Verifier.fromRaw(((OctetKeyPair) k).getDecodedX()));
+      } catch (GeneralSecurityException e) {
+        log.warn("JWKS key {} is not a usable Ed25519 key: {}", k.getKeyID(), e.getMessage());
+      }
+    }
+    return out;
+  }
+
+  private List<JWK> fetch(JWKMatcher matcher) {
+    if (jwks == null) {
+      return List.of();
+    }
+    try {
+      return jwks.get(new JWKSelector(matcher), null);
+    } catch (RateLimitReachedException e) {
+      return List.of(); // an unknown kid right after a fetch: no such key
+    } catch (KeySourceException e) {
+      log.warn("JWKS fetch from the identity provider failed: {}", e.getMessage());
+      throw new KeysUnavailable();
+    }
+  }
+
+  /** A PEM {@code PUBLIC KEY} (X.509 SubjectPublicKeyInfo), RSA or Ed25519. */
+  static PublicKey parsePem(String pem) {
+    String body =
+        pem.replace("\\n", "\n")
+            .replaceAll("-----(BEGIN|END) PUBLIC KEY-----", "")
+            .replaceAll("\\s", "");
+    byte[] der;
+    try {
+      der = Base64.getDecoder().decode(body);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("JWT_PUBLIC_KEY is not a PEM public key", e);
+    }
+    for (String alg : new String[] {"RSA", "Ed25519"}) {
+      try {
+        return KeyFactory.getInstance(alg).generatePublic(new X509EncodedKeySpec(der));
+      } catch (GeneralSecurityException e) {
+        // not this kind: try the next
+      }
+    }
+    throw new IllegalArgumentException(
+        "JWT_PUBLIC_KEY is neither an RSA nor an Ed25519 public key");
+  }
+}

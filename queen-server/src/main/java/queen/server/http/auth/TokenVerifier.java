@@ -1,0 +1,197 @@
+package queen.server.http.auth;
+
+import com.nimbusds.jose.JOSEException;
+import com.nimbusds.jose.JWSAlgorithm;
+import com.nimbusds.jose.JWSHeader;
+import com.nimbusds.jose.JWSVerifier;
+import com.nimbusds.jose.crypto.MACVerifier;
+import com.nimbusds.jose.crypto.RSASSAVerifier;
+import com.nimbusds.jose.proc.SecurityContext;
+import com.nimbusds.jwt.JWTClaimsSet;
+import com.nimbusds.jwt.SignedJWT;
+import com.nimbusds.jwt.proc.BadJWTException;
+import com.nimbusds.jwt.proc.DefaultJWTClaimsVerifier;
+import java.nio.charset.StandardCharsets;
+import java.security.PublicKey;
+import java.security.interfaces.RSAPublicKey;
+import java.text.ParseException;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * Checks bearer tokens with nimbus-jose-jwt: the header's algorithm must be one the configured keys
+ * verify (so {@code alg: none}, and an HS token where only RSA or Ed25519 keys are configured, are
+ * refused before any signature is computed), the signature must verify with a key of that kind
+ * (chosen by {@code kid} from a JWKS), and {@code exp}, {@code nbf}, {@code iss} and {@code aud}
+ * must hold within the clock skew. The caller's access is the highest its role claims name.
+ */
+public final class TokenVerifier {
+  private static final Set<JWSAlgorithm> HMAC =
+      Set.of(JWSAlgorithm.HS256, JWSAlgorithm.HS384, JWSAlgorithm.HS512);
+  private static final Set<JWSAlgorithm> RSA =
+      Set.of(
+          JWSAlgorithm.RS256,
+          JWSAlgorithm.RS384,
+          JWSAlgorithm.RS512,
+          JWSAlgorithm.PS256,
+          JWSAlgorithm.PS384,
+          JWSAlgorithm.PS512);
+  private static final Set<JWSAlgorithm> EDDSA = Set.of(JWSAlgorithm.EdDSA, JWSAlgorithm.Ed25519);
+
+  private final AuthSettings settings;
+  private final MACVerifier mac;
+  private final PublicKeys keys;
+  private final Set<JWSAlgorithm> accepted;
+  private final DefaultJWTClaimsVerifier<SecurityContext> claims;
+
+  private TokenVerifier(AuthSettings settings, MACVerifier mac, PublicKeys keys) {
+    this.settings = settings;
+    this.mac = mac;
+    this.keys = keys;
+    Set<JWSAlgorithm> algs = new HashSet<>();
+    if (mac != null) {
+      algs.addAll(HMAC);
+    }
+    if (keys.rsa()) {
+      algs.addAll(RSA);
+    }
+    if (keys.ed25519()) {
+      algs.addAll(EDDSA);
+    }
+    if (settings.algorithm() != null) {
+      algs.retainAll(Set.of(JWSAlgorithm.parse(settings.algorithm())));
+    }
+    this.accepted = Set.copyOf(algs);
+    JWTClaimsSet exact =
+        settings.issuer() == null
+            ? null
+            : new JWTClaimsSet.Builder().issuer(settings.issuer()).build();
+    this.claims =
+        new DefaultJWTClaimsVerifier<>(
+            settings.audience() == null ? null : Set.of(settings.audience()),
+            exact,
+            Set.of(),
+            Set.of());
+    this.claims.setMaxClockSkew((int) settings.clockSkew().toSeconds());
+  }
+
+  /**
+   * A verifier for the settings, or an {@link IllegalArgumentException} naming the variable that
+   * makes it impossible (no key, a short secret, an unreadable key, an algorithm no key verifies).
+   */
+  public static TokenVerifier create(AuthSettings s) {
+    MACVerifier mac = null;
+    if (s.secret() != null) {
+      byte[] secret = s.secret().getBytes(StandardCharsets.UTF_8);
+      if (secret.length < 32) {
+        throw new IllegalArgumentException(
+            "JWT_SECRET must be at least 32 bytes (HS256 needs a 256-bit key), got "
+                + secret.length);
+      }
+      try {
+        mac = new MACVerifier(secret);
+      } catch (JOSEException e) {
+        throw new IllegalArgumentException("JWT_SECRET: " + e.getMessage(), e);
+      }
+    }
+    PublicKeys keys = PublicKeys.of(s);
+    if (mac == null && !keys.rsa() && !keys.ed25519()) {
+      throw new IllegalArgumentException(
+          "JWT_ENABLED=true needs JWT_SECRET, JWT_PUBLIC_KEY or JWT_JWKS_URL");
+    }
+    TokenVerifier v = new TokenVerifier(s, mac, keys);
+    if (v.accepted.isEmpty()) {
+      throw new IllegalArgumentException(
+          "JWT_ALGORITHM " + s.algorithm() + " cannot be verified with the configured keys");
+    }
+    return v;
+  }
+
+  /** The caller a token names, or an {@link AuthFailure} saying why it is not accepted. */
+  public Caller verify(String token) {
+    SignedJWT jwt;
+    try {
+      jwt = SignedJWT.parse(token);
+    } catch (ParseException e) {
+      throw new AuthFailure("Invalid token: not a signed JWT");
+    }
+    JWSHeader header = jwt.getHeader();
+    if (!accepted.contains(header.getAlgorithm())) {
+      throw new AuthFailure("Invalid token: algorithm " + header.getAlgorithm() + " not accepted");
+    }
+    if (!signatureHolds(jwt, verifiers(header))) {
+      throw new AuthFailure("Invalid token: signature does not verify");
+    }
+    JWTClaimsSet set;
+    try {
+      set = jwt.getJWTClaimsSet();
+      claims.verify(set, null);
+    } catch (ParseException e) {
+      throw new AuthFailure("Invalid token: unreadable claims");
+    } catch (BadJWTException e) {
+      throw new AuthFailure("Invalid token: " + e.getMessage());
+    }
+    return new Caller(set.getSubject(), access(set));
+  }
+
+  private List<JWSVerifier> verifiers(JWSHeader header) {
+    JWSAlgorithm alg = header.getAlgorithm();
+    if (HMAC.contains(alg)) {
+      return List.of(mac);
+    }
+    List<JWSVerifier> out = new ArrayList<>();
+    if (RSA.contains(alg)) {
+      for (PublicKey k : keys.rsaKeys(header.getKeyID())) {
+        out.add(new RSASSAVerifier((RSAPublicKey) k));
+      }
+    } else {
+      for (PublicKey k : keys.ed25519Keys(header.getKeyID())) {
+        out.add(new Ed25519Verifier(k));
+      }
+    }
+    return out;
+  }
+
+  private static boolean signatureHolds(SignedJWT jwt, List<JWSVerifier> verifiers) {
+    for (JWSVerifier v : verifiers) {
+      try {
+        if (jwt.verify(v)) {
+          return true;
+        }
+      } catch (JOSEException e) {
+        // a key of the wrong size for this signature: try the next one
+      }
+    }
+    return false;
+  }
+
+  private Access access(JWTClaimsSet set) {
+    List<String> roles = new ArrayList<>();
+    Object one = set.getClaim(settings.roleClaim());
+    if (one instanceof String s) {
+      roles.add(s);
+    }
+    if (set.getClaim(settings.rolesClaim()) instanceof List<?> many) {
+      for (Object r : many) {
+        if (r instanceof String s) {
+          roles.add(s);
+        }
+      }
+    }
+    Access best = Access.PUBLIC;
+    for (String r : roles) {
+      Access a =
+          r.equals(settings.adminRole())
+              ? Access.ADMIN
+              : r.equals(settings.readWriteRole())
+                  ? Access.READ_WRITE
+                  : r.equals(settings.readOnlyRole()) ? Access.READ_ONLY : Access.PUBLIC;
+      if (a.grants(best)) {
+        best = a;
+      }
+    }
+    return best;
+  }
+}

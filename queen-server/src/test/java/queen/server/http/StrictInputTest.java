@@ -1,0 +1,110 @@
+package queen.server.http;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import queen.server.TestBroker;
+import queen.server.Wire;
+
+/**
+ * The same name rules on every route, unparsable query parameters refused instead of defaulted, and
+ * the push limits: each a 4xx naming the field, with nothing stored.
+ */
+class StrictInputTest {
+  @RegisterExtension
+  static final TestBroker broker =
+      new TestBroker(Map.of("QUEEN_MAX_PUSH_ITEMS", "5", "QUEEN_MAX_PAYLOAD_BYTES", "100"));
+
+  private static final List<String> BAD_NAMES =
+      List.of("", "   ", "x".repeat(256), "a\u0001b", "tab\there");
+
+  private static ObjectNode push(String queue, String partition) {
+    ObjectNode item = Wire.object().put("queue", queue).put("partition", partition);
+    item.putObject("payload").put("n", 1);
+    return Wire.items(List.of(item));
+  }
+
+  private static void refused(TestBroker.Reply r, int status, String names, String what) {
+    assertThat(r.status()).as(what).isEqualTo(status);
+    assertThat(r.json().get("error").asText()).as(what).contains(names);
+  }
+
+  @Test
+  void badQueueAndPartitionNamesAreRefusedOnEveryRoute() {
+    for (String bad : BAD_NAMES) {
+      String what = "'" + bad.replace("\u0001", "\\u0001") + "'";
+      refused(broker.post("/api/v1/push", push(bad, "p")), 400, "queue", "push queue " + what);
+      refused(broker.post("/api/v1/push", push("q", bad)), 400, "partition", "partition " + what);
+      refused(
+          broker.post("/api/v1/configure", Wire.object().put("queue", bad)),
+          400,
+          "queue",
+          "configure " + what);
+      ObjectNode txn = Wire.object();
+      txn.putArray("operations")
+          .addObject()
+          .put("type", "push")
+          .set("items", push(bad, "p").get("items"));
+      refused(broker.post("/api/v1/transaction", txn), 400, "queue", "transaction " + what);
+    }
+    String encoded = "%20%20";
+    refused(broker.get("/api/v1/pop/queue/" + encoded), 400, "queue", "pop");
+    refused(broker.get("/api/v1/pop/queue/q/partition/" + encoded), 400, "partition", "pop");
+    refused(broker.get("/api/v1/pop/queue/q?consumerGroup=a%01b"), 400, "consumerGroup", "pop");
+    refused(broker.get("/api/v1/resources/queues/" + "x".repeat(256)), 400, "queue", "resources");
+    refused(broker.delete("/api/v1/consumer-groups/g/queues/%09"), 400, "queue", "group delete");
+    assertThat(broker.sqlText("select string_agg(name, ',') from queen.queues where name <> 'lim'"))
+        .as("no queue but the limit test's")
+        .isNull();
+  }
+
+  @Test
+  void unparsableNumbersAndBooleansInQueryStringsAreRefusedByName() {
+    refused(broker.get("/api/v1/pop/queue/q?timeout=abc&wait=true"), 400, "timeout", "timeout");
+    refused(broker.get("/api/v1/pop/queue/q?batch=abc"), 400, "batch", "batch");
+    refused(broker.get("/api/v1/pop/queue/q?batch=99999999999"), 400, "batch", "overflow");
+    refused(broker.get("/api/v1/pop/queue/q?wait=maybe"), 400, "wait", "wait");
+    refused(broker.get("/api/v1/pop/queue/q?autoAck=yes"), 400, "autoAck", "autoAck");
+    refused(broker.get("/api/v1/dlq?limit=ten"), 400, "limit", "dlq limit");
+    refused(broker.get("/api/v1/messages?from=yesterday"), 400, "from", "messages from");
+    assertThat(broker.get("/api/v1/pop/queue/q?batch=&wait=false&autoAck=TRUE").status())
+        .as("empty takes the default, booleans in any case")
+        .isEqualTo(204);
+  }
+
+  @Test
+  void pushesOverTheLimitsAreRefusedWholeNamingTheLimit() {
+    ObjectNode many = Wire.object();
+    var items = many.putArray("items");
+    for (int i = 0; i < 6; i++) {
+      items.addObject().put("queue", "lim").putObject("payload").put("n", i);
+    }
+    refused(broker.post("/api/v1/push", many), 413, "QUEEN_MAX_PUSH_ITEMS", "items");
+    ObjectNode big = Wire.object();
+    big.putArray("items")
+        .addObject()
+        .put("queue", "lim")
+        .putObject("payload")
+        .put("text", "y".repeat(200));
+    refused(broker.post("/api/v1/push", big), 413, "QUEEN_MAX_PAYLOAD_BYTES", "payload");
+    assertThat(broker.sqlLong("select count(*) from queen.queues where name = 'lim'")).isZero();
+    JsonNode five =
+        broker
+            .post(
+                "/api/v1/push",
+                Wire.items(
+                    List.of(
+                        Wire.item("lim", "p", "a", Wire.object()),
+                        Wire.item("lim", "p", "b", Wire.object()),
+                        Wire.item("lim", "p", "c", Wire.object()),
+                        Wire.item("lim", "p", "d", Wire.object()),
+                        Wire.item("lim", "p", "e", Wire.object()))))
+            .json();
+    assertThat(five).as("at the limit").hasSize(5);
+  }
+}

@@ -1,0 +1,165 @@
+package queen.server.push;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import queen.server.Broker;
+import queen.server.BrokerConfig;
+import queen.server.TestBroker;
+import queen.server.Wire;
+import queen.server.codec.Frame;
+import queen.server.codec.PayloadCipher;
+import queen.server.codec.PayloadKeyException;
+import queen.server.codec.SegmentCodec;
+
+/**
+ * Payloads of queues configured with {@code encryptionEnabled} are stored sealed (AES-256-GCM) and
+ * delivered in the clear; older keys keep older payloads readable after a key rotation.
+ */
+class EncryptionTest {
+  static final String OLD_KEY = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
+  static final String KEY = "ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100";
+  static final String MARKER = "card-4111-1111-1111-1111";
+
+  @RegisterExtension
+  static final TestBroker broker =
+      new TestBroker(Map.of("QUEEN_ENCRYPTION_KEY", KEY, "QUEEN_ENCRYPTION_KEYS_OLD", OLD_KEY));
+
+  private static ObjectNode configure(String queue) {
+    ObjectNode body = Wire.object().put("queue", queue);
+    body.putObject("options").put("encryptionEnabled", true).put("retryLimit", 0);
+    return body;
+  }
+
+  private static ObjectNode secret(String queue, String txn) {
+    return Wire.items(
+        List.of(Wire.item(queue, "p", txn, Wire.object().put("card", MARKER + "-" + txn))));
+  }
+
+  /**
+   * Every frame stored for the queue, decoded from the raw blobs (which must not hold the marker).
+   */
+  private static List<Frame> storedFrames(String queue) throws Exception {
+    List<Frame> frames = new ArrayList<>();
+    try (Connection c = broker.connect();
+        Statement st = c.createStatement();
+        ResultSet rs =
+            st.executeQuery(
+                "select s.blob from queen.log_segments s join queen.log_partitions p"
+                    + " on p.id = s.partition_id join queen.queues q on q.id = p.queue_id"
+                    + " where q.name = '"
+                    + queue
+                    + "'")) {
+      while (rs.next()) {
+        byte[] blob = rs.getBytes(1);
+        assertThat(new String(blob, StandardCharsets.ISO_8859_1)).doesNotContain("4111");
+        frames.addAll(SegmentCodec.decode(blob));
+      }
+    }
+    return frames;
+  }
+
+  @Test
+  void storedPayloadsHoldNoPlaintextAndEveryRouteDeliversItInTheClear() throws Exception {
+    assertThat(broker.post("/api/v1/configure", configure("vault")).status()).isEqualTo(200);
+    assertThat(broker.post("/api/v1/push", secret("vault", "t1")).status()).isEqualTo(201);
+    assertThat(broker.post("/api/v1/push", secret("vault", "t2")).status()).isEqualTo(201);
+
+    List<Frame> frames = storedFrames("vault");
+    assertThat(frames).hasSize(2);
+    for (Frame f : frames) {
+      assertThat(f.flags() & Frame.FLAG_ENCRYPTED).isEqualTo(Frame.FLAG_ENCRYPTED);
+      assertThat(new String(f.payload(), StandardCharsets.ISO_8859_1)).doesNotContain("4111");
+    }
+
+    JsonNode popped = broker.get("/api/v1/pop/queue/vault/partition/p?batch=1").json();
+    JsonNode m = popped.get("messages").get(0);
+    assertThat(m.at("/data/card").asText()).isEqualTo(MARKER + "-t1");
+    String partitionId = m.get("partitionId").asText();
+    JsonNode detail = broker.get("/api/v1/messages/" + partitionId + "/t2").json();
+    assertThat(detail.at("/payload/card").asText()).isEqualTo(MARKER + "-t2");
+    assertThat(detail.get("isEncrypted").asBoolean()).isTrue();
+
+    ObjectNode fail = Wire.ack(m, "failed", "declined");
+    assertThat(broker.post("/api/v1/ack", fail).status()).isEqualTo(200);
+    assertThat(
+            broker.sqlText(
+                "select encode(payload, 'escape') from queen.dead_letters where transaction_id = 't1'"))
+        .as("the dead letter stays sealed")
+        .doesNotContain("4111");
+    JsonNode dlq = broker.get("/api/v1/dlq?queue=vault").json();
+    assertThat(dlq.at("/messages/0/data/card").asText()).isEqualTo(MARKER + "-t1");
+  }
+
+  @Test
+  void aRotatedKeyKeepsOlderPayloadsReadableAndABrokerLackingAUsedKeyDoesNotStart()
+      throws Exception {
+    assertThat(broker.post("/api/v1/configure", configure("rotated")).status()).isEqualTo(200);
+    // the broker of before the rotation sealed with the old key
+    try (Broker before =
+        broker.startAnother(
+            Map.of("QUEEN_ENCRYPTION_KEY", OLD_KEY, "QUEEN_ENCRYPTION_KEYS_OLD", KEY))) {
+      assertThat(broker.post(before, "/api/v1/push", secret("rotated", "old")).status())
+          .isEqualTo(201);
+    }
+    assertThat(broker.post("/api/v1/push", secret("rotated", "new")).status()).isEqualTo(201);
+    assertThat(storedFrames("rotated")).hasSize(2);
+
+    JsonNode both = broker.get("/api/v1/pop/queue/rotated/partition/p?batch=10").json();
+    assertThat(both.get("messages")).hasSize(2);
+    assertThat(both.at("/messages/0/data/card").asText()).isEqualTo(MARKER + "-old");
+    assertThat(both.at("/messages/1/data/card").asText()).isEqualTo(MARKER + "-new");
+
+    for (var lacking : List.of(Map.of("QUEEN_ENCRYPTION_KEY", KEY), Map.<String, String>of())) {
+      assertThatThrownBy(() -> broker.startAnother(lacking).close())
+          .as("a broker that could not open every stored payload")
+          .isInstanceOf(BrokerConfig.InvalidConfigException.class)
+          .hasMessageContaining("QUEEN_ENCRYPTION_KEYS_OLD");
+    }
+  }
+
+  @Test
+  void malformedKeysStopTheBrokerNamingTheVariable() {
+    for (var bad :
+        List.of(
+            Map.of("QUEEN_ENCRYPTION_KEY", "abc"),
+            Map.of("QUEEN_ENCRYPTION_KEY", "z".repeat(64)),
+            Map.of("QUEEN_ENCRYPTION_KEY", KEY, "QUEEN_ENCRYPTION_KEYS_OLD", OLD_KEY + ",12"))) {
+      String variable =
+          bad.containsKey("QUEEN_ENCRYPTION_KEYS_OLD")
+              ? "QUEEN_ENCRYPTION_KEYS_OLD"
+              : "QUEEN_ENCRYPTION_KEY";
+      assertThatThrownBy(() -> BrokerConfig.fromEnv(bad))
+          .isInstanceOf(BrokerConfig.InvalidConfigException.class)
+          .hasMessageStartingWith(variable);
+    }
+  }
+
+  @Test
+  void everySealUsesAFreshNonceAndATamperedPayloadDoesNotOpen() {
+    PayloadCipher cipher = new PayloadCipher(HexFormat.of().parseHex(KEY), List.of());
+    byte[] plain = "{\"a\":1}".getBytes(StandardCharsets.UTF_8);
+    byte[] one = cipher.seal(plain);
+    byte[] two = cipher.seal(plain);
+    assertThat(one).isNotEqualTo(two);
+    assertThat(cipher.open(one)).isEqualTo(plain);
+    one[one.length - 1] ^= 1;
+    assertThatThrownBy(() -> cipher.open(one)).isInstanceOf(PayloadKeyException.class);
+    PayloadCipher other = new PayloadCipher(HexFormat.of().parseHex(OLD_KEY), List.of());
+    assertThatThrownBy(() -> other.open(two))
+        .isInstanceOf(PayloadKeyException.class)
+        .hasMessageContaining("QUEEN_ENCRYPTION_KEYS_OLD");
+  }
+}
