@@ -1,5 +1,8 @@
 package queen.server;
 
+import io.helidon.common.configurable.Resource;
+import io.helidon.common.pki.Keys;
+import io.helidon.common.tls.Tls;
 import io.helidon.webserver.WebServer;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
@@ -7,6 +10,7 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -179,6 +183,7 @@ public final class Broker implements AutoCloseable {
               // the body back until the client's delayed ACK of the headers, 40 ms later
               .connectionOptions(socket -> socket.tcpNoDelay(true))
               .shutdownHook(false)
+              .update(b -> tls(config.tls()).ifPresent(b::tls))
               .directHandlers(HttpApi.directHandlers())
               .routing(
                   routing ->
@@ -221,6 +226,34 @@ public final class Broker implements AutoCloseable {
     } catch (RuntimeException e) {
       closeAll(resources);
       throw e;
+    }
+  }
+
+  /** TLS on the listener from PEM files, when TLS_CERT_FILE and TLS_KEY_FILE are set. */
+  private static Optional<Tls> tls(BrokerConfig.TlsFiles files) {
+    if (files == null) {
+      return Optional.empty();
+    }
+    try {
+      Keys keys =
+          Keys.builder()
+              .pem(
+                  pem ->
+                      pem.key(Resource.create(files.key()))
+                          .certChain(Resource.create(files.certificate())))
+              .build();
+      if (keys.privateKey().isEmpty() || keys.certChain().isEmpty()) {
+        throw new IllegalArgumentException("no private key or no certificate found");
+      }
+      return Optional.of(Tls.builder().privateKey(keys).privateKeyCertChain(keys).build());
+    } catch (RuntimeException e) {
+      throw new BrokerConfig.InvalidConfigException(
+          "TLS_CERT_FILE "
+              + files.certificate()
+              + " and TLS_KEY_FILE "
+              + files.key()
+              + " must be PEM files of a certificate chain and its private key: "
+              + e.getMessage());
     }
   }
 

@@ -2,6 +2,8 @@ package queen.server;
 
 import java.net.URI;
 import java.net.URISyntaxException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -36,6 +38,7 @@ import queen.server.store.DbConfig;
  * @param pushLimits QUEEN_MAX_PUSH_ITEMS and QUEEN_MAX_PAYLOAD_BYTES
  * @param cipher QUEEN_ENCRYPTION_KEY and QUEEN_ENCRYPTION_KEYS_OLD, payload encryption at rest;
  *     null when neither is set
+ * @param tls TLS_CERT_FILE and TLS_KEY_FILE, HTTPS on the listener; null for plain HTTP
  */
 public record BrokerConfig(
     String host,
@@ -50,7 +53,11 @@ public record BrokerConfig(
     Duration statsInterval,
     AuthSettings auth,
     PushLimits pushLimits,
-    PayloadCipher cipher) {
+    PayloadCipher cipher,
+    TlsFiles tls) {
+
+  /** The PEM files of the listener's certificate chain and its private key. */
+  public record TlsFiles(Path certificate, Path key) {}
 
   public static BrokerConfig fromEnv(Map<String, String> env) {
     Reader r = new Reader(env);
@@ -89,7 +96,26 @@ public record BrokerConfig(
                 PushLimits.DEFAULT.maxPayloadBytes(),
                 1,
                 Integer.MAX_VALUE)),
-        cipher(r));
+        cipher(r),
+        tls(r));
+  }
+
+  private static TlsFiles tls(Reader r) {
+    String cert = r.string("TLS_CERT_FILE", null);
+    String key = r.string("TLS_KEY_FILE", null);
+    if (cert == null && key == null) {
+      return null;
+    }
+    if (cert == null || key == null) {
+      throw new InvalidConfigException(
+          "TLS_CERT_FILE and TLS_KEY_FILE go together: set both or neither");
+    }
+    for (String[] file : new String[][] {{"TLS_CERT_FILE", cert}, {"TLS_KEY_FILE", key}}) {
+      if (!Files.isReadable(Path.of(file[1]))) {
+        throw new InvalidConfigException(file[0] + " " + file[1] + " is not a readable file");
+      }
+    }
+    return new TlsFiles(Path.of(cert), Path.of(key));
   }
 
   private static PayloadCipher cipher(Reader r) {

@@ -50,6 +50,8 @@ import picocli.CommandLine.Command;
       "                  JWT_ALGORITHM, JWT_JWKS_REFRESH_INTERVAL, JWT_JWKS_TIMEOUT_MS,",
       "                  JWT_ROLES_CLAIM, JWT_ROLES_ARRAY_CLAIM, JWT_ROLE_ADMIN,",
       "                  JWT_ROLE_READ_WRITE, JWT_ROLE_READ_ONLY (docs/security.md)",
+      "  TLS_CERT_FILE, TLS_KEY_FILE  PEM certificate chain and private key: serve",
+      "                  HTTPS instead of HTTP",
       "  QUEEN_ENCRYPTION_KEY     64 hex characters: seals the payloads of queues",
       "                  configured with encryptionEnabled (AES-256-GCM)",
       "  QUEEN_ENCRYPTION_KEYS_OLD  comma-separated older keys, still used to open",
