@@ -52,6 +52,13 @@ final class BenchOptions {
   String pgPassword;
 
   @Option(
+      names = "--encrypted",
+      description =
+          "Configure the measured queue with encryptionEnabled (the broker needs"
+              + " QUEEN_ENCRYPTION_KEY): payloads sealed at rest, opened on delivery.")
+  boolean encrypted;
+
+  @Option(
       names = "--pool",
       defaultValue = "20",
       description =
@@ -104,7 +111,7 @@ final class BenchOptions {
   /** The target named by --baseline, or the broker at --url. */
   Target target(Jdbc db) {
     if (baseline == null) {
-      return new BrokerTarget(url);
+      return new BrokerTarget(url, encrypted);
     }
     return switch (baseline) {
       case "naive" -> new NaiveTarget(db);

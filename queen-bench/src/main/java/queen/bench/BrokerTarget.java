@@ -19,8 +19,17 @@ final class BrokerTarget implements Target {
 
   private final Http1 http;
 
+  private final String options;
+
   BrokerTarget(String url) {
+    this(url, false);
+  }
+
+  /** {@code encrypted}: the queues it prepares seal their payloads at rest. */
+  BrokerTarget(String url, boolean encrypted) {
     this.http = new Http1(url);
+    this.options =
+        encrypted ? "{\"leaseTime\":60,\"encryptionEnabled\":true}" : "{\"leaseTime\":60}";
   }
 
   @Override
@@ -30,7 +39,7 @@ final class BrokerTarget implements Target {
 
   @Override
   public void prepare(String queue, int partitions) throws Exception {
-    configure(queue, "{\"leaseTime\":60}");
+    configure(queue, options);
   }
 
   /** Creates or replaces the queue with these options (a JSON object). */
