@@ -47,6 +47,7 @@ import queen.server.pop.DeliveryListener;
 import queen.server.pop.HotLists;
 import queen.server.pop.PopService;
 import queen.server.pop.PopSettings;
+import queen.server.push.BufferedPush;
 import queen.server.push.PartitionDirectory;
 import queen.server.push.PayloadSealing;
 import queen.server.push.PushService;
@@ -163,11 +164,32 @@ public final class Broker implements AutoCloseable {
       ConsumerGroupStore groupStore = new ConsumerGroupStore(db);
       ConsumerGroups groups = new ConsumerGroups(groupStore, pop::groupReset);
       groups.start();
+      BufferedPush buffered =
+          new BufferedPush(
+              push, config.buffer().dir(), config.buffer().maxBytes(), config.buffer().failover());
+      resources.addFirst(buffered);
+      meters.gauge("queen_buffer_pending_messages", buffered, b -> b.status().pending());
+      FunctionCounter.builder("queen_buffer_drained_messages", buffered, b -> b.status().drained())
+          .register(meters);
+      FunctionCounter.builder(
+              "queen_buffer_failed",
+              buffered,
+              b -> b.status().failedWrites() + b.status().failedRecords())
+          .description("pushes that could not be buffered, and buffered messages set aside")
+          .register(meters);
       StateRefresher refresher =
           new StateRefresher(
-              system, settings, groups, sealing::encryptedQueues, config.stateRefresh());
+              system,
+              settings,
+              groups,
+              s -> {
+                sealing.encryptedQueues(s.encryptedQueues());
+                buffered.maintenance(s.pushMaintenance());
+              },
+              config.stateRefresh());
       resources.addFirst(refresher);
       refresher.start();
+      buffered.start(); // after the first state read: a restart in maintenance must not drain
       ResourceStore resourceStore = new ResourceStore(db);
       MessageStore messages = new MessageStore(db);
       TraceStore traces = new TraceStore(db);
@@ -198,7 +220,7 @@ public final class Broker implements AutoCloseable {
                                       queues,
                                       refresher::refresh,
                                       config.cipher() != null && config.cipher().canSeal()),
-                                  new PushRoutes(push, config.pushLimits()),
+                                  new PushRoutes(buffered, config.pushLimits()),
                                   new PopRoutes(pop, statistics, payloads),
                                   new AckRoutes(ack, statistics),
                                   new TransactionRoutes(
@@ -206,7 +228,7 @@ public final class Broker implements AutoCloseable {
                                   new DeadLetterRoutes(
                                       new DeadLetterService(deadLetters, clock, hot::pushed),
                                       payloads),
-                                  new MaintenanceRoutes(system, settings),
+                                  new MaintenanceRoutes(system, settings, buffered),
                                   new ResourceRoutes(
                                       resourceStore, statsStore, refresher::refresh, clock),
                                   new StatusRoutes(
@@ -216,7 +238,8 @@ public final class Broker implements AutoCloseable {
                                       messages,
                                       deadLetters,
                                       db,
-                                      clock),
+                                      clock,
+                                      buffered),
                                   new ConsumerGroupRoutes(groups, groupStore, resourceStore),
                                   new TraceRoutes(traces, messages, clock, payloads),
                                   new MessageRoutes(messages, traces, clock, payloads)))))

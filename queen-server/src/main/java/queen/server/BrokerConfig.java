@@ -39,6 +39,8 @@ import queen.server.store.DbConfig;
  * @param cipher QUEEN_ENCRYPTION_KEY and QUEEN_ENCRYPTION_KEYS_OLD, payload encryption at rest;
  *     null when neither is set
  * @param tls TLS_CERT_FILE and TLS_KEY_FILE, HTTPS on the listener; null for plain HTTP
+ * @param buffer FILE_BUFFER_DIR, QUEEN_BUFFER_MAX_BYTES and QUEEN_PUSH_FAILOVER, the local push
+ *     buffer of maintenance mode and failover
  */
 public record BrokerConfig(
     String host,
@@ -54,7 +56,16 @@ public record BrokerConfig(
     AuthSettings auth,
     PushLimits pushLimits,
     PayloadCipher cipher,
-    TlsFiles tls) {
+    TlsFiles tls,
+    Buffer buffer) {
+
+  /**
+   * @param dir where buffered pushes are written (one broker per directory)
+   * @param maxBytes the most the buffer may hold on disk; beyond it pushes that would be buffered
+   *     are refused with 503
+   * @param failover buffer pushes that cannot reach PostgreSQL instead of answering 503
+   */
+  public record Buffer(Path dir, long maxBytes, boolean failover) {}
 
   /** The PEM files of the listener's certificate chain and its private key. */
   public record TlsFiles(Path certificate, Path key) {}
@@ -97,7 +108,11 @@ public record BrokerConfig(
                 1,
                 Integer.MAX_VALUE)),
         cipher(r),
-        tls(r));
+        tls(r),
+        new Buffer(
+            Path.of(r.string("FILE_BUFFER_DIR", "queen-buffer")),
+            r.integer("QUEEN_BUFFER_MAX_MB", 1024, 1, 1 << 20) * 1_048_576L,
+            r.bool("QUEEN_PUSH_FAILOVER", false)));
   }
 
   private static TlsFiles tls(Reader r) {

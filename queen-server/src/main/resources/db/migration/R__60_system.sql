@@ -43,17 +43,31 @@ as $$
                   where g.id > p_resets_after) r
 $$;
 
--- broker_state_v2 and the queues whose payloads are sealed at rest (encryption_enabled), which
--- the brokers' push paths follow.
-create or replace function queen.broker_state_v3(p_resets_after bigint)
+-- broker_state_v2, push maintenance mode, and the queues whose payloads are sealed at rest
+-- (encryption_enabled), which the brokers' push paths follow.
+drop function if exists queen.broker_state_v3(bigint);
+
+create function queen.broker_state_v3(p_resets_after bigint)
 returns table (pop_maintenance boolean, min_pop_wait_queues text[], min_pop_wait_ms integer[],
                reset_ids bigint[], reset_queues text[], reset_groups text[],
-               encrypted_queues text[])
+               encrypted_queues text[], push_maintenance boolean)
 language sql
 stable
 as $$
     select s.*,
            coalesce((select array_agg(q.name order by q.name) from queen.queues q
-                      where q.encryption_enabled), '{}')
+                      where q.encryption_enabled), '{}'),
+           coalesce((select (m.value ->> 'enabled')::boolean from queen.system_state m
+                      where m.key = 'push_maintenance'), false)
       from queen.broker_state_v2(p_resets_after) s
+$$;
+
+create or replace function queen.set_push_maintenance_v1(p_enabled boolean)
+returns boolean
+language sql
+as $$
+    insert into queen.system_state (key, value, updated_at)
+    values ('push_maintenance', jsonb_build_object('enabled', p_enabled), now())
+    on conflict (key) do update set value = excluded.value, updated_at = excluded.updated_at
+    returning (value ->> 'enabled')::boolean
 $$;

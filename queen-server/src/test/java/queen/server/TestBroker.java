@@ -8,6 +8,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpHeaders;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
@@ -98,6 +99,16 @@ public final class TestBroker implements BeforeAllCallback, AfterAllCallback {
     vars.put("PG_DB", db.database());
     vars.put("PORT", "0");
     vars.put("HOST", "127.0.0.1");
+    if (!vars.containsKey("FILE_BUFFER_DIR")) {
+      try {
+        // one buffer directory per broker: a directory is owned by one broker at a time
+        Path dir = java.nio.file.Files.createTempDirectory("queen-buffer");
+        dir.toFile().deleteOnExit();
+        vars.put("FILE_BUFFER_DIR", dir.toString());
+      } catch (IOException e) {
+        throw new java.io.UncheckedIOException(e);
+      }
+    }
     return BrokerConfig.fromEnv(vars);
   }
 

@@ -17,6 +17,7 @@ import queen.server.codec.PayloadKeyException;
 import queen.server.http.auth.Access;
 import queen.server.http.auth.AuthFailure;
 import queen.server.http.auth.KeysUnavailable;
+import queen.server.push.BufferUnavailableException;
 import queen.server.store.StoreException;
 
 /**
@@ -113,6 +114,10 @@ public final class HttpApi {
         log.warn("{} {}: {}", req.prologue().method(), req.path().path(), key.getMessage());
         res.header(HeaderNames.RETRY_AFTER, "5");
         Replies.error(res, 503, key.getMessage());
+      }
+      case BufferUnavailableException buffer -> {
+        res.header(HeaderNames.RETRY_AFTER, "1");
+        Replies.error(res, 503, buffer.getMessage());
       }
       case KeysUnavailable keys -> {
         res.header(HeaderNames.RETRY_AFTER, "5");

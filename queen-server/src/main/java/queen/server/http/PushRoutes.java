@@ -2,8 +2,8 @@ package queen.server.http;
 
 import java.util.List;
 import queen.server.http.auth.Access;
+import queen.server.push.BufferedPush;
 import queen.server.push.PushResult;
-import queen.server.push.PushService;
 
 /**
  * {@code POST /api/v1/push}: validates every item before anything is written (see {@link
@@ -11,10 +11,10 @@ import queen.server.push.PushService;
  * position): 201 when something was stored, 200 when every item was a duplicate.
  */
 public final class PushRoutes implements Routes {
-  private final PushService push;
+  private final BufferedPush push;
   private final PushLimits limits;
 
-  public PushRoutes(PushService push, PushLimits limits) {
+  public PushRoutes(BufferedPush push, PushLimits limits) {
     this.push = push;
     this.limits = limits;
   }
@@ -29,7 +29,7 @@ public final class PushRoutes implements Routes {
           List<PushResult> results = push.push(PushBody.read(body, Gate.subject(req), limits));
           boolean stored =
               results.isEmpty()
-                  || results.stream().anyMatch(r -> r.status() == PushResult.Status.QUEUED);
+                  || results.stream().anyMatch(r -> r.status() != PushResult.Status.DUPLICATE);
           Replies.json(res, stored ? 201 : 200, render(results));
         });
   }
@@ -44,6 +44,9 @@ public final class PushRoutes implements Routes {
       out.ascii(",\"message_id\":").uuid(r.messageId());
       if (r.status() == PushResult.Status.QUEUED) {
         out.ascii(",\"status\":\"queued\",\"partition_id\":").uuid(r.partitionId());
+        out.ascii(",\"trace_id\":").uuid(r.traceId());
+      } else if (r.status() == PushResult.Status.BUFFERED) {
+        out.ascii(",\"status\":\"buffered\",\"transactionId\":").string(r.transactionId());
         out.ascii(",\"trace_id\":").uuid(r.traceId());
       } else {
         out.ascii(",\"status\":\"duplicate\"");

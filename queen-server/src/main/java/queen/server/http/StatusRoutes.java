@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 import queen.server.http.auth.Access;
 import queen.server.ops.Statistics;
+import queen.server.push.BufferedPush;
 import queen.server.store.Database;
 import queen.server.store.DeadLetterStore;
 import queen.server.store.MessageStore;
@@ -31,6 +32,7 @@ public final class StatusRoutes implements Routes {
   private final DeadLetterStore deadLetters;
   private final Database db;
   private final InstantSource clock;
+  private final BufferedPush pushes;
 
   public StatusRoutes(
       StatsStore stats,
@@ -39,7 +41,9 @@ public final class StatusRoutes implements Routes {
       MessageStore messages,
       DeadLetterStore deadLetters,
       Database db,
-      InstantSource clock) {
+      InstantSource clock,
+      BufferedPush pushes) {
+    this.pushes = pushes;
     this.stats = stats;
     this.statistics = statistics;
     this.resources = resources;
@@ -289,15 +293,18 @@ public final class StatusRoutes implements Routes {
     Replies.json(res, 200, body);
   }
 
-  /** The push buffer of maintenance and failover does not exist yet: nothing pending in it. */
+  /** The local push buffer of maintenance and failover: messages waiting to drain, failures. */
   private void buffers(ServerRequest req, ServerResponse res) {
+    BufferedPush.Status b = pushes.status();
     Replies.json(
         res,
         200,
         Json.object()
-            .put("pending", 0)
-            .put("failed", 0)
+            .put("pending", b.pending())
+            .put("failed", b.failedWrites() + b.failedRecords())
             .put("dbHealthy", db.ping())
+            .put("bufferHealthy", b.healthy())
+            .put("drained", b.drained())
             .put("worker", 0));
   }
 

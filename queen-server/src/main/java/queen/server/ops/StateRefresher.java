@@ -1,7 +1,6 @@
 package queen.server.ops;
 
 import java.time.Duration;
-import java.util.Set;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
@@ -21,21 +20,24 @@ public final class StateRefresher implements AutoCloseable {
   private final SystemStore store;
   private final PopSettings settings;
   private final ConsumerGroups groups;
-  private final Consumer<Set<String>> encryptedQueues;
+  private final Consumer<SystemStore.State> followers;
   private final Duration interval;
   private ScheduledExecutorService timer;
 
-  /** {@code encryptedQueues} is told the queues that seal their payloads at every refresh. */
+  /**
+   * {@code followers} is told every state read, for the switches kept outside the pop path (the
+   * queues that seal their payloads, push maintenance).
+   */
   public StateRefresher(
       SystemStore store,
       PopSettings settings,
       ConsumerGroups groups,
-      Consumer<Set<String>> encryptedQueues,
+      Consumer<SystemStore.State> followers,
       Duration interval) {
     this.store = store;
     this.settings = settings;
     this.groups = groups;
-    this.encryptedQueues = encryptedQueues;
+    this.followers = followers;
     this.interval = interval;
   }
 
@@ -51,7 +53,7 @@ public final class StateRefresher implements AutoCloseable {
   public void refresh() {
     SystemStore.State s = store.read(groups.seen());
     settings.update(s.popMaintenance(), s.minPopWaitMs());
-    encryptedQueues.accept(s.encryptedQueues());
+    followers.accept(s);
     groups.apply(s.resets());
   }
 

@@ -16,9 +16,13 @@ public record PushResult(
     UUID traceId,
     String queue) {
 
-  /** Queued: stored now. Duplicate: its (partition, transactionId) was already stored. */
+  /**
+   * Queued: stored now. Duplicate: its (partition, transactionId) was already stored. Buffered:
+   * written to the local buffer, stored when it drains (no message or partition id yet).
+   */
   public enum Status {
     QUEUED,
-    DUPLICATE
+    DUPLICATE,
+    BUFFERED
   }
 }

@@ -59,6 +59,25 @@ public final class PushService {
         });
   }
 
+  /** The items with a transactionId each: the given one, or a new UUIDv7. */
+  List<PushItem> withTransactionIds(List<PushItem> items) {
+    List<PushItem> out = new ArrayList<>(items.size());
+    for (PushItem i : items) {
+      String t = i.transactionId();
+      out.add(
+          t == null || t.isEmpty()
+              ? new PushItem(
+                  i.queue(),
+                  i.partition(),
+                  i.payload(),
+                  ids.next().toString(),
+                  i.traceId(),
+                  i.producerSub())
+              : i);
+    }
+    return out;
+  }
+
   /**
    * Prepares the items (transaction ids assigned, partitions resolved or created, segments encoded)
    * and runs the work on them. If a partition turns out deleted since it was cached, the directory

@@ -27,12 +27,14 @@ public final class SystemStore {
    * @param minPopWaitMs the queues that configured a minimum pop wait, in milliseconds
    * @param resets the consumer-group resets announced after the id asked for, oldest first
    * @param encryptedQueues the queues configured with {@code encryptionEnabled}
+   * @param pushMaintenance push maintenance mode: pushes go to the brokers' local buffers
    */
   public record State(
       boolean popMaintenance,
       Map<String, Integer> minPopWaitMs,
       List<ConsumerGroupStore.Reset> resets,
-      Set<String> encryptedQueues) {}
+      Set<String> encryptedQueues,
+      boolean pushMaintenance) {}
 
   /** The switches alone, fresh (no resets). */
   public State switches() {
@@ -69,7 +71,11 @@ public final class SystemStore {
     }
     String[] encrypted = (String[]) rs.getArray("encrypted_queues").getArray();
     return new State(
-        rs.getBoolean("pop_maintenance"), Map.copyOf(minPopWait), resets, Set.of(encrypted));
+        rs.getBoolean("pop_maintenance"),
+        Map.copyOf(minPopWait),
+        resets,
+        Set.of(encrypted),
+        rs.getBoolean("push_maintenance"));
   }
 
   /**
@@ -98,10 +104,18 @@ public final class SystemStore {
         });
   }
 
+  public boolean setPushMaintenance(boolean enabled) {
+    return setSwitch("select queen.set_push_maintenance_v1(?)", enabled);
+  }
+
   public boolean setPopMaintenance(boolean enabled) {
+    return setSwitch(SET_POP_MAINTENANCE, enabled);
+  }
+
+  private boolean setSwitch(String sql, boolean enabled) {
     return db.autocommit(
         c -> {
-          try (PreparedStatement ps = c.prepareStatement(SET_POP_MAINTENANCE)) {
+          try (PreparedStatement ps = c.prepareStatement(sql)) {
             ps.setBoolean(1, enabled);
             try (ResultSet rs = ps.executeQuery()) {
               rs.next();

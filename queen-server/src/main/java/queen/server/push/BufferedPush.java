@@ -1,0 +1,268 @@
+package queen.server.push;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import queen.server.store.StoreException;
+
+/**
+ * Pushes that never need refusing: while push maintenance is on, and (with failover) while
+ * PostgreSQL cannot be reached, a push goes to the {@link LocalBuffer} and is answered {@code
+ * buffered}; a drainer feeds the buffer back through the normal push path, oldest first, once
+ * maintenance is off and the database answers. TransactionIds are assigned before an item is
+ * buffered, so a drain repeated after a crash stores every message once (the push's dedup).
+ */
+public final class BufferedPush implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(BufferedPush.class);
+
+  /** Items handed to one push while draining: big enough to amortise, small enough to retry. */
+  private static final int DRAIN_BATCH = 1_000;
+
+  private static final long IDLE_CHECK_MS = 500;
+
+  private final PushService direct;
+  private final LocalBuffer buffer;
+  private final String bufferProblem;
+  private final boolean failover;
+  private final AtomicLong drained = new AtomicLong();
+  private final AtomicLong failedRecords = new AtomicLong();
+  private final ReentrantLock lock = new ReentrantLock();
+  private final Condition work = lock.newCondition();
+  private Thread drainer;
+  private volatile boolean maintenance;
+  private volatile boolean dbHealthy = true;
+  private volatile boolean closed;
+
+  /**
+   * @param dir FILE_BUFFER_DIR; when it cannot be opened the broker still starts, and every push
+   *     that would be buffered is a 503 naming the problem
+   * @param failover QUEEN_PUSH_FAILOVER: buffer pushes that cannot reach PostgreSQL
+   */
+  public BufferedPush(PushService direct, Path dir, long maxBytes, boolean failover) {
+    this.direct = direct;
+    this.failover = failover;
+    LocalBuffer opened = null;
+    String problem = null;
+    try {
+      opened = LocalBuffer.open(dir, maxBytes);
+    } catch (IOException | RuntimeException e) {
+      problem = "FILE_BUFFER_DIR " + dir + " cannot be used: " + e.getMessage();
+      log.warn("{}; pushes in maintenance mode or failover will be refused", problem);
+    }
+    this.buffer = opened;
+    this.bufferProblem = problem;
+  }
+
+  /** Starts draining; call once the maintenance switch has been read. */
+  public synchronized void start() {
+    if (drainer == null) {
+      drainer = Thread.ofPlatform().daemon().name("queen-buffer-drain").start(this::drainLoop);
+    }
+  }
+
+  /** Push maintenance, the cluster-wide switch: on buffers every push; off starts the drain. */
+  public void maintenance(boolean on) {
+    boolean was = maintenance;
+    maintenance = on;
+    if (was && !on) {
+      wake();
+    }
+  }
+
+  public boolean maintenance() {
+    return maintenance;
+  }
+
+  public List<PushResult> push(List<PushItem> items) {
+    if (items.isEmpty()) {
+      return List.of();
+    }
+    if (maintenance) {
+      return buffer(items);
+    }
+    try {
+      List<PushResult> results = direct.push(items);
+      dbHealthy = true;
+      return results;
+    } catch (StoreException e) {
+      if (!failover || !e.unavailable()) {
+        throw e;
+      }
+      if (dbHealthy) {
+        log.warn("database unreachable ({}): pushes go to the local buffer", e.getMessage());
+      }
+      dbHealthy = false;
+      List<PushResult> results = buffer(items);
+      wake();
+      return results;
+    }
+  }
+
+  private List<PushResult> buffer(List<PushItem> items) {
+    if (buffer == null) {
+      throw new BufferUnavailableException(bufferProblem);
+    }
+    List<PushItem> keyed = direct.withTransactionIds(items);
+    try {
+      buffer.append(BufferRecord.encode(keyed), keyed.size());
+    } catch (IOException e) {
+      log.warn("local buffer write failed: {}", e.getMessage());
+      throw new BufferUnavailableException("the local buffer cannot be written: " + e.getMessage());
+    }
+    List<PushResult> out = new ArrayList<>(keyed.size());
+    for (PushItem i : keyed) {
+      out.add(
+          new PushResult(
+              PushResult.Status.BUFFERED, i.transactionId(), null, null, i.traceId(), i.queue()));
+    }
+    return out;
+  }
+
+  /** What {@code GET /api/v1/status/buffers} and the maintenance routes report. */
+  public record Status(
+      long pending,
+      long failedWrites,
+      long failedRecords,
+      long drained,
+      boolean dbHealthy,
+      boolean healthy) {}
+
+  /** Files set aside because the database refused them: count and bytes. */
+  public long[] quarantined() throws IOException {
+    return buffer == null ? new long[2] : buffer.quarantined();
+  }
+
+  public Status status() {
+    return new Status(
+        buffer == null ? 0 : buffer.pending(),
+        buffer == null ? 0 : buffer.failedWrites(),
+        failedRecords.get(),
+        drained.get(),
+        dbHealthy,
+        buffer != null);
+  }
+
+  private void wake() {
+    lock.lock();
+    try {
+      work.signalAll();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private void drainLoop() {
+    while (!closed) {
+      lock.lock();
+      try {
+        work.await(IDLE_CHECK_MS, TimeUnit.MILLISECONDS);
+      } catch (InterruptedException e) {
+        return;
+      } finally {
+        lock.unlock();
+      }
+      if (maintenance || buffer == null || buffer.pending() == 0) {
+        continue;
+      }
+      try {
+        drain();
+        if (!dbHealthy) {
+          log.info("database reachable again: local buffer drained");
+        }
+        dbHealthy = true;
+      } catch (StoreException e) {
+        dbHealthy = false; // an outage: drain() set aside whatever else it refused
+      } catch (IOException | RuntimeException e) {
+        log.warn("local buffer drain failed, retrying: {}", e.getMessage());
+      }
+    }
+  }
+
+  /**
+   * Drains every sealed file, oldest first, in batches of whole records; stops on maintenance or an
+   * outage (the file is drained again from its start: dedup stores each message once).
+   */
+  private void drain() throws IOException {
+    buffer.seal();
+    for (Path file : buffer.sealedFiles()) {
+      try {
+        drain(file);
+      } catch (StoreException e) {
+        if (e.unavailable()) {
+          throw e;
+        }
+        quarantine(file, e);
+      } catch (RuntimeException e) {
+        quarantine(file, e);
+      }
+      if (maintenance || closed) {
+        return;
+      }
+    }
+  }
+
+  /** A file the database refuses for good (not an outage) is set aside, never dropped. */
+  private void quarantine(Path file, RuntimeException e) throws IOException {
+    long messages = buffer.quarantine(file);
+    failedRecords.addAndGet(messages);
+    log.error(
+        "buffered file {} ({} messages) cannot be stored and is kept as {}.failed",
+        file.getFileName(),
+        messages,
+        file.getFileName(),
+        e);
+  }
+
+  private void drain(Path file) throws IOException {
+    long messages = 0;
+    List<PushItem> batch = new ArrayList<>();
+    for (byte[] record : LocalBuffer.readRecords(file)) {
+      if (maintenance || closed) {
+        return;
+      }
+      List<PushItem> items = BufferRecord.decode(record);
+      if (!batch.isEmpty() && batch.size() + items.size() > DRAIN_BATCH) {
+        store(batch);
+        batch = new ArrayList<>();
+      }
+      batch.addAll(items);
+      messages += items.size();
+    }
+    store(batch);
+    buffer.drained(file, messages);
+    drained.addAndGet(messages);
+  }
+
+  private void store(List<PushItem> batch) {
+    if (!batch.isEmpty()) {
+      direct.push(batch);
+    }
+  }
+
+  @Override
+  public void close() throws IOException {
+    closed = true;
+    Thread t;
+    synchronized (this) {
+      t = drainer;
+    }
+    if (t != null) {
+      t.interrupt();
+      try {
+        t.join(5_000);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+    if (buffer != null) {
+      buffer.close();
+    }
+  }
+}

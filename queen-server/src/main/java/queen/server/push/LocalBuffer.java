@@ -1,0 +1,305 @@
+package queen.server.push;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.stream.Stream;
+import java.util.zip.CRC32C;
+
+/**
+ * The durable local buffer of pushes that cannot or may not go to PostgreSQL now: an append-only
+ * log of files {@code buffer-<sequence>.log} in one directory that one broker owns (a lock file
+ * keeps a second broker out). A record is {@code [u32 length][u32 CRC-32C][body]}; it is written
+ * and fsynced before its push is answered, concurrent appends sharing one fsync. A record cut short
+ * by a crash fails its length or checksum: it was never answered, so reading stops there and the
+ * torn tail is dropped. Appends go to a fresh file after every start and every {@link #seal()};
+ * sealed files are drained oldest first and deleted once drained.
+ */
+public final class LocalBuffer implements AutoCloseable {
+  private static final String PREFIX = "buffer-";
+  private static final String SUFFIX = ".log";
+  private static final int HEADER = 8;
+  private static final int MAX_RECORD = 256 << 20;
+
+  private final Path dir;
+  private final long maxBytes;
+  private final ReentrantLock appendLock = new ReentrantLock();
+  private final ReentrantLock syncLock = new ReentrantLock();
+  private final AtomicLong pending = new AtomicLong();
+  private final AtomicLong failedWrites = new AtomicLong();
+  private final FileChannel lockChannel;
+  private final FileLock lock;
+  private FileChannel current;
+  private long currentSequence;
+  private long written;
+  private volatile long synced;
+  private long bytesOnDisk;
+
+  private LocalBuffer(Path dir, long maxBytes, FileChannel lockChannel, FileLock lock) {
+    this.dir = dir;
+    this.maxBytes = maxBytes;
+    this.lockChannel = lockChannel;
+    this.lock = lock;
+  }
+
+  /**
+   * Opens the buffer in {@code dir} (created if missing), counting what earlier runs left to drain.
+   * Fails when the directory cannot be used or another broker holds it.
+   */
+  public static LocalBuffer open(Path dir, long maxBytes) throws IOException {
+    Files.createDirectories(dir);
+    FileChannel lockChannel =
+        FileChannel.open(dir.resolve(".lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+    FileLock lock;
+    try {
+      lock = lockChannel.tryLock();
+    } catch (OverlappingFileLockException e) {
+      lock = null;
+    }
+    if (lock == null) {
+      lockChannel.close();
+      throw new IOException(dir + " is in use by another broker");
+    }
+    LocalBuffer b = new LocalBuffer(dir, maxBytes, lockChannel, lock);
+    long last = 0;
+    for (Path f : b.sealedFiles()) {
+      last = Math.max(last, sequence(f));
+      b.bytesOnDisk += Files.size(f);
+      for (byte[] ignored : readRecords(f)) {
+        b.pending.addAndGet(BufferRecord.count(ignored));
+      }
+    }
+    b.currentSequence = last + 1;
+    return b;
+  }
+
+  /** Messages written and not yet drained. */
+  public long pending() {
+    return pending.get();
+  }
+
+  /** Appends that could not be written (full disk, I/O error, over the size budget). */
+  public long failedWrites() {
+    return failedWrites.get();
+  }
+
+  /**
+   * Appends one record of {@code messages} messages and returns once it is on disk; an {@link
+   * IOException} means it was not written and must not be answered as buffered.
+   */
+  public void append(byte[] body, int messages) throws IOException {
+    ByteBuffer record = ByteBuffer.allocate(HEADER + body.length);
+    CRC32C crc = new CRC32C();
+    crc.update(body);
+    record.putInt(body.length).putInt((int) crc.getValue()).put(body).flip();
+    long end;
+    appendLock.lock();
+    try {
+      if (bytesOnDisk + record.remaining() > maxBytes) {
+        failedWrites.incrementAndGet();
+        throw new IOException(
+            "the buffer is full (QUEEN_BUFFER_MAX_MB allows " + maxBytes + " bytes)");
+      }
+      try {
+        if (current == null) {
+          current =
+              FileChannel.open(
+                  file(currentSequence), StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+        }
+        while (record.hasRemaining()) {
+          written += current.write(record, written);
+        }
+      } catch (IOException e) {
+        failedWrites.incrementAndGet();
+        abandonCurrent();
+        throw e;
+      }
+      bytesOnDisk += HEADER + body.length;
+      end = written;
+    } finally {
+      appendLock.unlock();
+    }
+    sync(end);
+    pending.addAndGet(messages);
+  }
+
+  /** Forces the file up to {@code end}; one fsync covers every append that finished before it. */
+  private void sync(long end) throws IOException {
+    if (synced >= end) {
+      return;
+    }
+    syncLock.lock();
+    try {
+      if (synced >= end) {
+        return;
+      }
+      FileChannel file;
+      long upTo;
+      appendLock.lock();
+      try {
+        file = current;
+        upTo = written;
+      } finally {
+        appendLock.unlock();
+      }
+      try {
+        file.force(false);
+      } catch (IOException e) {
+        failedWrites.incrementAndGet();
+        throw e;
+      }
+      synced = upTo;
+    } finally {
+      syncLock.unlock();
+    }
+  }
+
+  /** After a failed write the file may end in a partial record: nothing more goes after it. */
+  private void abandonCurrent() {
+    try {
+      if (current != null) {
+        current.close();
+      }
+    } catch (IOException e) {
+      // closing a file we stop using: nothing to do
+    }
+    current = null;
+    currentSequence++;
+    written = 0;
+    synced = 0;
+  }
+
+  /**
+   * Closes the file being appended to, so that it can be drained; later appends start a new one.
+   */
+  public void seal() throws IOException {
+    appendLock.lock();
+    syncLock.lock();
+    try {
+      if (current != null) {
+        current.force(false);
+        current.close();
+        current = null;
+        currentSequence++;
+        written = 0;
+        synced = 0;
+      }
+    } finally {
+      syncLock.unlock();
+      appendLock.unlock();
+    }
+  }
+
+  /** The files closed for appends, oldest first. */
+  public List<Path> sealedFiles() throws IOException {
+    long open;
+    appendLock.lock();
+    try {
+      open = current == null ? -1 : currentSequence;
+    } finally {
+      appendLock.unlock();
+    }
+    try (Stream<Path> s = Files.list(dir)) {
+      return s.filter(p -> p.getFileName().toString().matches("buffer-\\d{20}\\.log"))
+          .filter(p -> sequence(p) != open)
+          .sorted((a, b) -> Long.compare(sequence(a), sequence(b)))
+          .toList();
+    }
+  }
+
+  /** The whole records of a file, in order; reading stops at a torn or corrupt record. */
+  public static List<byte[]> readRecords(Path file) throws IOException {
+    byte[] all = Files.readAllBytes(file);
+    ByteBuffer in = ByteBuffer.wrap(all);
+    List<byte[]> out = new ArrayList<>();
+    while (in.remaining() >= HEADER) {
+      int length = in.getInt();
+      int checksum = in.getInt();
+      if (length < 0 || length > MAX_RECORD || length > in.remaining()) {
+        break;
+      }
+      byte[] body = new byte[length];
+      in.get(body);
+      CRC32C crc = new CRC32C();
+      crc.update(body);
+      if ((int) crc.getValue() != checksum) {
+        break;
+      }
+      out.add(body);
+    }
+    return out;
+  }
+
+  /** A sealed file fully drained: deleted, its messages no longer pending. */
+  public void drained(Path file, long messages) throws IOException {
+    long size = Files.size(file);
+    Files.delete(file);
+    appendLock.lock();
+    try {
+      bytesOnDisk -= size;
+    } finally {
+      appendLock.unlock();
+    }
+    pending.addAndGet(-messages);
+  }
+
+  /**
+   * Sets a sealed file aside as {@code <name>.failed} (kept for the operator, no longer drained)
+   * and answers how many messages it held.
+   */
+  public long quarantine(Path file) throws IOException {
+    long messages = 0;
+    for (byte[] r : readRecords(file)) {
+      messages += BufferRecord.count(r);
+    }
+    Files.move(file, file.resolveSibling(file.getFileName() + ".failed"));
+    pending.addAndGet(-messages);
+    return messages;
+  }
+
+  /** Files set aside by {@link #quarantine}: their count and bytes. */
+  public long[] quarantined() throws IOException {
+    long count = 0;
+    long bytes = 0;
+    try (Stream<Path> s = Files.list(dir)) {
+      for (Path p : s.filter(p -> p.getFileName().toString().endsWith(".failed")).toList()) {
+        count++;
+        bytes += Files.size(p);
+      }
+    }
+    return new long[] {count, bytes};
+  }
+
+  private Path file(long sequence) {
+    return dir.resolve(String.format("%s%020d%s", PREFIX, sequence, SUFFIX));
+  }
+
+  private static long sequence(Path p) {
+    String n = p.getFileName().toString();
+    return Long.parseLong(n.substring(PREFIX.length(), n.length() - SUFFIX.length()));
+  }
+
+  @Override
+  public void close() throws IOException {
+    appendLock.lock();
+    try {
+      if (current != null) {
+        current.close();
+        current = null;
+      }
+    } finally {
+      appendLock.unlock();
+    }
+    lock.release();
+    lockChannel.close();
+  }
+}

@@ -1,0 +1,212 @@
+package queen.server.push;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import queen.server.Broker;
+import queen.server.TestBroker;
+import queen.server.Wire;
+
+/**
+ * Push maintenance: pushes are written to the broker's local buffer and answered {@code buffered};
+ * switched off, the buffer drains into PostgreSQL in order per partition, exactly once, also after
+ * a crash with the buffer on disk or halfway through a drain.
+ */
+class PushMaintenanceTest {
+  static final int PARTITIONS = 10;
+
+  @RegisterExtension static final TestBroker broker = new TestBroker();
+
+  private static TestBroker.Reply maintenance(Broker via, boolean on) {
+    ObjectNode body = Wire.object().put("enabled", on);
+    return via == null
+        ? broker.post("/api/v1/system/maintenance", body)
+        : broker.post(via, "/api/v1/system/maintenance", body);
+  }
+
+  /** 100 pushes of 10 items each, item n of partition p carrying {"p": p, "n": n}. */
+  private static void pushThousand(Broker via, String queue) {
+    int[] next = new int[PARTITIONS];
+    for (int r = 0; r < 100; r++) {
+      List<ObjectNode> items = new ArrayList<>();
+      for (int i = 0; i < 10; i++) {
+        int p = (r * 3 + i) % PARTITIONS;
+        int n = next[p]++;
+        items.add(
+            Wire.item(
+                queue, "p" + p, queue + "-" + p + "-" + n, Wire.object().put("p", p).put("n", n)));
+      }
+      TestBroker.Reply reply =
+          via == null
+              ? broker.post("/api/v1/push", Wire.items(items))
+              : broker.post(via, "/api/v1/push", Wire.items(items));
+      assertThat(reply.status()).isEqualTo(201);
+      for (JsonNode res : reply.json()) {
+        assertThat(res.get("status").asText()).isEqualTo("buffered");
+      }
+    }
+  }
+
+  /** Reads the queue to the end with a fresh group; every message once, in order per partition. */
+  private static void assertEveryMessageOnceInOrder(String queue, int expected) {
+    Map<Integer, List<Integer>> seen = new HashMap<>();
+    int total = 0;
+    while (true) {
+      TestBroker.Reply r =
+          broker.get("/api/v1/pop/queue/" + queue + "?consumerGroup=check&batch=500&autoAck=true");
+      if (r.status() == 204) {
+        break;
+      }
+      for (JsonNode m : r.json().get("messages")) {
+        seen.computeIfAbsent(m.at("/data/p").asInt(), k -> new ArrayList<>())
+            .add(m.at("/data/n").asInt());
+        total++;
+      }
+    }
+    assertThat(total).isEqualTo(expected);
+    for (var e : seen.entrySet()) {
+      List<Integer> ns = e.getValue();
+      for (int i = 0; i < ns.size(); i++) {
+        assertThat(ns.get(i)).as("partition p%d in order, each once", e.getKey()).isEqualTo(i);
+      }
+    }
+    assertThat(seen).hasSize(PARTITIONS);
+  }
+
+  private static long segments(String queue) {
+    return broker.sqlLong(
+        "select count(*) from queen.log_segments s join queen.log_partitions p on p.id ="
+            + " s.partition_id join queen.queues q on q.id = p.queue_id where q.name = '"
+            + queue
+            + "'");
+  }
+
+  @Test
+  void bufferedWhileOnAndDrainedExactlyOnceInOrderWhenOff() {
+    assertThat(maintenance(null, true).json().get("maintenanceMode").asBoolean()).isTrue();
+    pushThousand(null, "mnt");
+    assertThat(segments("mnt")).as("nothing written to PostgreSQL").isZero();
+    assertThat(broker.get("/api/v1/status/buffers").json().get("pending").asLong()).isEqualTo(1000);
+    JsonNode state = broker.get("/api/v1/system/maintenance").json();
+    assertThat(state.get("bufferedMessages").asLong()).isEqualTo(1000);
+    assertThat(broker.get("/api/v1/pop/queue/mnt?batch=10").status()).isEqualTo(204);
+
+    maintenance(null, false);
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(() -> broker.get("/api/v1/status/buffers").json().get("pending").asLong() == 0);
+    assertEveryMessageOnceInOrder("mnt", 1000);
+  }
+
+  @Test
+  void aBrokerThatStopsWithABufferOrHalfwayThroughADrainLosesAndRepeatsNothing() throws Exception {
+    Path dir = Files.createTempDirectory("queen-buffer-crash");
+    Map<String, String> env = Map.of("FILE_BUFFER_DIR", dir.toString());
+    try (Broker first = broker.startAnother(env)) {
+      maintenance(first, true);
+      pushThousand(first, "crash");
+    }
+    List<Path> files;
+    try (Stream<Path> s = Files.list(dir)) {
+      files = s.filter(p -> p.toString().endsWith(".log")).toList();
+    }
+    assertThat(files).isNotEmpty();
+    // keep a copy as a drain that stored everything and crashed before deleting its files leaves it
+    Path copies = Files.createTempDirectory("queen-buffer-copy");
+    for (Path f : files) {
+      Files.copy(f, copies.resolve(f.getFileName()));
+    }
+    try (Broker second = broker.startAnother(env)) {
+      assertThat(broker.get(second, "/api/v1/status/buffers").json().get("pending").asLong())
+          .as("found on disk after the restart")
+          .isEqualTo(1000);
+      maintenance(second, false);
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .until(
+              () ->
+                  broker.get(second, "/api/v1/status/buffers").json().get("pending").asLong() == 0);
+    }
+    for (Path f : files) {
+      Files.copy(copies.resolve(f.getFileName()), f);
+    }
+    try (Broker third = broker.startAnother(env)) {
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .until(
+              () ->
+                  broker.get(third, "/api/v1/status/buffers").json().get("pending").asLong() == 0);
+    }
+    assertEveryMessageOnceInOrder("crash", 1000);
+  }
+
+  @Test
+  void aBufferThatCannotBeWrittenIsA503AndNeverBuffered() throws Exception {
+    Path notADirectory = Files.createTempFile("queen-buffer", ".file");
+    try (Broker unwritable =
+            broker.startAnother(
+                Map.of("FILE_BUFFER_DIR", notADirectory.resolve("sub").toString()));
+        Broker tiny = broker.startAnother(Map.of("QUEEN_BUFFER_MAX_MB", "1"))) {
+      maintenance(unwritable, true);
+      TestBroker.Reply r =
+          broker.post(
+              unwritable,
+              "/api/v1/push",
+              Wire.items(List.of(Wire.item("nowhere", "p", "t", Wire.object()))));
+      assertThat(r.status()).isEqualTo(503);
+      assertThat(r.json().get("error").asText()).contains("FILE_BUFFER_DIR");
+      assertThat(
+              broker
+                  .get(unwritable, "/api/v1/system/maintenance")
+                  .json()
+                  .get("bufferHealthy")
+                  .asBoolean())
+          .isFalse();
+
+      maintenance(tiny, true);
+      String big = "x".repeat(200_000);
+      int buffered = 0;
+      int refused = 0;
+      for (int i = 0; i < 8; i++) {
+        TestBroker.Reply p =
+            broker.post(
+                tiny,
+                "/api/v1/push",
+                Wire.items(List.of(Wire.item("full", "p", "t" + i, Wire.object().put("s", big)))));
+        if (p.status() == 201) {
+          buffered++;
+        } else {
+          assertThat(p.status()).isEqualTo(503);
+          assertThat(p.json().get("error").asText()).contains("QUEEN_BUFFER_MAX_MB");
+          refused++;
+        }
+      }
+      assertThat(buffered).isEqualTo(5);
+      assertThat(refused).isEqualTo(3);
+      assertThat(broker.get(tiny, "/api/v1/status/buffers").json().get("pending").asLong())
+          .isEqualTo(5);
+      assertThat(broker.get(tiny, "/api/v1/status/buffers").json().get("failed").asLong())
+          .isEqualTo(3);
+      maintenance(tiny, false);
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .until(
+              () -> broker.get(tiny, "/api/v1/status/buffers").json().get("pending").asLong() == 0);
+    }
+    assertThat(segments("nowhere")).isZero();
+    assertThat(broker.sqlLong("select count(*) from queen.queues where name = 'full'"))
+        .isEqualTo(1);
+  }
+}
