@@ -92,8 +92,8 @@ public final class TestBroker implements BeforeAllCallback, AfterAllCallback {
   /** A broker on the given database and any free port of the loopback interface. */
   public static BrokerConfig configFor(DbConfig db, Map<String, String> env) {
     Map<String, String> vars = new java.util.HashMap<>(env);
-    vars.put("PG_HOST", db.host());
-    vars.put("PG_PORT", Integer.toString(db.port()));
+    vars.putIfAbsent("PG_HOST", db.host());
+    vars.putIfAbsent("PG_PORT", Integer.toString(db.port()));
     vars.put("PG_USER", db.user());
     vars.put("PG_PASSWORD", db.password());
     vars.put("PG_DB", db.database());

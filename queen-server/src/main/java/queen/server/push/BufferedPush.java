@@ -84,7 +84,9 @@ public final class BufferedPush implements AutoCloseable {
     if (items.isEmpty()) {
       return List.of();
     }
-    if (maintenance) {
+    if (maintenance || (failover && !dbHealthy)) {
+      // while the database is known to be away, do not make every push wait for the pool's
+      // connection timeout: the drainer finds out when it is back
       return buffer(items);
     }
     try {

@@ -1,0 +1,87 @@
+package queen.server.push;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import queen.server.Broker;
+import queen.server.TestBroker;
+import queen.server.Wire;
+
+/**
+ * With QUEEN_PUSH_FAILOVER, a push that cannot reach PostgreSQL is buffered and answered {@code
+ * buffered}; when the database is back the buffer drains, and nothing answered buffered is lost or
+ * stored twice. The database "goes away" by cutting a TCP proxy between the broker and it.
+ */
+class FailoverTest {
+  @RegisterExtension static final TestBroker broker = new TestBroker();
+
+  private static List<JsonNode> push(Broker via, int from, int count) {
+    List<ObjectNode> items = new ArrayList<>();
+    for (int n = from; n < from + count; n++) {
+      items.add(Wire.item("fo", "p" + (n % 4), "fo-" + n, Wire.object().put("n", n)));
+    }
+    TestBroker.Reply r = broker.post(via, "/api/v1/push", Wire.items(items));
+    assertThat(r.status()).as(r.text()).isEqualTo(201);
+    List<JsonNode> out = new ArrayList<>();
+    r.json().forEach(out::add);
+    return out;
+  }
+
+  @Test
+  void pushesDuringAnOutageAreBufferedAndAllArriveOnceWhenTheDatabaseIsBack() throws Exception {
+    try (TcpProxy proxy = new TcpProxy(broker.db().port());
+        Broker b =
+            broker.startAnother(
+                Map.of(
+                    "PG_HOST", "127.0.0.1",
+                    "PG_PORT", Integer.toString(proxy.port()),
+                    "QUEEN_PUSH_FAILOVER", "true"))) {
+      for (JsonNode r : push(b, 0, 100)) {
+        assertThat(r.get("status").asText()).isEqualTo("queued");
+      }
+      proxy.cut();
+      int buffered = 0;
+      for (int i = 0; i < 30; i++) {
+        for (JsonNode r : push(b, 100 + i * 10, 10)) {
+          assertThat(r.get("status").asText()).isEqualTo("buffered");
+          buffered++;
+        }
+      }
+      assertThat(buffered).isEqualTo(300);
+      assertThat(broker.get(b, "/api/v1/status/buffers").json().get("pending").asLong())
+          .isEqualTo(300);
+      proxy.restore();
+      await()
+          .atMost(Duration.ofSeconds(60))
+          .until(() -> broker.get(b, "/api/v1/status/buffers").json().get("pending").asLong() == 0);
+      for (JsonNode r : push(b, 400, 100)) {
+        assertThat(r.get("status").asText()).as("direct again").isEqualTo("queued");
+      }
+    }
+    Set<Integer> seen = new HashSet<>();
+    int total = 0;
+    while (true) {
+      TestBroker.Reply r =
+          broker.get("/api/v1/pop/queue/fo?consumerGroup=check&batch=500&autoAck=true");
+      if (r.status() == 204) {
+        break;
+      }
+      for (JsonNode m : r.json().get("messages")) {
+        seen.add(m.at("/data/n").asInt());
+        total++;
+      }
+    }
+    assertThat(total).as("every message once").isEqualTo(500);
+    assertThat(seen).hasSize(500);
+  }
+}

@@ -1,0 +1,99 @@
+package queen.server.push;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * A TCP forwarder between the broker and PostgreSQL that a test can cut: {@link #cut()} closes
+ * every connection and refuses new ones, as a database that went away; {@link #restore()} accepts
+ * again on the same port.
+ */
+final class TcpProxy implements AutoCloseable {
+  private final int targetPort;
+  private final Set<Socket> open = ConcurrentHashMap.newKeySet();
+  private final int port;
+  private volatile ServerSocket server;
+
+  TcpProxy(int targetPort) throws IOException {
+    this.targetPort = targetPort;
+    this.server = listen(0);
+    this.port = server.getLocalPort();
+  }
+
+  int port() {
+    return port;
+  }
+
+  private ServerSocket listen(int on) throws IOException {
+    ServerSocket s = new ServerSocket();
+    s.setReuseAddress(true);
+    s.bind(new InetSocketAddress("127.0.0.1", on));
+    Thread.ofVirtual().start(() -> accept(s));
+    return s;
+  }
+
+  private void accept(ServerSocket s) {
+    while (!s.isClosed()) {
+      try {
+        Socket client = s.accept();
+        Socket upstream = new Socket("127.0.0.1", targetPort);
+        open.add(client);
+        open.add(upstream);
+        Thread.ofVirtual().start(() -> pump(client, upstream));
+        Thread.ofVirtual().start(() -> pump(upstream, client));
+      } catch (IOException e) {
+        return; // the listener was closed by cut()
+      }
+    }
+  }
+
+  private void pump(Socket from, Socket to) {
+    byte[] buf = new byte[16 * 1024];
+    try (InputStream in = from.getInputStream();
+        OutputStream out = to.getOutputStream()) {
+      int n;
+      while ((n = in.read(buf)) >= 0) {
+        out.write(buf, 0, n);
+        out.flush();
+      }
+    } catch (IOException e) {
+      // one side closed: close the other below
+    } finally {
+      close(from);
+      close(to);
+    }
+  }
+
+  private void close(Socket s) {
+    open.remove(s);
+    try {
+      s.close();
+    } catch (IOException e) {
+      // already closed
+    }
+  }
+
+  /** The database goes away: every connection drops, new ones are refused. */
+  void cut() throws IOException {
+    server.close();
+    for (Socket s : open) {
+      close(s);
+    }
+  }
+
+  /** The database is back, on the same port. */
+  void restore() throws IOException {
+    server = listen(port);
+  }
+
+  @Override
+  public void close() throws IOException {
+    cut();
+  }
+}
