@@ -23,7 +23,7 @@ public final class BufferedPush implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(BufferedPush.class);
 
   /** Items handed to one push while draining: big enough to amortise, small enough to retry. */
-  private static final int DRAIN_BATCH = 1_000;
+  private static final int DRAIN_BATCH = 10_000;
 
   private static final long IDLE_CHECK_MS = 500;
 
@@ -194,25 +194,68 @@ public final class BufferedPush implements AutoCloseable {
   private void drain() throws IOException {
     buffer.seal();
     for (Path file : buffer.sealedFiles()) {
+      FileDrain d = new FileDrain();
       try {
-        drain(file);
-      } catch (StoreException e) {
-        if (e.unavailable()) {
-          throw e;
+        LocalBuffer.forEachRecord(file, d::add);
+        d.flush();
+      } catch (Stopped | StoreException e) {
+        buffer.stored(-d.stored); // the file is drained again from its start
+        if (e instanceof StoreException se && !se.unavailable()) {
+          quarantine(file, se);
+          continue;
         }
-        quarantine(file, e);
+        if (e instanceof StoreException se) {
+          throw se;
+        }
+        return;
       } catch (RuntimeException e) {
+        buffer.stored(-d.stored);
         quarantine(file, e);
+        continue;
       }
+      buffer.drained(file);
+    }
+  }
+
+  /** Maintenance went on, or the broker is closing: the drain stops between two batches. */
+  private static final class Stopped extends RuntimeException {
+    Stopped() {
+      super(null, null, false, false);
+    }
+  }
+
+  /** One file's drain: records merged into batches of up to DRAIN_BATCH items. */
+  private final class FileDrain {
+    private List<PushItem> batch = new ArrayList<>();
+    private long stored;
+
+    void add(byte[] record) {
+      List<PushItem> items = BufferRecord.decode(record);
+      if (!batch.isEmpty() && batch.size() + items.size() > DRAIN_BATCH) {
+        flush();
+      }
+      batch.addAll(items);
+    }
+
+    void flush() {
       if (maintenance || closed) {
+        throw new Stopped();
+      }
+      if (batch.isEmpty()) {
         return;
       }
+      direct.push(batch);
+      buffer.stored(batch.size());
+      drained.addAndGet(batch.size());
+      stored += batch.size();
+      batch = new ArrayList<>();
     }
   }
 
   /** A file the database refuses for good (not an outage) is set aside, never dropped. */
   private void quarantine(Path file, RuntimeException e) throws IOException {
     long messages = buffer.quarantine(file);
+    buffer.stored(messages);
     failedRecords.addAndGet(messages);
     log.error(
         "buffered file {} ({} messages) cannot be stored and is kept as {}.failed",
@@ -220,32 +263,6 @@ public final class BufferedPush implements AutoCloseable {
         messages,
         file.getFileName(),
         e);
-  }
-
-  private void drain(Path file) throws IOException {
-    long messages = 0;
-    List<PushItem> batch = new ArrayList<>();
-    for (byte[] record : LocalBuffer.readRecords(file)) {
-      if (maintenance || closed) {
-        return;
-      }
-      List<PushItem> items = BufferRecord.decode(record);
-      if (!batch.isEmpty() && batch.size() + items.size() > DRAIN_BATCH) {
-        store(batch);
-        batch = new ArrayList<>();
-      }
-      batch.addAll(items);
-      messages += items.size();
-    }
-    store(batch);
-    buffer.drained(file, messages);
-    drained.addAndGet(messages);
-  }
-
-  private void store(List<PushItem> batch) {
-    if (!batch.isEmpty()) {
-      direct.push(batch);
-    }
   }
 
   @Override

@@ -1,5 +1,7 @@
 package queen.server.push;
 
+import java.io.BufferedInputStream;
+import java.io.DataInputStream;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -29,6 +31,9 @@ public final class LocalBuffer implements AutoCloseable {
   private static final String SUFFIX = ".log";
   private static final int HEADER = 8;
   private static final int MAX_RECORD = 256 << 20;
+
+  /** A file is sealed for draining past this size, so a drain reads and deletes in steps. */
+  private static final long ROTATE_BYTES = 16 << 20;
 
   private final Path dir;
   private final long maxBytes;
@@ -74,9 +79,7 @@ public final class LocalBuffer implements AutoCloseable {
     for (Path f : b.sealedFiles()) {
       last = Math.max(last, sequence(f));
       b.bytesOnDisk += Files.size(f);
-      for (byte[] ignored : readRecords(f)) {
-        b.pending.addAndGet(BufferRecord.count(ignored));
-      }
+      forEachRecord(f, r -> b.pending.addAndGet(BufferRecord.count(r)));
     }
     b.currentSequence = last + 1;
     return b;
@@ -110,6 +113,14 @@ public final class LocalBuffer implements AutoCloseable {
             "the buffer is full (QUEEN_BUFFER_MAX_MB allows " + maxBytes + " bytes)");
       }
       try {
+        if (current != null && written + record.remaining() > ROTATE_BYTES) {
+          current.force(false);
+          current.close();
+          current = null;
+          currentSequence++;
+          written = 0;
+          synced = 0;
+        }
         if (current == null) {
           current =
               FileChannel.open(
@@ -218,29 +229,52 @@ public final class LocalBuffer implements AutoCloseable {
 
   /** The whole records of a file, in order; reading stops at a torn or corrupt record. */
   public static List<byte[]> readRecords(Path file) throws IOException {
-    byte[] all = Files.readAllBytes(file);
-    ByteBuffer in = ByteBuffer.wrap(all);
     List<byte[]> out = new ArrayList<>();
-    while (in.remaining() >= HEADER) {
-      int length = in.getInt();
-      int checksum = in.getInt();
-      if (length < 0 || length > MAX_RECORD || length > in.remaining()) {
-        break;
-      }
-      byte[] body = new byte[length];
-      in.get(body);
-      CRC32C crc = new CRC32C();
-      crc.update(body);
-      if ((int) crc.getValue() != checksum) {
-        break;
-      }
-      out.add(body);
-    }
+    forEachRecord(file, out::add);
     return out;
   }
 
-  /** A sealed file fully drained: deleted, its messages no longer pending. */
-  public void drained(Path file, long messages) throws IOException {
+  /** A record body handed over while a file is read. */
+  public interface RecordSink {
+    void accept(byte[] body) throws IOException;
+  }
+
+  /**
+   * Streams the whole records of a file, in order, to {@code sink}; reading stops at a torn or
+   * corrupt record (never answered: its append did not return).
+   */
+  public static void forEachRecord(Path file, RecordSink sink) throws IOException {
+    try (DataInputStream in =
+        new DataInputStream(new BufferedInputStream(Files.newInputStream(file), 1 << 16))) {
+      while (true) {
+        byte[] header = in.readNBytes(HEADER);
+        if (header.length < HEADER) {
+          return;
+        }
+        ByteBuffer h = ByteBuffer.wrap(header);
+        int length = h.getInt();
+        int checksum = h.getInt();
+        if (length < 0 || length > MAX_RECORD) {
+          return;
+        }
+        byte[] body = in.readNBytes(length);
+        CRC32C crc = new CRC32C();
+        crc.update(body);
+        if (body.length < length || (int) crc.getValue() != checksum) {
+          return;
+        }
+        sink.accept(body);
+      }
+    }
+  }
+
+  /** Messages of a sealed file stored in the database: no longer pending. */
+  public void stored(long messages) {
+    pending.addAndGet(-messages);
+  }
+
+  /** A sealed file whose every message was stored: deleted. */
+  public void drained(Path file) throws IOException {
     long size = Files.size(file);
     Files.delete(file);
     appendLock.lock();
@@ -249,7 +283,6 @@ public final class LocalBuffer implements AutoCloseable {
     } finally {
       appendLock.unlock();
     }
-    pending.addAndGet(-messages);
   }
 
   /**
@@ -257,13 +290,10 @@ public final class LocalBuffer implements AutoCloseable {
    * and answers how many messages it held.
    */
   public long quarantine(Path file) throws IOException {
-    long messages = 0;
-    for (byte[] r : readRecords(file)) {
-      messages += BufferRecord.count(r);
-    }
+    long[] messages = new long[1];
+    forEachRecord(file, r -> messages[0] += BufferRecord.count(r));
     Files.move(file, file.resolveSibling(file.getFileName() + ".failed"));
-    pending.addAndGet(-messages);
-    return messages;
+    return messages[0];
   }
 
   /** Files set aside by {@link #quarantine}: their count and bytes. */
