@@ -83,12 +83,18 @@ public final class Broker implements AutoCloseable {
   private final List<AutoCloseable> resources;
   private final WebServer server;
   private final List<RouteTable.Route> routes;
+  private final Runnable stopWaiting;
   private final AtomicBoolean closed = new AtomicBoolean();
 
-  private Broker(List<AutoCloseable> resources, WebServer server, List<RouteTable.Route> routes) {
+  private Broker(
+      List<AutoCloseable> resources,
+      WebServer server,
+      List<RouteTable.Route> routes,
+      Runnable stopWaiting) {
     this.resources = resources;
     this.server = server;
     this.routes = routes;
+    this.stopWaiting = stopWaiting;
   }
 
   /** Migrates the schema and starts serving; fails if PostgreSQL cannot be reached. */
@@ -205,6 +211,7 @@ public final class Broker implements AutoCloseable {
               // the body back until the client's delayed ACK of the headers, 40 ms later
               .connectionOptions(socket -> socket.tcpNoDelay(true))
               .shutdownHook(false)
+              .shutdownGracePeriod(config.shutdownTimeout())
               .update(b -> tls(config.tls()).ifPresent(b::tls))
               .directHandlers(HttpApi.directHandlers())
               .routing(
@@ -245,7 +252,7 @@ public final class Broker implements AutoCloseable {
                                   new MessageRoutes(messages, traces, clock, payloads)))))
               .build()
               .start();
-      return new Broker(resources, server, List.copyOf(routes));
+      return new Broker(resources, server, List.copyOf(routes), pop::stopWaiting);
     } catch (RuntimeException e) {
       closeAll(resources);
       throw e;
@@ -313,12 +320,14 @@ public final class Broker implements AutoCloseable {
   }
 
   /**
-   * Stops accepting requests, lets in-flight ones finish, stops the background tasks, then closes
-   * the pool. Idempotent.
+   * Answers every parked long-poll with 204, stops accepting requests, lets in-flight ones finish
+   * (up to SHUTDOWN_TIMEOUT_MS: their pushes and acks commit as usual), stops the background tasks,
+   * then closes the pool. Idempotent.
    */
   @Override
   public void close() {
     if (closed.compareAndSet(false, true)) {
+      stopWaiting.run();
       server.stop();
       closeAll(resources);
     }

@@ -39,8 +39,10 @@ import queen.server.store.DbConfig;
  * @param cipher QUEEN_ENCRYPTION_KEY and QUEEN_ENCRYPTION_KEYS_OLD, payload encryption at rest;
  *     null when neither is set
  * @param tls TLS_CERT_FILE and TLS_KEY_FILE, HTTPS on the listener; null for plain HTTP
- * @param buffer FILE_BUFFER_DIR, QUEEN_BUFFER_MAX_BYTES and QUEEN_PUSH_FAILOVER, the local push
- *     buffer of maintenance mode and failover
+ * @param buffer FILE_BUFFER_DIR, QUEEN_BUFFER_MAX_MB and QUEEN_PUSH_FAILOVER, the local push buffer
+ *     of maintenance mode and failover
+ * @param shutdownTimeout SHUTDOWN_TIMEOUT_MS, how long a stopping broker lets requests in flight
+ *     finish
  */
 public record BrokerConfig(
     String host,
@@ -57,7 +59,8 @@ public record BrokerConfig(
     PushLimits pushLimits,
     PayloadCipher cipher,
     TlsFiles tls,
-    Buffer buffer) {
+    Buffer buffer,
+    Duration shutdownTimeout) {
 
   /**
    * @param dir where buffered pushes are written (one broker per directory)
@@ -112,7 +115,8 @@ public record BrokerConfig(
         new Buffer(
             Path.of(r.string("FILE_BUFFER_DIR", "queen-buffer")),
             r.integer("QUEEN_BUFFER_MAX_MB", 1024, 1, 1 << 20) * 1_048_576L,
-            r.bool("QUEEN_PUSH_FAILOVER", false)));
+            r.bool("QUEEN_PUSH_FAILOVER", false)),
+        Duration.ofMillis(r.integer("SHUTDOWN_TIMEOUT_MS", 10_000, 0, 600_000)));
   }
 
   private static TlsFiles tls(Reader r) {

@@ -62,6 +62,9 @@ import picocli.CommandLine.Command;
       "  QUEEN_ENCRYPTION_KEYS_OLD  comma-separated older keys, still used to open",
       "                  payloads they sealed (key rotation)",
       "",
+      "  SHUTDOWN_TIMEOUT_MS  on SIGTERM, how long requests in flight may finish",
+      "                  (default 10000); parked long-polls are answered 204 at once",
+      "",
       "Stops cleanly on SIGTERM or Ctrl-C. Exit status 1 when PostgreSQL cannot be",
       "reached, 2 for an invalid setting."
     })

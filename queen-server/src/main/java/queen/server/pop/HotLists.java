@@ -62,6 +62,14 @@ public final class HotLists {
     }
   }
 
+  /** Wakes every parked pop of every queue. */
+  void openAll() {
+    anyQueue.open();
+    for (QueueState q : queues.values()) {
+      q.gate.open();
+    }
+  }
+
   WakeGate gate(String queue) {
     return queue(queue).gate;
   }

@@ -32,6 +32,8 @@ import queen.server.store.Verdict;
  * neither. The frame walk happens after PostgreSQL answered, never inside it.
  */
 public final class PopService {
+  private volatile boolean stopping;
+
   /** Candidates fetched per reseed; a full page asks for the next reseed at once. */
   static final int RESEED_PAGE = 1024;
 
@@ -128,6 +130,9 @@ public final class PopService {
       long park = Math.min(left, TimeUnit.MILLISECONDS.toNanos(waits.intervalMs(attempt)));
       if (a.holdUntil() != 0) {
         park = Math.min(left, Math.max(0, a.holdUntil() - now));
+      }
+      if (stopping) {
+        return empty(request, worker); // shutting down: parked pops answer 204 now
       }
       try {
         if (gate.await(seen, park, TimeUnit.NANOSECONDS)) {
@@ -420,6 +425,15 @@ public final class PopService {
   public void groupReset(String queue, String group) {
     seeds.forget(queue, group);
     hot.forget(queue, group);
+  }
+
+  /**
+   * Shutting down: every parked long-poll stops waiting and answers 204 (its client polls again,
+   * elsewhere); pops still looking finish their look.
+   */
+  public void stopWaiting() {
+    stopping = true;
+    hot.openAll();
   }
 
   /** Stops the revisit wheel. */
