@@ -32,6 +32,7 @@ import picocli.CommandLine.Option;
       BenchCommand.StorageCmd.class,
       BenchCommand.RetentionCmd.class,
       AdminCommand.class,
+      StartupCommand.class,
       Suite.class,
       BenchCommand.Render.class,
       BenchCommand.Jmh.class

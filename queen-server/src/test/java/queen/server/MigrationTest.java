@@ -68,8 +68,10 @@ class MigrationTest {
       assertThat(first.port()).isPositive();
     }
     // what an older build leaves behind: a pop function with another body, recorded with the
-    // checksum of that body
+    // checksum of that body, and the fingerprint of its own migrations
     exec(
+        "update queen.system_state set value = '{\"sha256\": \"older\"}'"
+            + " where key = 'schema_fingerprint'",
         "drop function queen.log_pop_specific_v1(text, text, text, uuid, integer, boolean, text,"
             + " timestamptz, timestamptz)",
         "update queen.flyway_schema_history set checksum = checksum + 1"
@@ -79,6 +81,24 @@ class MigrationTest {
     }
     assertThat(scalar("select count(*) from pg_proc where proname = 'log_pop_specific_v1'"))
         .isEqualTo(1);
+  }
+
+  @Test
+  void aStartOnASchemaAlreadyCurrentSkipsFlyway() throws Exception {
+    try (Broker first = Broker.start(config())) {
+      assertThat(first.port()).isPositive();
+    }
+    long applied = scalar("select count(*) from queen.flyway_schema_history");
+    // a Flyway run would re-apply this repeatable script, its checksum now differing
+    exec(
+        "update queen.flyway_schema_history set checksum = checksum + 1"
+            + " where script = 'R__30_pop.sql'");
+    try (Broker again = Broker.start(config())) {
+      assertThat(again.port()).isPositive();
+    }
+    assertThat(scalar("select count(*) from queen.flyway_schema_history"))
+        .as("the fingerprint matched: no migration ran")
+        .isEqualTo(applied);
   }
 
   private BrokerConfig config() {

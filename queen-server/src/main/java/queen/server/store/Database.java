@@ -3,6 +3,8 @@ package queen.server.store;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.concurrent.atomic.LongAdder;
 import org.flywaydb.core.Flyway;
@@ -39,8 +41,15 @@ public final class Database implements AutoCloseable {
     return new Database(new HikariDataSource(hikari));
   }
 
-  /** Creates or migrates the queen schema to this build's version. */
+  /**
+   * Creates or migrates the queen schema to this build's version. When the schema already is this
+   * build's (its stored migration fingerprint matches), one query says so and Flyway is skipped.
+   */
   public void migrate() {
+    String fingerprint = MigrationFingerprint.of(Database.class.getClassLoader());
+    if (fingerprint.equals(storedFingerprint())) {
+      return;
+    }
     Flyway.configure()
         .dataSource(pool)
         .schemas("queen")
@@ -48,6 +57,36 @@ public final class Database implements AutoCloseable {
         .locations("classpath:db/migration")
         .load()
         .migrate();
+    autocommit(
+        c -> {
+          try (PreparedStatement ps =
+              c.prepareStatement(
+                  "insert into queen.system_state (key, value, updated_at)"
+                      + " values ('schema_fingerprint', jsonb_build_object('sha256', ?::text), now())"
+                      + " on conflict (key) do update set value = excluded.value,"
+                      + " updated_at = excluded.updated_at")) {
+            ps.setString(1, fingerprint);
+            ps.executeUpdate();
+          }
+          return null;
+        });
+  }
+
+  /** The fingerprint stored by the last migration, or null (no schema yet, or an older build). */
+  private String storedFingerprint() {
+    try (Connection c = pool.getConnection();
+        PreparedStatement ps =
+            c.prepareStatement(
+                "select value ->> 'sha256' from queen.system_state"
+                    + " where key = 'schema_fingerprint'");
+        ResultSet rs = ps.executeQuery()) {
+      return rs.next() ? rs.getString(1) : null;
+    } catch (SQLException e) {
+      if ("42P01".equals(e.getSQLState()) || "3F000".equals(e.getSQLState())) {
+        return null; // no queen schema yet
+      }
+      throw StoreException.from(e);
+    }
   }
 
   /** Units of database work run so far (transactions and autocommit calls), for metrics. */
