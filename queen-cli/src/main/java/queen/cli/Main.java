@@ -38,6 +38,11 @@ public final class Main implements Runnable {
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
   public static void main(String[] args) {
+    if ("json".equalsIgnoreCase(System.getenv("LOG_FORMAT"))
+        && System.getProperty("logback.configurationFile") == null) {
+      // before the first logger is made: logback reads its configuration once
+      System.setProperty("logback.configurationFile", "logback-json.xml");
+    }
     System.exit(commandLine().execute(args));
   }
 

@@ -62,6 +62,7 @@ import picocli.CommandLine.Command;
       "  QUEEN_ENCRYPTION_KEYS_OLD  comma-separated older keys, still used to open",
       "                  payloads they sealed (key rotation)",
       "",
+      "  LOG_FORMAT      json: one JSON object per log line (default: text)",
       "  SHUTDOWN_TIMEOUT_MS  on SIGTERM, how long requests in flight may finish",
       "                  (default 10000); parked long-polls are answered 204 at once",
       "",

@@ -125,7 +125,8 @@ public final class HttpApi {
       }
       case HttpException http -> Replies.error(res, http.status().code(), describe(http.status()));
       case StoreException store when store.unavailable() -> {
-        log.warn(
+        // the database logs an outage once; each refused request only at DEBUG
+        log.debug(
             "{} {}: database unavailable: {}",
             req.prologue().method(),
             req.path().path(),

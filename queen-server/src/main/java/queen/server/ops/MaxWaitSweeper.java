@@ -42,7 +42,7 @@ public final class MaxWaitSweeper implements AutoCloseable {
         moved += n;
       } while (n == CHUNK);
     } catch (RuntimeException e) {
-      log.warn("max-wait sweep failed, retrying in {}: {}", interval, e.getMessage());
+      Periodic.failed(log, "max-wait sweep failed", interval, e);
     }
     if (moved > 0) {
       log.info("moved {} messages past maxWaitTimeSeconds to the dead letters", moved);

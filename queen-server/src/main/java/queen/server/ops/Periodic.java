@@ -4,6 +4,8 @@ import java.time.Duration;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import queen.server.store.StoreException;
 
 /**
  * The timer of a background service: one daemon thread, named for the service, running a task at a
@@ -11,6 +13,18 @@ import java.util.concurrent.TimeUnit;
  */
 final class Periodic {
   private Periodic() {}
+
+  /**
+   * Logs a failed run that will be retried: at DEBUG when the database is away (the database logs
+   * that once, as it goes and as it comes back), else at WARN, never with a stack trace.
+   */
+  static void failed(Logger log, String what, Duration retry, RuntimeException e) {
+    if (e instanceof StoreException s && s.outage()) {
+      log.debug("{} while the database is away, retrying in {}: {}", what, retry, e.getMessage());
+    } else {
+      log.warn("{}, retrying in {}: {}", what, retry, e.getMessage());
+    }
+  }
 
   /** Runs {@code task} every {@code interval}, the first time one interval from now. */
   static ScheduledExecutorService every(String name, Duration interval, Runnable task) {

@@ -95,7 +95,7 @@ public final class Retention implements AutoCloseable {
         runOnce();
       }
     } catch (RuntimeException e) {
-      log.warn("retention cycle failed, retrying in {}: {}", settings.interval(), e.getMessage());
+      Periodic.failed(log, "retention cycle failed", settings.interval(), e);
     }
   }
 

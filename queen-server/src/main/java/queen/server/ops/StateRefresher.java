@@ -61,7 +61,7 @@ public final class StateRefresher implements AutoCloseable {
     try {
       refresh();
     } catch (RuntimeException e) {
-      log.warn("state refresh failed, retrying in {}: {}", interval, e.getMessage());
+      Periodic.failed(log, "state refresh failed", interval, e);
     }
   }
 

@@ -127,7 +127,7 @@ public final class Statistics implements AutoCloseable {
     try {
       tick();
     } catch (RuntimeException e) {
-      log.warn("statistics not written, retrying in {}: {}", interval, e.getMessage());
+      Periodic.failed(log, "statistics not written", interval, e);
     }
   }
 

@@ -98,7 +98,7 @@ public final class BufferedPush implements AutoCloseable {
         throw e;
       }
       if (dbHealthy) {
-        log.warn("database unreachable ({}): pushes go to the local buffer", e.getMessage());
+        log.warn("failover: pushes go to the local buffer until the database is back");
       }
       dbHealthy = false;
       List<PushResult> results = buffer(items);

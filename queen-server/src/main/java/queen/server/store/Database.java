@@ -6,8 +6,12 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
 import org.flywaydb.core.Flyway;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The broker's connection pool and schema.
@@ -19,7 +23,11 @@ import org.flywaydb.core.Flyway;
  */
 public final class Database implements AutoCloseable {
   private final HikariDataSource pool;
+  private static final Logger log = LoggerFactory.getLogger(Database.class);
+
   private final LongAdder calls = new LongAdder();
+  private final AtomicBoolean reachable = new AtomicBoolean(true);
+  private volatile long downSince;
 
   private Database(HikariDataSource pool) {
     this.pool = pool;
@@ -117,6 +125,7 @@ public final class Database implements AutoCloseable {
       try {
         T result = work.run(c);
         c.commit();
+        reached();
         return result;
       } catch (SQLException | RuntimeException e) {
         rollbackQuietly(c, e);
@@ -125,7 +134,7 @@ public final class Database implements AutoCloseable {
         c.setAutoCommit(true);
       }
     } catch (SQLException e) {
-      throw StoreException.from(e);
+      throw failed(e);
     }
   }
 
@@ -133,9 +142,32 @@ public final class Database implements AutoCloseable {
   <T> T autocommit(SqlWork<T> work) {
     calls.increment();
     try (Connection c = pool.getConnection()) {
-      return work.run(c);
+      T result = work.run(c);
+      reached();
+      return result;
     } catch (SQLException e) {
-      throw StoreException.from(e);
+      throw failed(e);
+    }
+  }
+
+  /**
+   * Classifies a failure; the first one of an outage is logged once, at WARN, without a stack trace
+   * (each request or task that meets the outage logs at DEBUG only).
+   */
+  private StoreException failed(SQLException e) {
+    StoreException s = StoreException.from(e);
+    if (s.outage() && reachable.compareAndSet(true, false)) {
+      downSince = System.nanoTime();
+      log.warn("database unreachable: {}", e.getMessage());
+    }
+    return s;
+  }
+
+  private void reached() {
+    if (!reachable.get() && reachable.compareAndSet(false, true)) {
+      log.info(
+          "database reachable again after {} ms",
+          TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - downSince));
     }
   }
 

@@ -24,6 +24,18 @@ public final class StoreException extends RuntimeException {
     return unavailable;
   }
 
+  /**
+   * The database cannot be reached at all (no connection, shutting down, pool timeout), as opposed
+   * to the transient contention that {@link #unavailable()} also covers.
+   */
+  public boolean outage() {
+    if (getCause() instanceof SQLTransientConnectionException) {
+      return true;
+    }
+    String state = sqlState();
+    return state != null && (state.startsWith("08") || state.startsWith("57P"));
+  }
+
   /** The SQLSTATE of the failure, or null. */
   String sqlState() {
     return getCause() instanceof SQLException e ? e.getSQLState() : null;

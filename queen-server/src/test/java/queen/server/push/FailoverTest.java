@@ -3,6 +3,10 @@ package queen.server.push;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.time.Duration;
@@ -13,6 +17,7 @@ import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.slf4j.LoggerFactory;
 import queen.server.Broker;
 import queen.server.TestBroker;
 import queen.server.Wire;
@@ -39,6 +44,12 @@ class FailoverTest {
 
   @Test
   void pushesDuringAnOutageAreBufferedAndAllArriveOnceWhenTheDatabaseIsBack() throws Exception {
+    Logger root = (Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
+    Logger database = (Logger) LoggerFactory.getLogger("queen.server.store.Database");
+    database.setLevel(Level.INFO);
+    ListAppender<ILoggingEvent> logged = new ListAppender<>();
+    logged.start();
+    root.addAppender(logged);
     try (TcpProxy proxy = new TcpProxy(broker.db().port());
         Broker b =
             broker.startAnother(
@@ -68,6 +79,18 @@ class FailoverTest {
         assertThat(r.get("status").asText()).as("direct again").isEqualTo("queued");
       }
     }
+    root.detachAppender(logged);
+    List<String> outage =
+        logged.list.stream()
+            .map(ILoggingEvent::getFormattedMessage)
+            .filter(m -> m.startsWith("database unreachable") || m.startsWith("database reachable"))
+            .toList();
+    assertThat(outage).as("the outage logged once as it went, once as it came back").hasSize(2);
+    assertThat(logged.list)
+        .filteredOn(
+            e -> e.getLevel().isGreaterOrEqual(Level.WARN) && e.getLoggerName().startsWith("queen"))
+        .as("no stack trace for an expected outage")
+        .allSatisfy(e -> assertThat(e.getThrowableProxy()).isNull());
     Set<Integer> seen = new HashSet<>();
     int total = 0;
     while (true) {
