@@ -18,6 +18,7 @@ import org.slf4j.bridge.SLF4JBridgeHandler;
 import queen.server.ack.AckRegistry;
 import queen.server.ack.AckService;
 import queen.server.ack.DeadLetterService;
+import queen.server.ack.ReleaseListener;
 import queen.server.ack.TransactionService;
 import queen.server.codec.PayloadCipher;
 import queen.server.http.AckRoutes;
@@ -38,6 +39,7 @@ import queen.server.http.RouteTable;
 import queen.server.http.StatusRoutes;
 import queen.server.http.TraceRoutes;
 import queen.server.http.TransactionRoutes;
+import queen.server.mesh.Hints;
 import queen.server.ops.ConsumerGroups;
 import queen.server.ops.MaxWaitSweeper;
 import queen.server.ops.Retention;
@@ -56,6 +58,7 @@ import queen.server.store.ConsumerGroupStore;
 import queen.server.store.Database;
 import queen.server.store.DeadLetterStore;
 import queen.server.store.MessageStore;
+import queen.server.store.Notifications;
 import queen.server.store.PopStore;
 import queen.server.store.PushStore;
 import queen.server.store.QueueStore;
@@ -109,6 +112,8 @@ public final class Broker implements AutoCloseable {
       FunctionCounter.builder("queen_db_calls", db, Database::calls)
           .description("Database transactions and autocommit calls run by this broker")
           .register(meters);
+      Hints hints = new Hints(new Notifications(db, config.db()), meters);
+      resources.addFirst(hints);
       QueueStore queues = new QueueStore(db);
       SystemStore system = new SystemStore(db);
       checkPayloadKeys(config.cipher(), system);
@@ -131,9 +136,15 @@ public final class Broker implements AutoCloseable {
               (queue, partition, count) -> {
                 hot.pushed(queue, partition, count);
                 statistics.pushed(queue, count);
+                hints.pushed(queue, partition);
               },
               sealing);
-      AckService ack = new AckService(new AckStore(db), registry, hot::released);
+      ReleaseListener released =
+          (queue, partition, group, hasMore) -> {
+            hot.released(queue, partition, group, hasMore);
+            hints.released(queue, partition, group, hasMore);
+          };
+      AckService ack = new AckService(new AckStore(db), registry, released);
       DeliveryListener deliveries =
           new DeliveryListener() {
             @Override
@@ -159,7 +170,7 @@ public final class Broker implements AutoCloseable {
               deliveries);
       resources.addFirst(pop::close);
       TransactionService transactions =
-          new TransactionService(new TransactionStore(db), push, hot::released);
+          new TransactionService(new TransactionStore(db), push, released);
       MaxWaitSweeper sweeper = new MaxWaitSweeper(deadLetters, config.sweepInterval());
       resources.addFirst(sweeper);
       sweeper.start();
@@ -168,7 +179,7 @@ public final class Broker implements AutoCloseable {
       resources.addFirst(retention);
       retention.start();
       ConsumerGroupStore groupStore = new ConsumerGroupStore(db);
-      ConsumerGroups groups = new ConsumerGroups(groupStore, pop::groupReset);
+      ConsumerGroups groups = new ConsumerGroups(groupStore, pop::groupReset, hints::refresh);
       groups.start();
       BufferedPush buffered =
           new BufferedPush(
@@ -195,6 +206,34 @@ public final class Broker implements AutoCloseable {
               config.stateRefresh());
       resources.addFirst(refresher);
       refresher.start();
+      Runnable changed =
+          () -> {
+            refresher.refresh();
+            hints.refresh();
+          };
+      hints.start(
+          new Hints.Receiver() {
+            @Override
+            public void pushed(String queue, String partition) {
+              hot.pushed(queue, partition, 1);
+            }
+
+            @Override
+            public void released(String queue, String partition, String group, boolean hasMore) {
+              hot.released(queue, partition, group, hasMore);
+            }
+
+            @Override
+            public void refresh() {
+              refresher.refreshQuietly();
+            }
+
+            @Override
+            public void reconnected() {
+              refresher.refreshQuietly();
+              pop.wakeAll();
+            }
+          });
       buffered.start(); // after the first state read: a restart in maintenance must not drain
       ResourceStore resourceStore = new ResourceStore(db);
       MessageStore messages = new MessageStore(db);
@@ -225,7 +264,7 @@ public final class Broker implements AutoCloseable {
                                   new MetricsRoutes(meters),
                                   new ConfigureRoutes(
                                       queues,
-                                      refresher::refresh,
+                                      changed,
                                       config.cipher() != null && config.cipher().canSeal()),
                                   new PushRoutes(buffered, config.pushLimits()),
                                   new PopRoutes(pop, statistics, payloads),
@@ -233,11 +272,10 @@ public final class Broker implements AutoCloseable {
                                   new TransactionRoutes(
                                       transactions, statistics, config.pushLimits()),
                                   new DeadLetterRoutes(
-                                      new DeadLetterService(deadLetters, clock, hot::pushed),
+                                      new DeadLetterService(deadLetters, clock, push.listener()),
                                       payloads),
-                                  new MaintenanceRoutes(system, settings, buffered),
-                                  new ResourceRoutes(
-                                      resourceStore, statsStore, refresher::refresh, clock),
+                                  new MaintenanceRoutes(system, settings, buffered, hints::refresh),
+                                  new ResourceRoutes(resourceStore, statsStore, changed, clock),
                                   new StatusRoutes(
                                       statsStore,
                                       statistics,

@@ -250,6 +250,11 @@ public final class TestBroker implements BeforeAllCallback, AfterAllCallback {
     return (long) metric("queen_db_calls_total", "");
   }
 
+  /** The broker this extension started. */
+  public Broker startedBroker() {
+    return broker;
+  }
+
   /** Every route the broker declared, with the access it requires. */
   public java.util.List<queen.server.http.RouteTable.Route> routes() {
     return broker.routes();

@@ -20,11 +20,15 @@ public final class MaintenanceRoutes implements Routes {
   private final SystemStore system;
   private final PopSettings settings;
   private final BufferedPush pushes;
+  private final Runnable changed;
 
-  public MaintenanceRoutes(SystemStore system, PopSettings settings, BufferedPush pushes) {
+  /** {@code changed} runs after a switch was set, so that other brokers follow at once. */
+  public MaintenanceRoutes(
+      SystemStore system, PopSettings settings, BufferedPush pushes, Runnable changed) {
     this.system = system;
     this.settings = settings;
     this.pushes = pushes;
+    this.changed = changed;
   }
 
   @Override
@@ -60,6 +64,7 @@ public final class MaintenanceRoutes implements Routes {
         (req, res) -> {
           boolean on = system.setPushMaintenance(enabled(req));
           pushes.maintenance(on);
+          changed.run();
           Replies.json(
               res,
               200,
@@ -83,6 +88,7 @@ public final class MaintenanceRoutes implements Routes {
         (req, res) -> {
           boolean on = system.setPopMaintenance(enabled(req));
           settings.setPopMaintenance(on);
+          changed.run();
           reply(res, on);
         });
   }

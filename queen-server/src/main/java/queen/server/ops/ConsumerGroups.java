@@ -20,11 +20,14 @@ public final class ConsumerGroups {
 
   private final ConsumerGroupStore store;
   private final ResetListener listener;
+  private final Runnable announce;
   private long seen;
 
-  public ConsumerGroups(ConsumerGroupStore store, ResetListener listener) {
+  /** {@code announce} runs after a reset made through this broker, for the other brokers. */
+  public ConsumerGroups(ConsumerGroupStore store, ResetListener listener, Runnable announce) {
     this.store = store;
     this.listener = listener;
+    this.announce = announce;
   }
 
   /** Follows the feed from its current head: older resets are already in every cursor. */
@@ -41,6 +44,7 @@ public final class ConsumerGroups {
     ConsumerGroupStore.Deleted d = store.delete(group, queue, deleteMetadata);
     if (d.queueFound()) {
       listener.groupReset(queue, group);
+      announce.run();
     }
     return d;
   }
@@ -50,6 +54,7 @@ public final class ConsumerGroups {
     ConsumerGroupStore.Sought s = store.seek(group, queue, at);
     if (s.queueFound()) {
       listener.groupReset(queue, group);
+      announce.run();
     }
     return s;
   }
@@ -59,6 +64,7 @@ public final class ConsumerGroups {
     ConsumerGroupStore.PartitionSought s = store.seekPartitionToEnd(group, queue, partition);
     if (s.cursor() != null) {
       listener.groupReset(queue, group);
+      announce.run();
     }
     return s;
   }

@@ -57,7 +57,10 @@ public final class StateRefresher implements AutoCloseable {
     groups.apply(s.resets());
   }
 
-  private void refreshQuietly() {
+  /**
+   * As {@link #refresh()}, logging a failure instead of throwing it (the next interval retries).
+   */
+  public void refreshQuietly() {
     try {
       refresh();
     } catch (RuntimeException e) {

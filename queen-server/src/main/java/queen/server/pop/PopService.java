@@ -436,6 +436,11 @@ public final class PopService {
     hot.openAll();
   }
 
+  /** Wakes every parked pop to look again (hints may have been missed). */
+  public void wakeAll() {
+    hot.openAll();
+  }
+
   /** Stops the revisit wheel. */
   public void close() {
     wheel.close();

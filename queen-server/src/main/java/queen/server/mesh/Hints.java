@@ -1,0 +1,270 @@
+package queen.server.mesh;
+
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import queen.server.store.Notifications;
+import queen.server.store.StoreException;
+
+/**
+ * Hints between brokers over PostgreSQL LISTEN/NOTIFY. After work commits, its broker notes what
+ * other brokers should act on (a partition that received data or became ready, a lease released, a
+ * switch or group changed); for a few milliseconds the notes gather, duplicates fold, and then go
+ * out as few NOTIFYs as fit PostgreSQL's payload limit. Every broker listens on one dedicated
+ * connection and applies what others sent exactly as it applies its own work, so a push through A
+ * wakes a long-poll parked on B at once. Hints are an accelerator, never the floor: a lost one
+ * costs at most one long-poll backoff interval or one state refresh, and a listener that had to
+ * reconnect wakes every parked pop and refreshes the state once.
+ */
+public final class Hints implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(Hints.class);
+  static final String CHANNEL = "queen_hints";
+
+  /** How long notes gather before they go out: cheap next to a pop's latency, many per NOTIFY. */
+  private static final long GATHER_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
+
+  private static final int MAX_PENDING = 100_000;
+
+  /** What a broker does with the hints of the others. */
+  public interface Receiver {
+    void pushed(String queue, String partition);
+
+    void released(String queue, String partition, String group, boolean hasMore);
+
+    /** Switches, queue settings or consumer groups changed: read the shared state again. */
+    void refresh();
+
+    /** Hints may have been missed while the listener was away. */
+    void reconnected();
+  }
+
+  private final Notifications notifications;
+  private final String self = UUID.randomUUID().toString();
+  private final ReentrantLock lock = new ReentrantLock();
+  private final Condition noted = lock.newCondition();
+  private LinkedHashSet<String> pending = new LinkedHashSet<>();
+  private final AtomicLong sent = new AtomicLong();
+  private final AtomicLong notifies = new AtomicLong();
+  private final AtomicLong coalesced = new AtomicLong();
+  private final AtomicLong dropped = new AtomicLong();
+  private final AtomicLong received = new AtomicLong();
+  private final AtomicLong reconnects = new AtomicLong();
+  private volatile boolean closed;
+  private Thread sender;
+  private Thread listener;
+
+  public Hints(Notifications notifications, MeterRegistry meters) {
+    this.notifications = notifications;
+    counter(meters, "queen_hints_sent", sent, "hint entries sent to other brokers");
+    counter(meters, "queen_hints_notifies", notifies, "NOTIFYs carrying them");
+    counter(meters, "queen_hints_coalesced", coalesced, "entries folded into one already pending");
+    counter(meters, "queen_hints_dropped", dropped, "entries lost (queue full or send failed)");
+    counter(meters, "queen_hints_received", received, "entries received from other brokers");
+    counter(meters, "queen_hints_listener_reconnects", reconnects, "listener reconnections");
+  }
+
+  private static void counter(MeterRegistry m, String name, AtomicLong v, String description) {
+    FunctionCounter.builder(name, v, AtomicLong::get).description(description).register(m);
+  }
+
+  /** A partition received data through this broker. */
+  public void pushed(String queue, String partition) {
+    note("p\t" + queue + "\t" + partition);
+  }
+
+  /** A lease ended through this broker; {@code hasMore}: the partition is ready again. */
+  public void released(String queue, String partition, String group, boolean hasMore) {
+    note("l\t" + queue + "\t" + partition + "\t" + group + "\t" + (hasMore ? "1" : "0"));
+  }
+
+  /** Shared state changed through this broker (configure, a switch, a group seek or delete). */
+  public void refresh() {
+    note("r");
+  }
+
+  // names never hold control characters (the HTTP layer refuses them), so tab and newline separate
+  private void note(String entry) {
+    if (closed) {
+      return;
+    }
+    lock.lock();
+    try {
+      if (pending.size() >= MAX_PENDING) {
+        dropped.incrementAndGet();
+        return;
+      }
+      if (!pending.add(entry)) {
+        coalesced.incrementAndGet();
+        return;
+      }
+      if (pending.size() == 1) {
+        noted.signal();
+      }
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /** Starts sending, and listening for the others' hints. */
+  public synchronized void start(Receiver receiver) {
+    if (sender == null) {
+      sender = Thread.ofPlatform().daemon().name("queen-hints-send").start(this::sendLoop);
+      listener =
+          Thread.ofPlatform().daemon().name("queen-hints-listen").start(() -> listenLoop(receiver));
+    }
+  }
+
+  private void sendLoop() {
+    while (!closed) {
+      List<String> batch;
+      lock.lock();
+      try {
+        while (pending.isEmpty() && !closed) {
+          noted.await();
+        }
+      } catch (InterruptedException e) {
+        return;
+      } finally {
+        lock.unlock();
+      }
+      LockSupport.parkNanos(GATHER_NANOS); // let the notes of concurrent pushes gather
+      lock.lock();
+      try {
+        batch = new ArrayList<>(pending);
+        pending = new LinkedHashSet<>();
+      } finally {
+        lock.unlock();
+      }
+      List<String> payloads = payloads(batch);
+      try {
+        notifications.send(CHANNEL, payloads);
+        sent.addAndGet(batch.size());
+        notifies.addAndGet(payloads.size());
+      } catch (StoreException e) {
+        dropped.addAndGet(batch.size()); // the floor covers them: backoff and state refresh
+      }
+    }
+  }
+
+  /**
+   * The entries as payloads of at most {@link Notifications#MAX_PAYLOAD} bytes, each headed by us.
+   */
+  private List<String> payloads(List<String> entries) {
+    List<String> out = new ArrayList<>();
+    StringBuilder b = new StringBuilder(self);
+    int bytes = self.length();
+    for (String e : entries) {
+      int size = 1 + e.getBytes(StandardCharsets.UTF_8).length;
+      if (bytes + size > Notifications.MAX_PAYLOAD && bytes > self.length()) {
+        out.add(b.toString());
+        b = new StringBuilder(self);
+        bytes = self.length();
+      }
+      b.append('\n').append(e);
+      bytes += size;
+    }
+    if (bytes > self.length()) {
+      out.add(b.toString());
+    }
+    return out;
+  }
+
+  private void listenLoop(Receiver receiver) {
+    long backoffMs = 100;
+    boolean first = true;
+    while (!closed) {
+      try (Notifications.Listener l = notifications.listen(CHANNEL)) {
+        if (!first) {
+          reconnects.incrementAndGet();
+          log.info("hint listener connected again");
+          receiver.reconnected();
+        }
+        first = false;
+        backoffMs = 100;
+        while (!closed) {
+          for (String payload : l.poll(500)) {
+            apply(payload, receiver);
+          }
+        }
+      } catch (StoreException e) {
+        if (!first || backoffMs == 100) {
+          log.debug("hint listener lost: {}", e.getMessage());
+        }
+        first = false;
+        LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(backoffMs));
+        backoffMs = Math.min(backoffMs * 2, 5_000);
+      } catch (RuntimeException e) {
+        log.warn("hint listener failed, reconnecting: {}", e.getMessage());
+        first = false;
+        LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(backoffMs));
+      }
+    }
+  }
+
+  private void apply(String payload, Receiver receiver) {
+    String[] lines = payload.split("\n");
+    if (lines.length == 0 || lines[0].equals(self)) {
+      return; // our own
+    }
+    boolean refresh = false;
+    for (int i = 1; i < lines.length; i++) {
+      String[] f = lines[i].split("\t", -1);
+      received.incrementAndGet();
+      switch (f[0]) {
+        case "p" -> {
+          if (f.length == 3) {
+            receiver.pushed(f[1], f[2]);
+          }
+        }
+        case "l" -> {
+          if (f.length == 5) {
+            receiver.released(f[1], f[2], f[3], f[4].equals("1"));
+          }
+        }
+        case "r" -> refresh = true;
+        default -> log.debug("unknown hint {}", f[0]);
+      }
+    }
+    if (refresh) {
+      receiver.refresh();
+    }
+  }
+
+  @Override
+  public void close() {
+    closed = true;
+    lock.lock();
+    try {
+      noted.signalAll();
+    } finally {
+      lock.unlock();
+    }
+    Thread s;
+    Thread l;
+    synchronized (this) {
+      s = sender;
+      l = listener;
+    }
+    for (Thread t : new Thread[] {s, l}) {
+      if (t != null) {
+        t.interrupt();
+        try {
+          t.join(2_000);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
+    }
+  }
+}

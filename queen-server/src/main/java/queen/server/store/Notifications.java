@@ -1,0 +1,104 @@
+package queen.server.store;
+
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Properties;
+import org.postgresql.PGConnection;
+import org.postgresql.PGNotification;
+
+/**
+ * PostgreSQL LISTEN/NOTIFY for the hints between brokers: sending goes through the pool, after the
+ * work it announces has committed; listening holds one dedicated connection outside the pool.
+ */
+public final class Notifications {
+  /** The largest NOTIFY payload PostgreSQL accepts is 8000 bytes; stay clear of it. */
+  public static final int MAX_PAYLOAD = 7_900;
+
+  private final Database db;
+  private final DbConfig config;
+
+  public Notifications(Database db, DbConfig config) {
+    this.db = db;
+    this.config = config;
+  }
+
+  /** Sends each payload on the channel, one autocommit call for all. */
+  public void send(String channel, List<String> payloads) {
+    db.autocommit(
+        c -> {
+          try (PreparedStatement ps = c.prepareStatement("select pg_notify(?, ?)")) {
+            for (String p : payloads) {
+              ps.setString(1, channel);
+              ps.setString(2, p);
+              ps.execute();
+            }
+          }
+          return null;
+        });
+  }
+
+  /** A connection listening on one channel. */
+  public final class Listener implements AutoCloseable {
+    private final Connection connection;
+    private final PGConnection pg;
+
+    private Listener(Connection connection) throws SQLException {
+      this.connection = connection;
+      this.pg = connection.unwrap(PGConnection.class);
+    }
+
+    /** The payloads received, waiting up to {@code timeoutMs} for the first one. */
+    public List<String> poll(int timeoutMs) {
+      try {
+        PGNotification[] got = pg.getNotifications(timeoutMs);
+        List<String> out = new ArrayList<>();
+        if (got != null) {
+          for (PGNotification n : got) {
+            out.add(n.getParameter());
+          }
+        }
+        return out;
+      } catch (SQLException e) {
+        throw StoreException.from(e);
+      }
+    }
+
+    /** The backend pid of the listening connection (to find it in pg_stat_activity). */
+    public int backendPid() {
+      return pg.getBackendPID();
+    }
+
+    @Override
+    public void close() {
+      try {
+        connection.close();
+      } catch (SQLException e) {
+        // a listener already cut off: nothing to close
+      }
+    }
+  }
+
+  /** Opens a dedicated connection and listens on the channel. */
+  public Listener listen(String channel) {
+    Properties props = new Properties();
+    props.setProperty("user", config.user());
+    props.setProperty("password", config.password());
+    props.setProperty("ApplicationName", "queen-hints");
+    props.setProperty("tcpKeepAlive", "true");
+    props.setProperty("connectTimeout", "5");
+    try {
+      Connection c = DriverManager.getConnection(config.jdbcUrl(), props);
+      try (Statement st = c.createStatement()) {
+        st.execute("listen " + channel);
+      }
+      return new Listener(c);
+    } catch (SQLException e) {
+      throw StoreException.from(e);
+    }
+  }
+}
