@@ -33,6 +33,7 @@ import picocli.CommandLine.Option;
       BenchCommand.RetentionCmd.class,
       AdminCommand.class,
       StartupCommand.class,
+      CrossBrokerCommand.class,
       Suite.class,
       BenchCommand.Render.class,
       BenchCommand.Jmh.class
