@@ -141,6 +141,15 @@ public final class Database implements AutoCloseable {
   /** Runs work on a connection in autocommit mode: each statement is its own transaction. */
   <T> T autocommit(SqlWork<T> work) {
     calls.increment();
+    return uncounted(work);
+  }
+
+  /**
+   * As {@link #autocommit}, not counted in {@link #calls()}: for the hints between brokers, which
+   * are not work a request asked for (a pop in maintenance mode does no database work, while the
+   * switch's hint may still be on its way out).
+   */
+  <T> T uncounted(SqlWork<T> work) {
     try (Connection c = pool.getConnection()) {
       T result = work.run(c);
       reached();

@@ -29,7 +29,7 @@ public final class Notifications {
 
   /** Sends each payload on the channel, one autocommit call for all. */
   public void send(String channel, List<String> payloads) {
-    db.autocommit(
+    db.uncounted(
         c -> {
           try (PreparedStatement ps = c.prepareStatement("select pg_notify(?, ?)")) {
             for (String p : payloads) {
