@@ -60,6 +60,9 @@ public final class Hints implements AutoCloseable {
   private final AtomicLong dropped = new AtomicLong();
   private final AtomicLong received = new AtomicLong();
   private final AtomicLong reconnects = new AtomicLong();
+  private final AtomicLong alone = new AtomicLong();
+  private volatile long checkedAt = System.nanoTime() - TimeUnit.SECONDS.toNanos(2);
+  private volatile boolean others;
   private volatile boolean closed;
   private Thread sender;
   private Thread listener;
@@ -72,6 +75,7 @@ public final class Hints implements AutoCloseable {
     counter(meters, "queen_hints_dropped", dropped, "entries lost (queue full or send failed)");
     counter(meters, "queen_hints_received", received, "entries received from other brokers");
     counter(meters, "queen_hints_listener_reconnects", reconnects, "listener reconnections");
+    counter(meters, "queen_hints_unsent_alone", alone, "entries not sent: no other broker listens");
   }
 
   private static void counter(MeterRegistry m, String name, AtomicLong v, String description) {
@@ -146,6 +150,10 @@ public final class Hints implements AutoCloseable {
       } finally {
         lock.unlock();
       }
+      if (!othersListening()) {
+        alone.addAndGet(batch.size());
+        continue; // a broker alone sends nothing: no NOTIFY cost, no listener work in PostgreSQL
+      }
       List<String> payloads = payloads(batch);
       try {
         notifications.send(CHANNEL, payloads);
@@ -155,6 +163,24 @@ public final class Hints implements AutoCloseable {
         dropped.addAndGet(batch.size()); // the floor covers them: backoff and state refresh
       }
     }
+  }
+
+  /**
+   * Whether another broker listens: asked again after a second when one did, after a quarter of a
+   * second when none did (a broker that starts is heard from soon), and known at once when one of
+   * its hints arrives.
+   */
+  private boolean othersListening() {
+    long now = System.nanoTime();
+    if (now - checkedAt > TimeUnit.MILLISECONDS.toNanos(others ? 1_000 : 250)) {
+      try {
+        others = notifications.sessions(Notifications.LISTENER_NAME) > 1;
+      } catch (StoreException e) {
+        others = true; // when in doubt, send: a failed send only drops hints
+      }
+      checkedAt = now;
+    }
+    return others;
   }
 
   /**
@@ -217,6 +243,7 @@ public final class Hints implements AutoCloseable {
     if (lines.length == 0 || lines[0].equals(self)) {
       return; // our own
     }
+    others = true;
     boolean refresh = false;
     for (int i = 1; i < lines.length; i++) {
       String[] f = lines[i].split("\t", -1);

@@ -19,6 +19,9 @@ public final class Notifications {
   /** The largest NOTIFY payload PostgreSQL accepts is 8000 bytes; stay clear of it. */
   public static final int MAX_PAYLOAD = 7_900;
 
+  /** The application name of every broker's listening connection. */
+  public static final String LISTENER_NAME = "queen-hints";
+
   private final Database db;
   private final DbConfig config;
 
@@ -39,6 +42,23 @@ public final class Notifications {
             }
           }
           return null;
+        });
+  }
+
+  /** How many sessions of this database carry the application name (listeners are named so). */
+  public long sessions(String applicationName) {
+    return db.uncounted(
+        c -> {
+          try (PreparedStatement ps =
+              c.prepareStatement(
+                  "select count(*) from pg_stat_activity"
+                      + " where datname = current_database() and application_name = ?")) {
+            ps.setString(1, applicationName);
+            try (var rs = ps.executeQuery()) {
+              rs.next();
+              return rs.getLong(1);
+            }
+          }
         });
   }
 
@@ -88,7 +108,7 @@ public final class Notifications {
     Properties props = new Properties();
     props.setProperty("user", config.user());
     props.setProperty("password", config.password());
-    props.setProperty("ApplicationName", "queen-hints");
+    props.setProperty("ApplicationName", LISTENER_NAME);
     props.setProperty("tcpKeepAlive", "true");
     props.setProperty("connectTimeout", "5");
     try {
