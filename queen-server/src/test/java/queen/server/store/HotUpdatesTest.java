@@ -13,6 +13,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import queen.server.Broker;
 import queen.server.TestBroker;
 import queen.server.Wire;
 
@@ -30,7 +31,7 @@ class HotUpdatesTest {
   private final Wire wire = new Wire(broker);
 
   @Test
-  void popsAndAcksUpdateTheCursorRowsHotAndTheTableStaysSmall() throws Exception {
+  void popsAndAcksThroughTwoBrokersUpdateTheCursorRowsHotAndTheTableStaysSmall() throws Exception {
     for (int p = 0; p < PARTITIONS; p++) {
       wire.pushNumbered("hot", "p" + p, 0, PER_PARTITION);
     }
@@ -40,15 +41,19 @@ class HotUpdatesTest {
         "select pg_stat_reset_single_table_counters('queen.log_consumers'::regclass),"
             + " pg_stat_reset_single_table_counters('queen.log_partitions'::regclass)");
     AtomicInteger consumed = new AtomicInteger();
-    try (ExecutorService pool = Executors.newVirtualThreadPerTaskExecutor()) {
+    // a second broker listens for hints, and half the consumers pop through it: every ack then
+    // sends a NOTIFY and a listening backend reads it, as in a cluster
+    try (Broker other = broker.startAnother();
+        ExecutorService pool = Executors.newVirtualThreadPerTaskExecutor()) {
       List<Future<?>> consumers = new ArrayList<>();
       for (int w = 0; w < 8; w++) {
+        Broker via = w % 2 == 0 ? null : other;
         consumers.add(
             pool.submit(
                 () -> {
                   while (consumed.get() < PARTITIONS * PER_PARTITION) {
-                    TestBroker.Reply r =
-                        broker.get("/api/v1/pop/queue/hot?batch=10&consumerGroup=g");
+                    String path = "/api/v1/pop/queue/hot?batch=10&consumerGroup=g";
+                    TestBroker.Reply r = via == null ? broker.get(path) : broker.get(via, path);
                     if (r.status() == 200) {
                       JsonNode got = r.json();
                       assertThat(wire.ackAll(got).get(0).get("success").asBoolean()).isTrue();
