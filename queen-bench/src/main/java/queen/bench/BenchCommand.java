@@ -265,15 +265,7 @@ public final class BenchCommand implements Runnable {
 
     @Override
     List<Result> run(Scenarios s, Target t) throws Exception {
-      List<Result> max = s.mixed("latency-max", 20, 10, consumers, 100, partitions, false);
-      double capacity = Math.min(max.get(0).rate(), max.get(1).rate());
-      List<Result> out = new java.util.ArrayList<>(max);
-      for (double f : fractions) {
-        out.add(
-            s.latency(
-                "latency-" + Math.round(f * 100) + "pct", capacity * f, consumers, partitions));
-      }
-      return out;
+      return s.latencyAtFractions("latency", fractions, consumers, partitions);
     }
   }
 

@@ -82,15 +82,7 @@ final class CrossBrokerCommand implements Callable<Integer> {
   }
 
   private List<Result> shape(String label, Target t) throws Exception {
-    Scenarios s = new Scenarios(t, options.warmup, options.seconds);
-    List<Result> max = s.mixed(label + "-max", 20, 10, consumers, 100, partitions, false);
-    double capacity = Math.min(max.get(0).rate(), max.get(1).rate());
-    List<Result> out = new ArrayList<>(max);
-    for (double f : fractions) {
-      out.add(
-          s.latency(
-              label + "-" + Math.round(f * 100) + "pct", capacity * f, consumers, partitions));
-    }
-    return out;
+    return new Scenarios(t, options.warmup, options.seconds)
+        .latencyAtFractions(label, fractions, consumers, partitions);
   }
 }

@@ -233,6 +233,23 @@ final class Scenarios {
   }
 
   /**
+   * The mixed shape's throughput first (20 producers batch 10, consumers batch 100), then {@link
+   * #latency} at each fraction of it; results named {@code <label>-max:...} and {@code
+   * <label>-<percent>pct}.
+   */
+  List<Result> latencyAtFractions(String label, double[] fractions, int consumers, int partitions)
+      throws Exception {
+    List<Result> max = mixed(label + "-max", 20, 10, consumers, 100, partitions, false);
+    double capacity = Math.min(max.get(0).rate(), max.get(1).rate());
+    List<Result> out = new ArrayList<>(max);
+    for (double f : fractions) {
+      out.add(
+          latency(label + "-" + Math.round(f * 100) + "pct", capacity * f, consumers, partitions));
+    }
+    return out;
+  }
+
+  /**
    * End-to-end latency, from the push's response to the pop's response that delivers the message,
    * with producers throttled to {@code rate} messages per second and consumers long-polling.
    */

@@ -57,6 +57,7 @@ import queen.server.store.AckStore;
 import queen.server.store.ConsumerGroupStore;
 import queen.server.store.Database;
 import queen.server.store.DeadLetterStore;
+import queen.server.store.MessageRemoval;
 import queen.server.store.MessageStore;
 import queen.server.store.Notifications;
 import queen.server.store.PopStore;
@@ -188,10 +189,7 @@ public final class Broker implements AutoCloseable {
       meters.gauge("queen_buffer_pending_messages", buffered, b -> b.status().pending());
       FunctionCounter.builder("queen_buffer_drained_messages", buffered, b -> b.status().drained())
           .register(meters);
-      FunctionCounter.builder(
-              "queen_buffer_failed",
-              buffered,
-              b -> b.status().failedWrites() + b.status().failedRecords())
+      FunctionCounter.builder("queen_buffer_failed", buffered, b -> b.status().failed())
           .description("pushes that could not be buffered, and buffered messages set aside")
           .register(meters);
       StateRefresher refresher =
@@ -287,7 +285,8 @@ public final class Broker implements AutoCloseable {
                                       buffered),
                                   new ConsumerGroupRoutes(groups, groupStore, resourceStore),
                                   new TraceRoutes(traces, messages, clock, payloads),
-                                  new MessageRoutes(messages, traces, clock, payloads)))))
+                                  new MessageRoutes(
+                                      messages, new MessageRemoval(db), traces, clock, payloads)))))
               .build()
               .start();
       return new Broker(resources, server, List.copyOf(routes), pop::stopWaiting);

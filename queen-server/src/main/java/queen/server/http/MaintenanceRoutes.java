@@ -48,7 +48,7 @@ public final class MaintenanceRoutes implements Routes {
                   .put("bufferHealthy", b.healthy());
           body.putObject("bufferStats")
               .put("pendingCount", b.pending())
-              .put("failedCount", b.failedWrites() + b.failedRecords())
+              .put("failedCount", b.failed())
               .put("dbHealthy", b.dbHealthy())
               .putObject("failedFiles")
               .put("count", failed[0])

@@ -14,6 +14,7 @@ import java.util.Set;
 import java.util.UUID;
 import queen.server.codec.Frame;
 import queen.server.http.auth.Access;
+import queen.server.store.MessageRemoval;
 import queen.server.store.MessageStore;
 import queen.server.store.TraceStore;
 
@@ -27,12 +28,18 @@ public final class MessageRoutes implements Routes {
   private static final String QUEUE_MODE = MessageStore.QUEUE_MODE;
 
   private final MessageStore messages;
+  private final MessageRemoval removal;
   private final TraceStore traces;
   private final InstantSource clock;
   private final Payloads payloads;
 
   public MessageRoutes(
-      MessageStore messages, TraceStore traces, InstantSource clock, Payloads payloads) {
+      MessageStore messages,
+      MessageRemoval removal,
+      TraceStore traces,
+      InstantSource clock,
+      Payloads payloads) {
+    this.removal = removal;
     this.payloads = payloads;
     this.messages = messages;
     this.traces = traces;
@@ -54,7 +61,7 @@ public final class MessageRoutes implements Routes {
     Params p = new Params(req);
     UUID partitionId = Fields.uuid(p.path("partitionId"), "partitionId");
     String transactionId = p.path("transactionId");
-    List<String> groups = messages.moveToDeadLetters(partitionId, transactionId);
+    List<String> groups = removal.moveToDeadLetters(partitionId, transactionId);
     if (groups.isEmpty()) {
       throw ApiException.notFound("Message not found");
     }
@@ -72,7 +79,7 @@ public final class MessageRoutes implements Routes {
     Params p = new Params(req);
     UUID partitionId = Fields.uuid(p.path("partitionId"), "partitionId");
     String transactionId = p.path("transactionId");
-    if (!messages.delete(partitionId, transactionId)) {
+    if (!removal.delete(partitionId, transactionId)) {
       throw ApiException.notFound("Message not found");
     }
     Replies.json(

@@ -16,11 +16,6 @@ public final class Payloads {
     this.cipher = cipher;
   }
 
-  /** Whether queues may be configured to encrypt: a current key is configured. */
-  boolean canSeal() {
-    return cipher != null && cipher.canSeal();
-  }
-
   byte[] plain(Frame f) {
     return plain(f.flags(), f.payload());
   }

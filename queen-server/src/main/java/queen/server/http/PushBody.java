@@ -7,10 +7,10 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.UUID;
 import queen.server.push.PushItem;
+import queen.server.push.RawJson;
 
 /**
  * Reads push items with Jackson's streaming parser. A payload object or array is copied out of the
@@ -20,7 +20,6 @@ import queen.server.push.PushItem;
  */
 final class PushBody {
   private static final byte[] EMPTY_OBJECT = "{}".getBytes(StandardCharsets.UTF_8);
-  private static final byte[] NULL = "null".getBytes(StandardCharsets.UTF_8);
 
   private PushBody() {}
 
@@ -156,10 +155,10 @@ final class PushBody {
             trace = UUID.fromString(text);
           }
         }
-        case "payload" -> payload = raw(p, source);
+        case "payload" -> payload = RawJson.value(p, source);
         default -> {
           if (field.equals(alternative)) {
-            fallback = raw(p, source);
+            fallback = RawJson.value(p, source);
           } else {
             p.skipChildren();
           }
@@ -172,20 +171,5 @@ final class PushBody {
     // an absent payload is stored as {}; an explicit null is stored and delivered as null
     byte[] body = payload != null ? payload : fallback != null ? fallback : EMPTY_OBJECT;
     return new PushItem(queue, partition, body, txn, trace, producer);
-  }
-
-  /** The JSON value the parser stands on, as bytes: objects and arrays verbatim from the input. */
-  private static byte[] raw(JsonParser p, byte[] source) throws IOException {
-    JsonToken t = p.currentToken();
-    if (t == JsonToken.START_OBJECT || t == JsonToken.START_ARRAY) {
-      int start = (int) p.currentTokenLocation().getByteOffset();
-      p.skipChildren();
-      int end = (int) p.currentLocation().getByteOffset();
-      return Arrays.copyOfRange(source, start, end);
-    }
-    if (t == JsonToken.VALUE_NULL) {
-      return NULL;
-    }
-    return Json.bytes(p.readValueAsTree());
   }
 }

@@ -301,7 +301,7 @@ public final class StatusRoutes implements Routes {
         200,
         Json.object()
             .put("pending", b.pending())
-            .put("failed", b.failedWrites() + b.failedRecords())
+            .put("failed", b.failed())
             .put("dbHealthy", db.ping())
             .put("bufferHealthy", b.healthy())
             .put("drained", b.drained())

@@ -47,17 +47,6 @@ final class BufferRecord {
     return out.toByteArray();
   }
 
-  /** The value the parser stands on as JSON bytes: objects and arrays verbatim from the input. */
-  private static byte[] raw(JsonParser p, byte[] json) throws IOException {
-    JsonToken t = p.currentToken();
-    if (t == JsonToken.START_OBJECT || t == JsonToken.START_ARRAY) {
-      int start = (int) p.currentTokenLocation().getByteOffset();
-      p.skipChildren();
-      return Arrays.copyOfRange(json, start, (int) p.currentLocation().getByteOffset());
-    }
-    return JSON.writeValueAsBytes(p.readValueAsTree());
-  }
-
   static int count(byte[] body) {
     return ByteBuffer.wrap(body, 0, 4).getInt();
   }
@@ -84,7 +73,7 @@ final class BufferRecord {
             case "transactionId" -> txn = text;
             case "traceId" -> trace = text;
             case "producerSub" -> sub = text;
-            case "payload" -> payload = raw(p, json);
+            case "payload" -> payload = RawJson.value(p, json);
             default -> p.skipChildren();
           }
         }

@@ -76,10 +76,6 @@ public final class BufferedPush implements AutoCloseable {
     }
   }
 
-  public boolean maintenance() {
-    return maintenance;
-  }
-
   public List<PushResult> push(List<PushItem> items) {
     if (items.isEmpty()) {
       return List.of();
@@ -134,7 +130,12 @@ public final class BufferedPush implements AutoCloseable {
       long failedRecords,
       long drained,
       boolean dbHealthy,
-      boolean healthy) {}
+      boolean healthy) {
+    /** Pushes that could not be buffered, and buffered messages set aside. */
+    public long failed() {
+      return failedWrites + failedRecords;
+    }
+  }
 
   /** Files set aside because the database refused them: count and bytes. */
   public long[] quarantined() throws IOException {

@@ -10,7 +10,6 @@ import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
@@ -115,11 +114,7 @@ public final class LocalBuffer implements AutoCloseable {
       try {
         if (current != null && written + record.remaining() > ROTATE_BYTES) {
           current.force(false);
-          current.close();
-          current = null;
-          currentSequence++;
-          written = 0;
-          synced = 0;
+          closeCurrent();
         }
         if (current == null) {
           current =
@@ -178,15 +173,21 @@ public final class LocalBuffer implements AutoCloseable {
   private void abandonCurrent() {
     try {
       if (current != null) {
-        current.close();
+        closeCurrent();
       }
     } catch (IOException e) {
-      // closing a file we stop using: nothing to do
+      // closing a file we stop using: closeCurrent already moved on to the next one
     }
+  }
+
+  /** Closes the file being appended to; the next append starts the next one. */
+  private void closeCurrent() throws IOException {
+    FileChannel closing = current;
     current = null;
     currentSequence++;
     written = 0;
     synced = 0;
+    closing.close();
   }
 
   /**
@@ -198,11 +199,7 @@ public final class LocalBuffer implements AutoCloseable {
     try {
       if (current != null) {
         current.force(false);
-        current.close();
-        current = null;
-        currentSequence++;
-        written = 0;
-        synced = 0;
+        closeCurrent();
       }
     } finally {
       syncLock.unlock();
@@ -225,13 +222,6 @@ public final class LocalBuffer implements AutoCloseable {
           .sorted((a, b) -> Long.compare(sequence(a), sequence(b)))
           .toList();
     }
-  }
-
-  /** The whole records of a file, in order; reading stops at a torn or corrupt record. */
-  public static List<byte[]> readRecords(Path file) throws IOException {
-    List<byte[]> out = new ArrayList<>();
-    forEachRecord(file, out::add);
-    return out;
   }
 
   /** A record body handed over while a file is read. */

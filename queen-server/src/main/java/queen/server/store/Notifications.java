@@ -88,11 +88,6 @@ public final class Notifications {
       }
     }
 
-    /** The backend pid of the listening connection (to find it in pg_stat_activity). */
-    public int backendPid() {
-      return pg.getBackendPID();
-    }
-
     @Override
     public void close() {
       try {

@@ -26,6 +26,12 @@ class LocalBufferTest {
                 "sub")));
   }
 
+  private static List<byte[]> records(Path file) throws IOException {
+    List<byte[]> out = new java.util.ArrayList<>();
+    LocalBuffer.forEachRecord(file, out::add);
+    return out;
+  }
+
   @Test
   void aTornLastRecordIsDroppedAndTheWholeOnesBeforeItKept() throws IOException {
     Path dir = Files.createTempDirectory("queen-buffer-torn");
@@ -44,7 +50,7 @@ class LocalBufferTest {
     }
     try (LocalBuffer b = LocalBuffer.open(dir, 1 << 20)) {
       assertThat(b.pending()).isEqualTo(2);
-      List<byte[]> records = LocalBuffer.readRecords(file);
+      List<byte[]> records = records(file);
       assertThat(records).hasSize(2);
       List<PushItem> first = BufferRecord.decode(records.get(0));
       assertThat(first.get(0).transactionId()).isEqualTo("a");
@@ -71,6 +77,6 @@ class LocalBufferTest {
     byte[] bytes = Files.readAllBytes(file);
     bytes[bytes.length - 3] ^= 0x40; // a flipped bit inside the second record's body
     Files.write(file, bytes);
-    assertThat(LocalBuffer.readRecords(file)).hasSize(1);
+    assertThat(records(file)).hasSize(1);
   }
 }
