@@ -87,7 +87,9 @@ public final class BufferedPush implements AutoCloseable {
     }
     try {
       List<PushResult> results = direct.push(items);
-      dbHealthy = true;
+      if (!dbHealthy) {
+        dbHealthy = true; // written only on a change: every push reads it, none writes it
+      }
       return results;
     } catch (StoreException e) {
       if (!failover || !e.unavailable()) {
