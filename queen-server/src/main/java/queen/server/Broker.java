@@ -37,6 +37,7 @@ import queen.server.http.PushRoutes;
 import queen.server.http.ResourceRoutes;
 import queen.server.http.RouteTable;
 import queen.server.http.StatusRoutes;
+import queen.server.http.StreamRoutes;
 import queen.server.http.TraceRoutes;
 import queen.server.http.TransactionRoutes;
 import queen.server.mesh.Hints;
@@ -66,9 +67,11 @@ import queen.server.store.QueueStore;
 import queen.server.store.ResourceStore;
 import queen.server.store.RetentionStore;
 import queen.server.store.StatsStore;
+import queen.server.store.StreamStore;
 import queen.server.store.SystemStore;
 import queen.server.store.TraceStore;
 import queen.server.store.TransactionStore;
+import queen.server.streams.StreamCycles;
 
 /**
  * One running broker: the database pool (schema migrated), the services, the background tasks and
@@ -269,6 +272,11 @@ public final class Broker implements AutoCloseable {
                                   new AckRoutes(ack, statistics),
                                   new TransactionRoutes(
                                       transactions, statistics, config.pushLimits()),
+                                  new StreamRoutes(
+                                      new StreamCycles(
+                                          new StreamStore(db), push, registry, released),
+                                      statistics,
+                                      config.pushLimits()),
                                   new DeadLetterRoutes(
                                       new DeadLetterService(deadLetters, clock, push.listener()),
                                       payloads),

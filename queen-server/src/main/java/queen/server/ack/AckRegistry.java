@@ -80,7 +80,7 @@ public final class AckRegistry {
   }
 
   /** Forgets the acked batch of one partition; the lease stays known for extensions. */
-  void remove(UUID lease, UUID partitionId) {
+  public void remove(UUID lease, UUID partitionId) {
     Lease l = leases.get(lease);
     if (l != null && l.partitions().remove(partitionId) != null) {
       entries.decrementAndGet();

@@ -150,7 +150,7 @@ public final class AckService {
    * Tells the listener of every lease the acks ended, once per partition and group: with more
    * messages behind it the partition goes back among the pop candidates (ack-promote).
    */
-  static void promote(List<AckOutcome> outcomes, ReleaseListener listener) {
+  public static void promote(List<AckOutcome> outcomes, ReleaseListener listener) {
     Set<String> told = new java.util.HashSet<>();
     for (AckOutcome o : outcomes) {
       if (o.leaseEnded() && told.add(o.partitionId() + "/" + o.group())) {

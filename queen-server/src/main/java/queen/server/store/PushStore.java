@@ -40,83 +40,111 @@ public final class PushStore {
   public List<AppendOutcome> append(List<SegmentWrite> segments) {
     return db.autocommit(
         c -> {
-          SegmentWrite[] current = segments.toArray(SegmentWrite[]::new);
-          List<Map<String, UUID>> dups = new ArrayList<>();
-          for (int i = 0; i < current.length; i++) {
-            dups.add(new HashMap<>());
-          }
-          Collisions known = new Collisions();
-          Placed[] where = new Placed[current.length];
+          Pending pending = new Pending(segments);
           while (true) {
-            List<Integer> live = new ArrayList<>();
-            for (int i = 0; i < current.length; i++) {
-              if (current[i] != null) {
-                live.add(i);
-              }
-            }
-            if (live.isEmpty()) {
-              return outcomes(segments, current, where, dups);
-            }
-            List<SegmentWrite> batch = live.stream().map(i -> current[i]).toList();
             try {
-              List<Placed> placed = call(c, batch, known);
-              for (int k = 0; k < live.size(); k++) {
-                where[live.get(k)] = placed.get(k);
-              }
-              return outcomes(segments, current, where, dups);
+              return pending.write(c);
             } catch (SQLException e) {
               if (!DUPLICATES_FOUND.equals(e.getSQLState())) {
                 throw e;
               }
             }
-            boolean progress = false;
-            List<Integer> owners = new ArrayList<>();
-            List<UUID> pids = new ArrayList<>();
-            List<String> txns = new ArrayList<>();
-            for (int i : live) {
-              for (String t : current[i].transactionIds()) {
-                owners.add(i);
-                pids.add(current[i].partitionId());
-                txns.add(t);
-              }
-            }
-            for (TxnCandidates.Match m : TxnCandidates.read(c, pids, txns)) {
-              if (m.same()) {
-                dups.get(owners.get(m.index())).put(txns.get(m.index()), m.messageId());
-                progress = true;
-              } else {
-                progress |= known.add(m.partitionId(), m.offset());
-              }
-            }
-            if (!progress) {
-              throw new IllegalStateException(
-                  "push refused for a stored transaction id, but no stored message matches");
-            }
-            for (int i : live) {
-              if (!dups.get(i).isEmpty()) {
-                current[i] = current[i].without(dups.get(i).keySet());
-              }
-            }
+            pending.learn(c);
           }
         });
   }
 
-  private static List<AppendOutcome> outcomes(
-      List<SegmentWrite> asked,
-      SegmentWrite[] written,
-      Placed[] where,
-      List<Map<String, UUID>> dups) {
-    List<AppendOutcome> out = new ArrayList<>(written.length);
-    for (int i = 0; i < written.length; i++) {
-      out.add(
-          new AppendOutcome(
-              asked.get(i).partitionId(),
-              written[i],
-              where[i] == null ? -1 : where[i].baseOffset(),
-              where[i] == null ? null : where[i].createdAt(),
-              dups.get(i)));
+  /**
+   * Segments to append, narrowed call by call: each call that writes nothing because stored
+   * messages hash like new transaction ids is followed by {@link #learn}, and the next call knows
+   * more.
+   */
+  static final class Pending {
+    private final List<SegmentWrite> asked;
+    private final SegmentWrite[] current;
+    private final List<Map<String, UUID>> dups = new ArrayList<>();
+    private final Collisions known = new Collisions();
+
+    Pending(List<SegmentWrite> segments) {
+      this.asked = segments;
+      this.current = segments.toArray(SegmentWrite[]::new);
+      for (int i = 0; i < current.length; i++) {
+        dups.add(new HashMap<>());
+      }
     }
-    return out;
+
+    /**
+     * One call of queen.log_push_v1 in {@code c}'s transaction for the segments still to write;
+     * outcomes in the order asked.
+     *
+     * @throws SQLException with state {@link #DUPLICATES_FOUND} when the call wrote nothing
+     */
+    List<AppendOutcome> write(Connection c) throws SQLException {
+      List<Integer> live = new ArrayList<>();
+      for (int i = 0; i < current.length; i++) {
+        if (current[i] != null) {
+          live.add(i);
+        }
+      }
+      Placed[] where = new Placed[current.length];
+      if (!live.isEmpty()) {
+        List<Placed> placed = call(c, live.stream().map(i -> current[i]).toList(), known);
+        for (int k = 0; k < live.size(); k++) {
+          where[live.get(k)] = placed.get(k);
+        }
+      }
+      List<AppendOutcome> out = new ArrayList<>(current.length);
+      for (int i = 0; i < current.length; i++) {
+        out.add(
+            new AppendOutcome(
+                asked.get(i).partitionId(),
+                current[i],
+                where[i] == null ? -1 : where[i].baseOffset(),
+                where[i] == null ? null : where[i].createdAt(),
+                dups.get(i)));
+      }
+      return out;
+    }
+
+    /**
+     * Reads the frames the index named for the segments still to write: real duplicates leave their
+     * segment (answered with the stored message's id), collisions are let through by the next call.
+     *
+     * @throws IllegalStateException when nothing was learned that the last call did not know
+     */
+    void learn(Connection c) throws SQLException {
+      boolean progress = false;
+      List<Integer> owners = new ArrayList<>();
+      List<UUID> pids = new ArrayList<>();
+      List<String> txns = new ArrayList<>();
+      for (int i = 0; i < current.length; i++) {
+        if (current[i] == null) {
+          continue;
+        }
+        for (String t : current[i].transactionIds()) {
+          owners.add(i);
+          pids.add(current[i].partitionId());
+          txns.add(t);
+        }
+      }
+      for (TxnCandidates.Match m : TxnCandidates.read(c, pids, txns)) {
+        if (m.same()) {
+          dups.get(owners.get(m.index())).put(txns.get(m.index()), m.messageId());
+          progress = true;
+        } else {
+          progress |= known.add(m.partitionId(), m.offset());
+        }
+      }
+      if (!progress) {
+        throw new IllegalStateException(
+            "push refused for a stored transaction id, but no stored message matches");
+      }
+      for (int i = 0; i < current.length; i++) {
+        if (current[i] != null && !dups.get(i).isEmpty()) {
+          current[i] = current[i].without(dups.get(i).keySet());
+        }
+      }
+    }
   }
 
   /** Where a segment was stored: its first offset and its created_at. */

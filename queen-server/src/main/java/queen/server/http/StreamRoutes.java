@@ -1,0 +1,280 @@
+package queen.server.http;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import queen.server.http.auth.Access;
+import queen.server.ops.Statistics;
+import queen.server.push.PushItem;
+import queen.server.push.PushResult;
+import queen.server.store.AckOutcome;
+import queen.server.store.StreamStore;
+import queen.server.streams.StreamCycles;
+
+/**
+ * The streaming SDK's routes (WIRE.md section 17): register a query, run a cycle, read state. A
+ * malformed request is a 400 naming the field; a cycle refused for a business reason (unknown
+ * query, unknown state operation, an ack the lease does not allow) is a 200 with {@code
+ * success:false}, and nothing of it is applied: the SDK retries the cycle after redelivery.
+ */
+public final class StreamRoutes implements Routes {
+  private final StreamCycles streams;
+  private final Statistics stats;
+  private final PushLimits limits;
+
+  public StreamRoutes(StreamCycles streams, Statistics stats, PushLimits limits) {
+    this.streams = streams;
+    this.stats = stats;
+    this.limits = limits;
+  }
+
+  @Override
+  public void declare(RouteTable rules) {
+    rules.post("/streams/v1/queries", Access.READ_WRITE, (req, res) -> register(req, res));
+    rules.post(
+        "/streams/v1/cycle",
+        Access.READ_WRITE,
+        (req, res) -> Replies.json(res, 200, cycle(Json.objectBody(req), Gate.subject(req))));
+    rules.post(
+        "/streams/v1/state/get",
+        Access.READ_ONLY,
+        (req, res) -> {
+          JsonNode body = Json.objectBody(req);
+          UUID query = uuid(body, "query_id");
+          UUID partition = uuid(body, "partition_id");
+          List<String> keys = null;
+          JsonNode k = body.get("keys");
+          if (k != null && !k.isNull()) {
+            if (!k.isArray()) {
+              throw ApiException.badRequest("keys must be an array of strings");
+            }
+            keys = new ArrayList<>();
+            for (JsonNode key : k) {
+              if (!key.isTextual()) {
+                throw ApiException.badRequest("keys must be an array of strings");
+              }
+              keys.add(Fields.text(key.asText(), "keys"));
+            }
+          }
+          ObjectNode out = Json.object().put("success", true);
+          ArrayNode rows = out.putArray("rows");
+          for (StreamStore.StateRow r : streams.state(query, partition, keys)) {
+            ObjectNode row = rows.addObject().put("key", r.key());
+            row.set("value", parse(r.json()));
+            row.put("updated_at", Json.millis(r.updatedAt()));
+          }
+          Replies.json(res, 200, out);
+        });
+  }
+
+  private void register(
+      io.helidon.webserver.http.ServerRequest req, io.helidon.webserver.http.ServerResponse res) {
+    JsonNode body = Json.objectBody(req);
+    String name = Fields.name(required(body, "name"), "name");
+    String source = Fields.name(required(body, "source_queue"), "source_queue");
+    String sink = Fields.optionalString(body, "sink_queue", null);
+    if (sink != null) {
+      sink = sink.isEmpty() ? null : Fields.name(sink, "sink_queue");
+    }
+    String hash = required(body, "config_hash");
+    boolean reset = flag(body, "reset", false);
+    StreamStore.Registration r = streams.register(name, source, sink, hash, reset);
+    if (!r.registeredHash().equals(hash)) {
+      ObjectNode out =
+          Json.object()
+              .put(
+                  "error",
+                  "query "
+                      + name
+                      + " is registered with config_hash "
+                      + r.registeredHash()
+                      + ", not "
+                      + hash
+                      + ": register with reset: true to replace it and delete the query's state")
+              .put("success", false)
+              .put("query_id", r.queryId().toString())
+              .put("registered_config_hash", r.registeredHash())
+              .put("config_hash", hash);
+      Replies.json(res, 409, out);
+      return;
+    }
+    Replies.json(
+        res,
+        200,
+        Json.object()
+            .put("success", true)
+            .put("query_id", r.queryId().toString())
+            .put("name", name)
+            .put("config_hash", hash)
+            .put("fresh", r.fresh())
+            .put("reset", r.reset()));
+  }
+
+  private ObjectNode cycle(JsonNode body, String producer) {
+    UUID query = uuid(body, "query_id");
+    UUID partition = uuid(body, "partition_id");
+    String group = Fields.optionalString(body, "consumer_group", PopRoutes.QUEUE_MODE);
+    group = group.isEmpty() ? PopRoutes.QUEUE_MODE : Fields.name(group, "consumer_group");
+    List<StreamStore.StateOp> ops = new ArrayList<>();
+    JsonNode stateOps = array(body, "state_ops");
+    for (int i = 0; i < stateOps.size(); i++) {
+      JsonNode op = stateOps.get(i);
+      String at = "state_ops[" + i + "]";
+      if (!op.isObject()) {
+        throw ApiException.badRequest(at + " must be an object");
+      }
+      String type = Fields.optionalString(op, "type", "");
+      String key = Fields.optionalString(op, "key", "");
+      if (key.isEmpty()) {
+        throw ApiException.badRequest(at + ".key is required");
+      }
+      switch (type) {
+        case "upsert" -> ops.add(new StreamStore.StateOp(key, value(op.get("value"), at)));
+        case "delete" -> ops.add(new StreamStore.StateOp(key, null));
+        default -> {
+          return failure(query, partition, "Unknown state_op type: " + type + " (" + at + ")");
+        }
+      }
+    }
+    List<PushItem> items =
+        PushBody.readItems(
+            Json.bytes(array(body, "push_items")), " (push_items)", producer, limits);
+    StreamStore.CycleAck ack = ack(body.get("ack"));
+    if (ack != null && ack.leaseId() == null) {
+      return failure(query, partition, "ack failed: Invalid or expired lease");
+    }
+    boolean release = flag(body, "release_lease", true);
+    StreamCycles.Outcome o =
+        streams.run(new StreamCycles.Cycle(query, partition, group, ops, items, ack, release));
+    if (!o.success()) {
+      return failure(query, partition, o.error());
+    }
+    ObjectNode out =
+        Json.object()
+            .put("success", true)
+            .put("query_id", query.toString())
+            .put("partition_id", partition.toString())
+            .put("queueName", o.sourceQueue())
+            .put("state_ops_applied", o.stateOpsApplied());
+    ArrayNode pushes = out.putArray("push_results");
+    for (int i = 0; i < o.pushes().size(); i++) {
+      PushResult p = o.pushes().get(i);
+      ObjectNode n =
+          pushes
+              .addObject()
+              .put("index", i)
+              .put("status", p.status() == PushResult.Status.QUEUED ? "queued" : "duplicate")
+              .put("transaction_id", p.transactionId())
+              .put("message_id", p.messageId().toString())
+              .put("queueName", p.queue());
+      n.put("partition_id", p.partitionId().toString());
+    }
+    AckOutcome a = o.ack();
+    if (a == null) {
+      out.putNull("ack_result");
+    } else {
+      stats.acknowledged(a.queueName(), ack.status(), a.dlq());
+      out.putObject("ack_result")
+          .put("success", true)
+          .put("lease_released", a.leaseEnded())
+          .put("dlq", a.dlq());
+    }
+    return out;
+  }
+
+  /** The ack of a cycle, or null; a lease id that is no UUID cannot name a live lease. */
+  private static StreamStore.CycleAck ack(JsonNode ack) {
+    if (ack == null || ack.isNull()) {
+      return null;
+    }
+    if (!ack.isObject()) {
+      throw ApiException.badRequest("ack must be an object or null");
+    }
+    String txn = Fields.optionalString(ack, "transactionId", null);
+    if (txn == null || txn.isEmpty()) {
+      throw ApiException.badRequest("ack.transactionId is required");
+    }
+    String lease = Fields.optionalString(ack, "leaseId", null);
+    if (lease == null || lease.isEmpty()) {
+      throw ApiException.badRequest("ack.leaseId is required");
+    }
+    String status = Fields.optionalString(ack, "status", "completed");
+    String error = Fields.optionalString(ack, "error", null);
+    if (error == null) {
+      error = "dlq".equals(status) ? "Dead-lettered by a stream cycle" : "Retries exhausted";
+    }
+    return new StreamStore.CycleAck(
+        txn, Fields.isUuid(lease) ? UUID.fromString(lease) : null, status, error);
+  }
+
+  private static ObjectNode failure(UUID query, UUID partition, String error) {
+    ObjectNode out =
+        Json.object()
+            .put("success", false)
+            .put("query_id", query.toString())
+            .put("partition_id", partition.toString())
+            .put("error", error)
+            .put("state_ops_applied", 0);
+    out.putArray("push_results");
+    out.putNull("ack_result");
+    return out;
+  }
+
+  private static String required(JsonNode body, String field) {
+    String v = Fields.optionalString(body, field, "");
+    if (v.isBlank()) {
+      throw ApiException.badRequest(field + " is required");
+    }
+    return v;
+  }
+
+  private static UUID uuid(JsonNode body, String field) {
+    return Fields.uuid(required(body, field), field);
+  }
+
+  private static JsonNode array(JsonNode body, String field) {
+    JsonNode v = body.get(field);
+    if (v == null || v.isNull()) {
+      return Json.MAPPER.createArrayNode();
+    }
+    if (!v.isArray()) {
+      throw ApiException.badRequest(field + " must be an array");
+    }
+    return v;
+  }
+
+  private static boolean flag(JsonNode body, String field, boolean fallback) {
+    JsonNode v = body.get(field);
+    if (v == null || v.isNull()) {
+      return fallback;
+    }
+    if (!v.isBoolean()) {
+      throw ApiException.badRequest(field + " must be true or false");
+    }
+    return v.asBoolean();
+  }
+
+  /**
+   * A state value as JSON text; an absent value is JSON null. PostgreSQL's jsonb cannot hold a NUL
+   * character: one is a client mistake (400), not a database error.
+   */
+  private static String value(JsonNode v, String at) {
+    String json =
+        v == null ? "null" : new String(Json.bytes(v), java.nio.charset.StandardCharsets.UTF_8);
+    if (json.contains("\\u0000")) {
+      throw ApiException.badRequest(at + ".value must not contain NUL characters");
+    }
+    return json;
+  }
+
+  private static JsonNode parse(String json) {
+    try {
+      return Json.MAPPER.readTree(json);
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+  }
+}

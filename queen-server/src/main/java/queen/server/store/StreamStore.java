@@ -1,0 +1,233 @@
+package queen.server.store;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+
+/**
+ * Streams: registered queries, their state per (query, source partition, key), and the cycle that
+ * changes state, pushes and the source cursor in one transaction.
+ */
+public final class StreamStore {
+  private static final String REGISTER = "select * from queen.streams_register_v1(?, ?, ?, ?, ?)";
+  private static final String STATE =
+      "select * from queen.streams_cycle_state_v1(?, ?, ?, ?::jsonb[])";
+  private static final String ACK = "select * from queen.streams_ack_v1(?, ?, ?, ?, ?, ?)";
+  private static final String STATE_GET = "select * from queen.streams_state_get_v1(?, ?, ?)";
+
+  private final Database db;
+
+  public StreamStore(Database db) {
+    this.db = db;
+  }
+
+  /**
+   * A registration's answer.
+   *
+   * @param registeredHash the stored hash: differs from the one asked when the query was registered
+   *     with another configuration and not reset
+   */
+  public record Registration(UUID queryId, boolean fresh, boolean reset, String registeredHash) {}
+
+  /** Registers a query, or finds it; with {@code reset} replaces its hash and drops its state. */
+  public Registration register(
+      String name, String sourceQueue, String sinkQueue, String configHash, boolean reset) {
+    return db.autocommit(
+        c -> {
+          try (PreparedStatement ps = c.prepareStatement(REGISTER)) {
+            ps.setString(1, name);
+            ps.setString(2, sourceQueue);
+            ps.setString(3, sinkQueue);
+            ps.setString(4, configHash);
+            ps.setBoolean(5, reset);
+            try (ResultSet rs = ps.executeQuery()) {
+              rs.next();
+              return new Registration(
+                  rs.getObject("query_id", UUID.class),
+                  rs.getBoolean("fresh"),
+                  rs.getBoolean("was_reset"),
+                  rs.getString("registered_hash"));
+            }
+          }
+        });
+  }
+
+  /** One state operation: an upsert of the key with a JSON text value, or a delete (null). */
+  public record StateOp(String key, String json) {}
+
+  /** One stored state value as JSON text. */
+  public record StateRow(String key, String json, Instant updatedAt) {}
+
+  /** The stored values of the keys (every key when null) of one (query, partition). */
+  public List<StateRow> state(UUID queryId, UUID partitionId, List<String> keys) {
+    return db.autocommit(
+        c -> {
+          try (PreparedStatement ps = c.prepareStatement(STATE_GET)) {
+            ps.setObject(1, queryId);
+            ps.setObject(2, partitionId);
+            ps.setArray(3, keys == null ? null : c.createArrayOf("text", keys.toArray()));
+            List<StateRow> out = new ArrayList<>();
+            try (ResultSet rs = ps.executeQuery()) {
+              while (rs.next()) {
+                out.add(
+                    new StateRow(
+                        rs.getString("key"), rs.getString("value"), Sql.instant(rs, "updated_at")));
+              }
+            }
+            return out;
+          }
+        });
+  }
+
+  /**
+   * The ack of a cycle: {@code completed} (or {@code success}) consumes the leased batch up to the
+   * message; any other status is applied as by the ack route, under the lease.
+   */
+  public record CycleAck(String transactionId, UUID leaseId, String status, String error) {
+    boolean positional() {
+      return status.equals("completed") || status.equals("success");
+    }
+  }
+
+  /**
+   * What a cycle did: applied whole, or refused with the reason and nothing changed.
+   *
+   * @param sourceQueue the queue of the source partition (when applied)
+   * @param ack the ack's outcome, or null for a cycle without one
+   */
+  public record Cycle(
+      boolean applied,
+      String error,
+      String sourceQueue,
+      List<AppendOutcome> pushes,
+      AckOutcome ack) {}
+
+  /**
+   * Applies one cycle in one transaction: the state operations in order, then the pushes (a stored
+   * transactionId is answered as a duplicate and written again nowhere), then the ack. Any refusal
+   * (unknown query or partition, an ack the lease does not allow) rolls everything back.
+   *
+   * @param group the consumer group the lease must belong to
+   * @param release whether a completed ack short of the batch's end releases the lease
+   * @throws PartitionMissingException if a pushed partition was deleted since it was resolved
+   */
+  public Cycle cycle(
+      UUID queryId,
+      UUID partitionId,
+      String group,
+      List<StateOp> ops,
+      List<SegmentWrite> pushes,
+      CycleAck ack,
+      boolean release) {
+    PushStore.Pending pending = new PushStore.Pending(pushes);
+    Long[] offset = null;
+    while (true) {
+      Long[] known = offset;
+      try {
+        return db.transaction(
+            c -> {
+              String source = applyState(c, queryId, partitionId, ops);
+              List<AppendOutcome> appended = pushes.isEmpty() ? List.of() : pending.write(c);
+              AckOutcome acked = null;
+              if (ack != null) {
+                acked =
+                    ack.positional()
+                        ? positional(c, partitionId, group, ack, release, known)
+                        : AckStore.call(c, group, List.of(item(partitionId, ack)), false, known)
+                            .getFirst();
+                if (!acked.success()) {
+                  String why = acked.error() == null ? "Unsupported ack status" : acked.error();
+                  throw new Refused("ack failed: " + why);
+                }
+              }
+              return new Cycle(true, null, source, appended, acked);
+            });
+      } catch (Refused r) {
+        return new Cycle(false, r.getMessage(), null, List.of(), null);
+      } catch (StoreException e) {
+        if (PushStore.DUPLICATES_FOUND.equals(e.sqlState())) {
+          db.autocommit(
+              c -> {
+                pending.learn(c);
+                return null;
+              });
+        } else if (AckStore.AMBIGUOUS.equals(e.sqlState()) && offset == null) {
+          offset = db.autocommit(c -> AckStore.offsets(c, List.of(item(partitionId, ack))));
+        } else {
+          throw e;
+        }
+      }
+    }
+  }
+
+  private static AckItem item(UUID partitionId, CycleAck ack) {
+    return new AckItem(partitionId, ack.transactionId(), ack.leaseId(), ack.status(), ack.error());
+  }
+
+  /**
+   * Locks the (query, partition), checks it, applies the state operations; the source queue.
+   *
+   * @throws Refused when the query or partition is unknown, or not the query's source
+   */
+  private static String applyState(Connection c, UUID queryId, UUID partitionId, List<StateOp> ops)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(STATE)) {
+      ps.setObject(1, queryId);
+      ps.setObject(2, partitionId);
+      ps.setArray(3, c.createArrayOf("text", ops.stream().map(StateOp::key).toArray()));
+      ps.setArray(4, c.createArrayOf("text", ops.stream().map(StateOp::json).toArray()));
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        if (rs.getString("error") != null) {
+          throw new Refused(rs.getString("error"));
+        }
+        return rs.getString("source_queue");
+      }
+    }
+  }
+
+  private static AckOutcome positional(
+      Connection c, UUID partitionId, String group, CycleAck ack, boolean release, Long[] offset)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(ACK)) {
+      ps.setObject(1, partitionId);
+      ps.setString(2, group);
+      ps.setObject(3, ack.leaseId());
+      ps.setString(4, ack.transactionId());
+      if (offset == null) {
+        ps.setNull(5, java.sql.Types.BIGINT);
+      } else {
+        ps.setLong(5, offset[0]);
+      }
+      ps.setBoolean(6, release);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        boolean ended = rs.getBoolean("lease_ended");
+        return new AckOutcome(
+            0,
+            rs.getBoolean("success"),
+            rs.getString("error"),
+            rs.getString("queue_name"),
+            rs.getString("partition_name"),
+            ended,
+            false,
+            partitionId,
+            group,
+            ended,
+            rs.getBoolean("has_more"));
+      }
+    }
+  }
+
+  /** Rolls the cycle back with a reason for the client. */
+  private static final class Refused extends RuntimeException {
+    Refused(String message) {
+      super(message, null, false, false);
+    }
+  }
+}

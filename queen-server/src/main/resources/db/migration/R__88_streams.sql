@@ -1,0 +1,174 @@
+-- Streams: query registration, the state and ack steps of a cycle, state reads.
+
+-- Registers a query by name. The same hash answers the registered id (fresh = false); another
+-- hash is refused (registered_hash names the stored one) unless p_reset, which replaces the
+-- hash, the queues, and deletes the query's state.
+create or replace function queen.streams_register_v1(
+    p_name text, p_source text, p_sink text, p_hash text, p_reset boolean)
+returns table (query_id uuid, fresh boolean, was_reset boolean, registered_hash text)
+language plpgsql
+as $$
+#variable_conflict use_column
+declare
+    q queen.stream_queries;
+begin
+    insert into queen.stream_queries (id, name, source_queue, sink_queue, config_hash,
+                                      created_at, updated_at)
+    values (gen_random_uuid(), p_name, p_source, p_sink, p_hash, now(), now())
+    on conflict (name) do nothing
+    returning * into q;
+    if found then
+        return query select q.id, true, false, q.config_hash;
+        return;
+    end if;
+    select * into q from queen.stream_queries s where s.name = p_name for update;
+    if not p_reset then
+        return query select q.id, false, false, q.config_hash;
+    else
+        delete from queen.stream_state s where s.query_id = q.id;
+        update queen.stream_queries s
+           set config_hash = p_hash, source_queue = p_source, sink_queue = p_sink,
+               updated_at = now()
+         where s.id = q.id;
+        return query select q.id, false, true, p_hash;
+    end if;
+end;
+$$;
+
+-- The first step of a cycle: serialises cycles of one (query, partition), checks that the
+-- partition belongs to the query's source queue, and applies the state operations in order
+-- (a null value deletes the key). Answers the source queue's name, or, having changed nothing,
+-- what is wrong.
+create or replace function queen.streams_cycle_state_v1(
+    p_query uuid, p_partition uuid, p_keys text[], p_values jsonb[])
+returns table (source_queue text, error text)
+language plpgsql
+as $$
+#variable_conflict use_column
+declare
+    v_source text;
+    v_queue  text;
+    v_now    timestamptz := now();
+begin
+    -- two cycles of one (query, partition) never interleave: the second waits for the first
+    perform pg_advisory_xact_lock(hashtextextended(p_query::text || '/' || p_partition::text, 48));
+    select s.source_queue into v_source from queen.stream_queries s where s.id = p_query;
+    if not found then
+        return query select null::text, 'Unknown query_id ' || p_query;
+        return;
+    end if;
+    select q.name into v_queue
+      from queen.log_partitions p join queen.queues q on q.id = p.queue_id
+     where p.id = p_partition;
+    if not found then
+        return query select null::text, 'Unknown partition_id ' || p_partition;
+        return;
+    end if;
+    if v_queue <> v_source then
+        return query select null::text,
+            'partition_id ' || p_partition || ' belongs to queue ' || v_queue
+            || ', not to the query''s source queue ' || v_source;
+        return;
+    end if;
+    for i in 1 .. coalesce(array_length(p_keys, 1), 0) loop
+        if p_values[i] is null then
+            delete from queen.stream_state s
+             where s.query_id = p_query and s.partition_id = p_partition and s.key = p_keys[i];
+        else
+            insert into queen.stream_state (query_id, partition_id, key, value, updated_at)
+            values (p_query, p_partition, p_keys[i], p_values[i], v_now)
+            on conflict (query_id, partition_id, key)
+            do update set value = excluded.value, updated_at = excluded.updated_at;
+        end if;
+    end loop;
+    return query select v_queue, null::text;
+end;
+$$;
+
+-- A cycle's completed ack: positional under the lease. The acked message and every earlier
+-- message of the leased batch are consumed (the cursor moves to it). The lease is released when
+-- the ack reaches the batch's end or p_release asks for it (the rest of the batch is then
+-- delivered again from the cursor); else it stays with the worker for the next cycle. An ack of
+-- a message at or below the cursor is refused, never a no-op: a cycle replayed after a lost
+-- answer must not apply its state and pushes twice. p_offset, when the caller read it from the
+-- frames, is the message's offset; else the transactionId index finds it among the lease's
+-- messages, raising QN003 when the hash names several.
+create or replace function queen.streams_ack_v1(
+    p_partition uuid, p_group text, p_lease uuid, p_txn text, p_offset bigint, p_release boolean)
+returns table (success boolean, error text, lease_ended boolean, has_more boolean,
+               queue_name text, partition_name text)
+language plpgsql
+as $$
+#variable_conflict use_column
+declare
+    cur      queen.log_consumers;
+    p        queen.log_partitions;
+    v_now    timestamptz := now();
+    v_off    bigint;
+    v_n      bigint;
+    v_end    boolean;
+    v_queue  text;
+begin
+    select * into p from queen.log_partitions lp where lp.id = p_partition;
+    select q.name into v_queue from queen.queues q where q.id = p.queue_id;
+    select * into cur from queen.log_consumers c
+     where c.partition_id = p_partition and c.worker_id = p_lease
+       for update;
+    if not found or cur.lease_expires_at <= v_now then
+        return query select false, 'Invalid or expired lease', false, false, v_queue, p.name;
+        return;
+    end if;
+    if cur.consumer_group <> p_group then
+        return query select false, 'The lease belongs to consumer group ' || cur.consumer_group,
+                            false, false, v_queue, p.name;
+        return;
+    end if;
+    if p_offset is not null then
+        v_off := nullif(p_offset, -1);
+    else
+        select min(o.off), count(*) into v_off, v_n
+          from queen.log_txn_offsets_v1(p_partition, queen.txn_hash(p_txn), p.retained_from) as o(off)
+         where o.off > cur.committed and o.off <= cur.batch_end;
+        if v_n > 1 then
+            raise exception using errcode = 'QN003', message = 'ambiguous transaction id';
+        end if;
+    end if;
+    if v_off is null or v_off <= cur.committed or v_off > cur.batch_end then
+        return query select false, 'Message is not an unacknowledged part of this lease',
+                            false, false, v_queue, p.name;
+        return;
+    end if;
+    v_end := p_release or v_off >= cur.batch_end;
+    update queen.log_consumers c
+       set committed = v_off,
+           worker_id = case when v_end then null else c.worker_id end,
+           lease_expires_at = case when v_end then null else c.lease_expires_at end,
+           lease_acquired_at = case when v_end then null else c.lease_acquired_at end,
+           batch_end = case when v_end then null else c.batch_end end,
+           acked_offsets = case when v_end then null
+                                else (select array_agg(a order by a)
+                                        from unnest(c.acked_offsets) a where a > v_off) end,
+           -- like a completed batch: the budget resets once the cursor passes the failed range
+           retry_count = case when c.retry_end is null or v_off >= c.retry_end then 0
+                              else c.retry_count end,
+           retry_end = case when c.retry_end is null or v_off >= c.retry_end then null
+                            else c.retry_end end,
+           total_consumed = c.total_consumed + (v_off - cur.committed),
+           last_consumed_at = v_now
+     where c.partition_id = cur.partition_id and c.consumer_group = cur.consumer_group;
+    return query select true, null::text, v_end, v_end and v_off < p.last_offset, v_queue, p.name;
+end;
+$$;
+
+-- The current values of the asked keys for (query, partition); every key when p_keys is null.
+create or replace function queen.streams_state_get_v1(p_query uuid, p_partition uuid, p_keys text[])
+returns table (key text, value jsonb, updated_at timestamptz)
+language sql
+stable
+as $$
+    select s.key, s.value, s.updated_at
+      from queen.stream_state s
+     where s.query_id = p_query and s.partition_id = p_partition
+       and (p_keys is null or s.key = any (p_keys))
+     order by s.key
+$$;

@@ -1,0 +1,290 @@
+package queen.server.streams;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static queen.server.Wire.item;
+import static queen.server.Wire.object;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import queen.server.TestBroker;
+import queen.server.Wire;
+
+/** The streams routes' contract: registration, one atomic cycle, state reads. */
+class StreamsTest {
+  @RegisterExtension static final TestBroker broker = new TestBroker();
+  private final Wire wire = new Wire(broker);
+
+  static ObjectNode query(String name, String source, String hash) {
+    return object()
+        .put("name", name)
+        .put("source_queue", source)
+        .put("sink_queue", source + "-out")
+        .put("config_hash", hash);
+  }
+
+  private String register(String name, String source) {
+    JsonNode r = broker.post("/streams/v1/queries", query(name, source, "h1")).json();
+    return r.get("query_id").asText();
+  }
+
+  /** A cycle body: one upsert of key to value, one push to the sink, the ack of the message. */
+  private static ObjectNode cycle(
+      String queryId, JsonNode message, String sink, String key, int value) {
+    ObjectNode body =
+        object()
+            .put("query_id", queryId)
+            .put("partition_id", message.get("partitionId").asText())
+            .put("consumer_group", message.get("consumerGroup").asText());
+    body.putArray("state_ops")
+        .addObject()
+        .put("type", "upsert")
+        .put("key", key)
+        .putObject("value")
+        .put("count", value);
+    body.putArray("push_items")
+        .add(
+            item(
+                sink,
+                "Default",
+                "out-" + message.get("transactionId").asText(),
+                object().put("count", value)));
+    body.putObject("ack")
+        .put("transactionId", message.get("transactionId").asText())
+        .put("leaseId", message.get("leaseId").asText())
+        .put("status", "completed");
+    return body;
+  }
+
+  private JsonNode state(String queryId, String partitionId) {
+    ObjectNode body = object().put("query_id", queryId).put("partition_id", partitionId);
+    return broker.post("/streams/v1/state/get", body).json().get("rows");
+  }
+
+  private JsonNode pop(String queue, int batch) {
+    TestBroker.Reply r =
+        broker.get("/api/v1/pop/queue/" + queue + "?consumerGroup=g1&batch=" + batch);
+    assertThat(r.status()).as(r.text()).isEqualTo(200);
+    return r.json();
+  }
+
+  private long sinkCount(String queue) {
+    return broker.sqlLong(
+        "select coalesce(sum(p.last_offset + 1), 0) from queen.log_partitions p"
+            + " join queen.queues q on q.id = p.queue_id where q.name = '"
+            + queue
+            + "'");
+  }
+
+  @Test
+  void registrationNamesEachMissingField() {
+    for (String field : List.of("name", "source_queue", "config_hash")) {
+      ObjectNode body = query("q-missing", "src", "h");
+      body.remove(field);
+      TestBroker.Reply r = broker.post("/streams/v1/queries", body);
+      assertThat(r.status()).isEqualTo(400);
+      assertThat(r.json().get("error").asText()).contains(field);
+      body.put(field, "");
+      assertThat(broker.post("/streams/v1/queries", body).json().get("error").asText())
+          .contains(field);
+    }
+  }
+
+  @Test
+  void sameHashFindsTheQueryAnotherIsRefusedUnlessReset() {
+    JsonNode first = broker.post("/streams/v1/queries", query("q-reg", "reg-src", "a1")).json();
+    assertThat(first.get("fresh").asBoolean()).isTrue();
+    JsonNode again = broker.post("/streams/v1/queries", query("q-reg", "reg-src", "a1")).json();
+    assertThat(again.get("query_id").asText()).isEqualTo(first.get("query_id").asText());
+    assertThat(again.get("fresh").asBoolean()).isFalse();
+
+    TestBroker.Reply conflict = broker.post("/streams/v1/queries", query("q-reg", "reg-src", "b2"));
+    assertThat(conflict.status()).isEqualTo(409);
+    assertThat(conflict.json().get("error").asText()).contains("a1").contains("b2");
+
+    wire.pushNumbered("reg-src", "p0", 0, 1);
+    JsonNode m = pop("reg-src", 1).get("messages").get(0);
+    String id = first.get("query_id").asText();
+    assertThat(
+            broker
+                .post("/streams/v1/cycle", cycle(id, m, "reg-out", "k", 1))
+                .json()
+                .get("success")
+                .asBoolean())
+        .isTrue();
+    assertThat(state(id, m.get("partitionId").asText())).hasSize(1);
+
+    JsonNode reset =
+        broker
+            .post("/streams/v1/queries", query("q-reg", "reg-src", "b2").put("reset", true))
+            .json();
+    assertThat(reset.get("reset").asBoolean()).isTrue();
+    assertThat(reset.get("query_id").asText()).isEqualTo(id);
+    assertThat(state(id, m.get("partitionId").asText())).as("reset deletes the state").isEmpty();
+    assertThat(broker.post("/streams/v1/queries", query("q-reg", "reg-src", "b2")).status())
+        .isEqualTo(200);
+  }
+
+  @Test
+  void aCycleCommitsStatePushesAndTheAckOfTheWholeBatchPrefix() {
+    String id = register("q-commit", "commit-src");
+    wire.pushNumbered("commit-src", "p0", 0, 3);
+    JsonNode popped = pop("commit-src", 3);
+    JsonNode last = popped.get("messages").get(2);
+    JsonNode r = broker.post("/streams/v1/cycle", cycle(id, last, "commit-out", "total", 3)).json();
+
+    assertThat(r.get("success").asBoolean()).as(r.toString()).isTrue();
+    assertThat(r.get("state_ops_applied").asInt()).isEqualTo(1);
+    assertThat(r.get("queueName").asText()).isEqualTo("commit-src");
+    assertThat(r.get("push_results").get(0).get("status").asText()).isEqualTo("queued");
+    assertThat(r.get("ack_result").get("lease_released").asBoolean()).isTrue();
+    JsonNode rows = state(id, last.get("partitionId").asText());
+    assertThat(rows.get(0).get("key").asText()).isEqualTo("total");
+    assertThat(rows.get(0).get("value").get("count").asInt()).isEqualTo(3);
+    assertThat(rows.get(0).get("updated_at").asText()).endsWith("Z");
+    assertThat(broker.get("/api/v1/pop/queue/commit-src?consumerGroup=g1").status())
+        .as("the whole batch is consumed")
+        .isEqualTo(204);
+
+    JsonNode replay =
+        broker.post("/streams/v1/cycle", cycle(id, last, "commit-out", "total", 6)).json();
+    assertThat(replay.get("success").asBoolean()).as("a replayed cycle is refused").isFalse();
+    assertThat(state(id, last.get("partitionId").asText()).get(0).get("value").get("count").asInt())
+        .isEqualTo(3);
+  }
+
+  @Test
+  void aCycleThatFailsHalfWayChangesNothing() {
+    String id = register("q-half", "half-src");
+    wire.pushNumbered("half-src", "p0", 0, 1);
+    JsonNode m = pop("half-src", 1).get("messages").get(0);
+    ObjectNode body = cycle(id, m, "streams-sink-half", "k", 1);
+    ((ArrayNode) body.get("state_ops")).addObject().put("type", "increment").put("key", "k");
+    JsonNode r = broker.post("/streams/v1/cycle", body).json();
+    assertThat(r.get("success").asBoolean()).isFalse();
+    assertThat(r.get("error").asText()).contains("increment");
+    assertThat(state(id, m.get("partitionId").asText())).isEmpty();
+    assertThat(sinkCount("streams-sink-half")).isZero();
+
+    ObjectNode good = cycle(id, m, "streams-sink-half", "k", 1);
+    assertThat(broker.post("/streams/v1/cycle", good).json().get("success").asBoolean())
+        .as("the lease was untouched by the failed cycle")
+        .isTrue();
+    assertThat(sinkCount("streams-sink-half")).isEqualTo(1);
+  }
+
+  @Test
+  void aCycleWhoseLeaseExpiredChangesNothing() {
+    String id = register("q-expired", "expired-src");
+    wire.pushNumbered("expired-src", "p0", 0, 2);
+    JsonNode m = pop("expired-src", 2).get("messages").get(1);
+    broker.sql(
+        "update queen.log_consumers set lease_expires_at = now() - interval '1 second'"
+            + " where worker_id = '"
+            + m.get("leaseId").asText()
+            + "'");
+    ObjectNode body = cycle(id, m, "streams-sink-expired", "k", 2);
+    JsonNode r = broker.post("/streams/v1/cycle", body).json();
+    assertThat(r.get("success").asBoolean()).isFalse();
+    assertThat(r.get("error").asText()).contains("Invalid or expired lease");
+    assertThat(state(id, m.get("partitionId").asText())).isEmpty();
+    assertThat(sinkCount("streams-sink-expired")).isZero();
+    assertThat(pop("expired-src", 2).get("messages")).as("redelivered in full").hasSize(2);
+  }
+
+  @Test
+  void withoutReleaseTheLeaseStaysForTheRestOfTheBatch() {
+    String id = register("q-partial", "partial-src");
+    wire.pushNumbered("partial-src", "p0", 0, 3);
+    JsonNode messages = pop("partial-src", 3).get("messages");
+    ObjectNode first =
+        cycle(id, messages.get(0), "partial-out", "k", 1).put("release_lease", false);
+    JsonNode r = broker.post("/streams/v1/cycle", first).json();
+    assertThat(r.get("ack_result").get("lease_released").asBoolean()).isFalse();
+    assertThat(broker.get("/api/v1/pop/queue/partial-src?consumerGroup=g1").status())
+        .as("the rest of the batch stays leased")
+        .isEqualTo(204);
+    JsonNode end =
+        broker.post("/streams/v1/cycle", cycle(id, messages.get(2), "partial-out", "k", 3)).json();
+    assertThat(end.get("ack_result").get("lease_released").asBoolean()).isTrue();
+    assertThat(
+            broker.sqlLong(
+                "select committed from queen.log_consumers where consumer_group = 'g1'"
+                    + " and partition_id = '"
+                    + messages.get(0).get("partitionId").asText()
+                    + "'"))
+        .isEqualTo(2);
+  }
+
+  @Test
+  void aSinkPushOfAStoredTransactionIdIsADuplicateAndTheRestApplies() {
+    String id = register("q-dedup", "dedup-src");
+    broker.post(
+        "/api/v1/push", Wire.items(List.of(item("dedup-sink", "Default", "taken", object()))));
+    wire.pushNumbered("dedup-src", "p0", 0, 1);
+    JsonNode m = pop("dedup-src", 1).get("messages").get(0);
+    ObjectNode body = cycle(id, m, "dedup-sink", "k", 1);
+    ((ArrayNode) body.get("push_items"))
+        .removeAll()
+        .add(item("dedup-sink", "Default", "taken", object()))
+        .add(item("dedup-sink", "Default", "new", object()));
+    JsonNode r = broker.post("/streams/v1/cycle", body).json();
+    assertThat(r.get("success").asBoolean()).as(r.toString()).isTrue();
+    assertThat(r.get("push_results").get(0).get("status").asText()).isEqualTo("duplicate");
+    assertThat(r.get("push_results").get(1).get("status").asText()).isEqualTo("queued");
+    assertThat(sinkCount("dedup-sink")).isEqualTo(2);
+  }
+
+  @Test
+  void stateGoesWithItsQueue() {
+    String id = register("q-gone", "gone-src");
+    wire.pushNumbered("gone-src", "p0", 0, 1);
+    JsonNode m = pop("gone-src", 1).get("messages").get(0);
+    broker.post("/streams/v1/cycle", cycle(id, m, "gone-out", "k", 1));
+    assertThat(
+            broker.sqlLong("select count(*) from queen.stream_state where query_id = '" + id + "'"))
+        .isEqualTo(1);
+    assertThat(broker.delete("/api/v1/resources/queues/gone-src").status()).isEqualTo(200);
+    assertThat(
+            broker.sqlLong("select count(*) from queen.stream_state where query_id = '" + id + "'"))
+        .isZero();
+  }
+
+  @Test
+  void everyFieldTheRunnerGroupsByIsOnEachPoppedMessage() {
+    wire.pushNumbered("fields-src", "p0", 0, 2);
+    TestBroker.Reply r =
+        broker.get(
+            "/api/v1/pop/queue/fields-src?consumerGroup=runner&batch=2&wait=true&timeout=1000");
+    for (JsonNode m : r.json().get("messages")) {
+      for (String field :
+          List.of("partitionId", "partition", "leaseId", "consumerGroup", "createdAt")) {
+        assertThat(m.hasNonNull(field)).as(field).isTrue();
+      }
+      assertThat(m.get("consumerGroup").asText()).isEqualTo("runner");
+    }
+  }
+
+  @Test
+  void malformedCyclesAre400sNamingTheField() {
+    assertThat(broker.post("/streams/v1/cycle", object()).json().get("error").asText())
+        .contains("query_id");
+    ObjectNode noPartition = object().put("query_id", "00000000-0000-0000-0000-000000000001");
+    assertThat(broker.post("/streams/v1/cycle", noPartition).json().get("error").asText())
+        .contains("partition_id");
+    ObjectNode badOps =
+        noPartition.deepCopy().put("partition_id", "00000000-0000-0000-0000-000000000002");
+    badOps.putArray("state_ops").addObject().put("type", "upsert");
+    TestBroker.Reply r = broker.post("/streams/v1/cycle", badOps);
+    assertThat(r.status()).isEqualTo(400);
+    assertThat(r.json().get("error").asText()).contains("state_ops[0].key");
+    ObjectNode unknown =
+        noPartition.deepCopy().put("partition_id", "00000000-0000-0000-0000-000000000002");
+    JsonNode refused = broker.post("/streams/v1/cycle", unknown).json();
+    assertThat(refused.get("success").asBoolean()).isFalse();
+    assertThat(refused.get("error").asText()).contains("Unknown query_id");
+  }
+}
