@@ -1,12 +1,14 @@
 package queen.server.streams;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 import static queen.server.Wire.item;
 import static queen.server.Wire.object;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -91,7 +93,24 @@ class StreamsExactlyOnceTest {
     Map<String, Integer> outputs = sinkOutputs();
     assertThat(outputs).hasSize(MESSAGES);
     assertThat(outputs.values()).allMatch(n -> n == 1);
+
+    // statistics reach the view when the broker's sessions go idle
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(() -> broker.sqlLong(STATE_UPDATES) >= MESSAGES / 25);
+    assertThat(
+            broker.sqlLong(
+                "select n_tup_hot_upd * 1000 / n_tup_upd from pg_stat_user_tables"
+                    + " where relid = 'queen.stream_state'::regclass"))
+        .as("per mille of state updates that were HOT")
+        .isGreaterThanOrEqualTo(900);
+    assertThat(broker.sqlLong("select pg_relation_size('queen.stream_state')"))
+        .as("%d state rows after every cycle updated them", PARTITIONS * (KEYS + 1))
+        .isLessThanOrEqualTo(8 * 8192);
   }
+
+  private static final String STATE_UPDATES =
+      "select n_tup_upd from pg_stat_user_tables where relid = 'queen.stream_state'::regclass";
 
   private static long expected(int k) {
     long n = 0;
