@@ -34,6 +34,7 @@ import picocli.CommandLine.Option;
       AdminCommand.class,
       StartupCommand.class,
       CrossBrokerCommand.class,
+      StreamsCommand.class,
       Suite.class,
       BenchCommand.Render.class,
       BenchCommand.Jmh.class

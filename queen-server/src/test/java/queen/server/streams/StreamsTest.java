@@ -220,6 +220,25 @@ class StreamsTest {
   }
 
   @Test
+  void aFailedAckSpendsTheRetryBudgetAsOnTheAckRoute() {
+    String id = register("q-failed", "failed-src");
+    wire.configure("failed-src", object().put("retryLimit", 1));
+    wire.pushNumbered("failed-src", "p0", 0, 1);
+    for (int attempt = 0; attempt < 2; attempt++) {
+      JsonNode m = pop("failed-src", 1).get("messages").get(0);
+      ObjectNode body = cycle(id, m, "failed-out", "attempts", attempt + 1);
+      ((ObjectNode) body.get("ack")).put("status", "failed");
+      JsonNode r = broker.post("/streams/v1/cycle", body).json();
+      assertThat(r.get("success").asBoolean()).as(r.toString()).isTrue();
+      assertThat(r.get("ack_result").get("dlq").asBoolean())
+          .as("dead-lettered once the budget is spent")
+          .isEqualTo(attempt == 1);
+    }
+    assertThat(broker.get("/api/v1/pop/queue/failed-src?consumerGroup=g1").status()).isEqualTo(204);
+    assertThat(broker.sqlLong("select count(*) from queen.dead_letters")).isEqualTo(1);
+  }
+
+  @Test
   void aSinkPushOfAStoredTransactionIdIsADuplicateAndTheRestApplies() {
     String id = register("q-dedup", "dedup-src");
     broker.post(
