@@ -24,6 +24,7 @@ import queen.server.codec.PayloadCipher;
 import queen.server.http.AckRoutes;
 import queen.server.http.ConfigureRoutes;
 import queen.server.http.ConsumerGroupRoutes;
+import queen.server.http.DashboardRoutes;
 import queen.server.http.DeadLetterRoutes;
 import queen.server.http.Gate;
 import queen.server.http.HealthRoutes;
@@ -262,6 +263,7 @@ public final class Broker implements AutoCloseable {
                               gate,
                               List.of(
                                   new HealthRoutes(db, version()),
+                                  new DashboardRoutes(),
                                   new MetricsRoutes(meters),
                                   new ConfigureRoutes(
                                       queues,

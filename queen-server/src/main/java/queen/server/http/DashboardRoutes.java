@@ -1,0 +1,123 @@
+package queen.server.http;
+
+import io.helidon.http.HeaderName;
+import io.helidon.http.HeaderNames;
+import io.helidon.http.Status;
+import io.helidon.webserver.http.ServerRequest;
+import io.helidon.webserver.http.ServerResponse;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HashMap;
+import java.util.HexFormat;
+import java.util.Map;
+import java.util.zip.GZIPOutputStream;
+import queen.server.http.auth.Access;
+import queen.server.store.ClasspathFolder;
+
+/**
+ * The dashboard: static files from the broker's jar, {@code /} and {@code /assets/*}, public like
+ * {@code /health} (the pages ask for a token themselves, and every API call they make is checked as
+ * any other). Read once at start, compressed once; answered with a strong ETag and {@code
+ * Cache-Control: no-cache}, so a browser revalidates (a 304 without a body) and never runs the
+ * previous version's scripts after an upgrade.
+ */
+public final class DashboardRoutes implements Routes {
+  private static final String FOLDER = "dashboard";
+  private static final HeaderName CACHE_CONTROL = HeaderNames.CACHE_CONTROL;
+  private static final HeaderName CSP = HeaderNames.create("Content-Security-Policy");
+  private static final HeaderName NOSNIFF = HeaderNames.create("X-Content-Type-Options");
+
+  /** Scripts, styles and images from the broker itself, nothing inline, nothing from elsewhere. */
+  private static final String POLICY =
+      "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none';"
+          + " frame-ancestors 'none'; form-action 'self'";
+
+  /** One file, ready to send. */
+  private record StaticFile(String type, byte[] plain, byte[] gzip, String etag) {}
+
+  private final Map<String, StaticFile> files = new HashMap<>();
+
+  public DashboardRoutes() {
+    ClasspathFolder.read(DashboardRoutes.class.getClassLoader(), FOLDER)
+        .forEach((name, bytes) -> files.put(name, prepare(name, bytes)));
+  }
+
+  @Override
+  public void declare(RouteTable rules) {
+    rules.get("/", Access.PUBLIC, (req, res) -> send(req, res, "index.html"));
+    rules.get(
+        "/assets/*", Access.PUBLIC, (req, res) -> send(req, res, req.path().path().substring(1)));
+  }
+
+  private void send(ServerRequest req, ServerResponse res, String name) {
+    StaticFile f = files.get(name);
+    if (f == null) {
+      res.status(Status.NOT_FOUND_404);
+      res.header(HeaderNames.CONTENT_TYPE, "text/plain; charset=utf-8");
+      res.send(name.equals("index.html") ? "The dashboard is not in this build" : "Not found");
+      return;
+    }
+    res.header(HeaderNames.ETAG, f.etag());
+    res.header(CACHE_CONTROL, "no-cache");
+    res.header(HeaderNames.VARY, "Accept-Encoding");
+    res.header(NOSNIFF, "nosniff");
+    if (f.type().startsWith("text/html")) {
+      res.header(CSP, POLICY);
+    }
+    if (req.headers().value(HeaderNames.IF_NONE_MATCH).map(f.etag()::equals).orElse(false)) {
+      res.status(Status.NOT_MODIFIED_304);
+      res.send();
+      return;
+    }
+    res.header(HeaderNames.CONTENT_TYPE, f.type());
+    boolean gzip =
+        f.gzip() != null
+            && req.headers()
+                .value(HeaderNames.ACCEPT_ENCODING)
+                .map(v -> v.contains("gzip"))
+                .orElse(false);
+    if (gzip) {
+      res.header(HeaderNames.CONTENT_ENCODING, "gzip");
+    }
+    res.send(gzip ? f.gzip() : f.plain());
+  }
+
+  private static StaticFile prepare(String name, byte[] bytes) {
+    String type = type(name);
+    byte[] gzip = type.startsWith("image/png") ? null : gzip(bytes);
+    try {
+      byte[] digest = MessageDigest.getInstance("SHA-256").digest(bytes);
+      String etag = "\"" + HexFormat.of().formatHex(digest, 0, 12) + "\"";
+      return new StaticFile(
+          type, bytes, gzip != null && gzip.length < bytes.length ? gzip : null, etag);
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private static String type(String name) {
+    String ext = name.substring(name.lastIndexOf('.') + 1);
+    return switch (ext) {
+      case "html" -> "text/html; charset=utf-8";
+      case "js" -> "text/javascript; charset=utf-8";
+      case "css" -> "text/css; charset=utf-8";
+      case "svg" -> "image/svg+xml";
+      case "png" -> "image/png";
+      case "json" -> "application/json";
+      default -> "application/octet-stream";
+    };
+  }
+
+  private static byte[] gzip(byte[] bytes) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream(bytes.length / 3 + 64);
+    try (GZIPOutputStream z = new GZIPOutputStream(out)) {
+      z.write(bytes);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return out.toByteArray();
+  }
+}
