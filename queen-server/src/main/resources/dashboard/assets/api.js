@@ -1,0 +1,111 @@
+// The only way the dashboard talks to the broker: relative URLs, JSON, bearer token, error mapping.
+
+import { getToken, promptForToken } from './auth.js';
+
+export class ApiError extends Error {
+  constructor(status, message, body) {
+    super(message);
+    this.status = status;
+    this.body = body;
+  }
+
+  /** True when the broker could not be reached or failed on its side. */
+  get unreachable() {
+    return this.status === 0 || this.status >= 500;
+  }
+
+  /** A sentence for the user, near the action that failed. */
+  describe() {
+    if (this.status === 403) {
+      return `Permission denied: your token's role may not do this (${this.message}).`;
+    }
+    if (this.status === 401) {
+      return `Authentication required: ${this.message}.`;
+    }
+    if (this.status === 0) {
+      return `Broker unreachable: ${this.message}.`;
+    }
+    return `${this.message} (HTTP ${this.status}).`;
+  }
+}
+
+function url(path, query) {
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(query || {})) {
+    if (value !== undefined && value !== null && value !== '') {
+      params.set(key, String(value));
+    }
+  }
+  const text = params.toString();
+  return text ? `${path}?${text}` : path;
+}
+
+async function readBody(response) {
+  const type = response.headers.get('content-type') || '';
+  const text = await response.text();
+  if (!text) {
+    return null;
+  }
+  if (type.includes('json')) {
+    try {
+      return JSON.parse(text);
+    } catch {
+      return text;
+    }
+  }
+  return text;
+}
+
+function errorText(body, response) {
+  if (body && typeof body === 'object' && typeof body.error === 'string') {
+    return body.error;
+  }
+  if (typeof body === 'string' && body.trim()) {
+    return body.trim().slice(0, 200);
+  }
+  return response.statusText || 'Request failed';
+}
+
+/** A 200 answer that still carries `{"error": ...}` (old Queen style) is an error too. */
+function isErrorBody(body) {
+  return body && typeof body === 'object' && !Array.isArray(body)
+    && typeof body.error === 'string' && body.success !== true;
+}
+
+/**
+ * Calls the broker. Resolves with the parsed JSON (null for an empty answer); rejects with an
+ * ApiError (status 0 when the broker is unreachable). A 401 opens the token prompt.
+ */
+export async function api(path, { method = 'GET', query, body } = {}) {
+  const headers = { Accept: 'application/json' };
+  if (body !== undefined) {
+    headers['Content-Type'] = 'application/json';
+  }
+  const token = getToken();
+  if (token) {
+    headers.Authorization = `Bearer ${token}`;
+  }
+  let response;
+  try {
+    response = await fetch(url(path, query), {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      cache: 'no-store',
+    });
+  } catch (cause) {
+    throw new ApiError(0, cause.message || 'network error', null);
+  }
+  const parsed = await readBody(response);
+  if (response.status === 401) {
+    const message = errorText(parsed, response);
+    promptForToken(message);
+    throw new ApiError(401, message, parsed);
+  }
+  if (!response.ok || isErrorBody(parsed)) {
+    throw new ApiError(response.status, errorText(parsed, response), parsed);
+  }
+  return parsed;
+}
+
+export const enc = encodeURIComponent;

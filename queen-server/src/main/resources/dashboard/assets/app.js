@@ -1,0 +1,184 @@
+// Hash router, refresh loop, stale banner and session header.
+
+import { AUTH_EVENT, currentRole, forgetToken, installTokenDialog, promptForToken } from './auth.js';
+import { ApiError } from './api.js';
+import { installConfirmDialog } from './dialogs.js';
+import { REFRESH_EVENT, timeEl, setContent } from './dom.js';
+import { clock } from './format.js';
+import overviewPage from './pages/overview.js';
+import queuesPage from './pages/queues.js';
+import queuePage from './pages/queue.js';
+import groupsPage from './pages/groups.js';
+import dlqPage from './pages/dlq.js';
+import messagesPage from './pages/messages.js';
+import messagePage from './pages/message.js';
+import notFoundPage from './pages/not-found.js';
+
+const REFRESH_MS = 5000;
+
+const main = document.getElementById('main');
+const banner = document.querySelector('[data-testid="stale"]');
+const lastRefresh = document.querySelector('[data-testid="last-refresh"]');
+
+let current = null;
+let lastSuccess = null;
+let inFlight = null;
+let again = false;
+
+/** '#/queues/orders?x=1' -> {path: ['queues', 'orders'], query: URLSearchParams}. */
+function parseHash() {
+  const raw = location.hash.replace(/^#\/?/, '');
+  const [pathPart, queryPart = ''] = raw.split('?');
+  const path = pathPart.split('/').filter(Boolean).map(decodeURIComponent);
+  return { path, query: new URLSearchParams(queryPart) };
+}
+
+function resolve({ path, query }) {
+  const [section = 'overview', ...rest] = path;
+  const routes = {
+    overview: () => rest.length === 0 && { nav: 'overview', page: overviewPage() },
+    queues: () => (rest.length === 0
+      ? { nav: 'queues', page: queuesPage() }
+      : rest.length === 1 && { nav: 'queues', page: queuePage(rest[0]) }),
+    groups: () => rest.length === 0 && { nav: 'groups', page: groupsPage(query) },
+    dlq: () => rest.length === 0 && { nav: 'dlq', page: dlqPage(query) },
+    messages: () => (rest.length === 0
+      ? { nav: 'messages', page: messagesPage(query) }
+      : rest.length === 2 && { nav: 'messages', page: messagePage(rest[0], rest[1]) }),
+  };
+  return routes[section]?.() || { nav: null, page: notFoundPage() };
+}
+
+function markNav(nav) {
+  for (const a of document.querySelectorAll('[data-nav]')) {
+    if (a.dataset.nav === nav) {
+      a.setAttribute('aria-current', 'page');
+    } else {
+      a.removeAttribute('aria-current');
+    }
+  }
+}
+
+function showFresh() {
+  lastSuccess = new Date();
+  banner.hidden = true;
+  setContent(lastRefresh, 'Updated ', timeEl(lastSuccess.toISOString(), clock(lastSuccess)));
+}
+
+function failureReason(error) {
+  if (!(error instanceof ApiError)) {
+    return `The page failed to update: ${error.message}`;
+  }
+  if (error.status === 0) {
+    return 'Broker unreachable';
+  }
+  if (error.status === 401) {
+    return 'Authentication required';
+  }
+  return `Refresh failed: ${error.describe().replace(/\.$/, '')}`;
+}
+
+function showStale(error) {
+  const since = lastSuccess
+    ? ['Showing data from ', timeEl(lastSuccess.toISOString(), clock(lastSuccess)), '.']
+    : 'No data loaded yet.';
+  setContent(banner, `${failureReason(error)}. `, since, ` Retrying every ${REFRESH_MS / 1000} s.`);
+  banner.hidden = false;
+}
+
+async function refreshOnce() {
+  const page = current;
+  if (!page) {
+    return;
+  }
+  try {
+    await page.refresh();
+    if (page === current) {
+      page.el.setAttribute('data-loaded', 'true');
+      showFresh();
+    }
+  } catch (error) {
+    if (page === current) {
+      showStale(error);
+    }
+    if (!(error instanceof ApiError)) {
+      console.error(error);
+    }
+  }
+}
+
+/** Runs a refresh now, or right after the one in flight. */
+function refresh() {
+  if (inFlight) {
+    again = true;
+    return;
+  }
+  inFlight = refreshOnce().finally(() => {
+    inFlight = null;
+    if (again) {
+      again = false;
+      refresh();
+    }
+  });
+}
+
+function navigate(focus) {
+  const route = resolve(parseHash());
+  current = route.page;
+  markNav(route.nav);
+  main.replaceChildren(current.el);
+  document.title = `${current.title} · Queen`;
+  if (focus) {
+    current.el.querySelector('h1')?.focus({ preventScroll: false });
+  }
+  window.scrollTo(0, 0);
+  refresh();
+}
+
+function showRole() {
+  const role = currentRole();
+  document.body.dataset.role = role;
+  const badge = document.querySelector('[data-testid="role"]');
+  badge.hidden = role === 'none';
+  badge.textContent = `Token: ${role}`;
+  document.getElementById('sign-out').hidden = role === 'none';
+  document.getElementById('sign-in').textContent = role === 'none' ? 'Set token' : 'Change token';
+}
+
+function installHeader() {
+  document.getElementById('sign-in').addEventListener('click', () => promptForToken());
+  document.getElementById('sign-out').addEventListener('click', forgetToken);
+  document.getElementById('skip-link').addEventListener('click', (event) => {
+    event.preventDefault();
+    main.focus();
+  });
+}
+
+function start() {
+  installTokenDialog();
+  installConfirmDialog();
+  installHeader();
+  showRole();
+  if (!location.hash) {
+    history.replaceState(null, '', '#/overview');
+  }
+  window.addEventListener('hashchange', () => navigate(true));
+  document.addEventListener(REFRESH_EVENT, refresh);
+  document.addEventListener(AUTH_EVENT, () => {
+    showRole();
+    refresh();
+  });
+  document.addEventListener('visibilitychange', () => {
+    if (!document.hidden) {
+      refresh();
+    }
+  });
+  setInterval(() => {
+    if (!document.hidden) {
+      refresh();
+    }
+  }, REFRESH_MS);
+  navigate(false);
+}
+
+start();
