@@ -12,7 +12,10 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.openqa.selenium.By;
 import org.openqa.selenium.WebElement;
@@ -25,6 +28,8 @@ import queen.server.Wire;
  * requeue and a seek made on the pages change what the API answers, and with JWT on the pages ask
  * for a token and hide what the token may not do.
  */
+// the page tour runs first, so that its screenshots show the data before the actions change it
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class DashboardBrowserTest {
   @RegisterExtension static final TestBroker broker = new TestBroker();
 
@@ -92,6 +97,7 @@ class DashboardBrowserTest {
   }
 
   @Test
+  @Order(1)
   void everyPageShowsTheBrokersData() {
     browser.open(url("overview"), "overview");
     assertThat(browser.text("[data-page=overview]")).contains("orders");

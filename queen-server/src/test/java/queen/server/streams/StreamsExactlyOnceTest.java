@@ -105,8 +105,10 @@ class StreamsExactlyOnceTest {
         .as("per mille of state updates that were HOT")
         .isGreaterThanOrEqualTo(900);
     assertThat(broker.sqlLong("select pg_relation_size('queen.stream_state')"))
+        // without HOT updates each of the thousands of upserts would leave a row version behind:
+        // about 600 kB; with them the pages are pruned as they fill
         .as("%d state rows after every cycle updated them", PARTITIONS * (KEYS + 1))
-        .isLessThanOrEqualTo(8 * 8192);
+        .isLessThanOrEqualTo(16 * 8192);
   }
 
   private static final String STATE_UPDATES =

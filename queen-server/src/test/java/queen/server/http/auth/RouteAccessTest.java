@@ -89,8 +89,14 @@ class RouteAccessTest {
 
   /** The access levels of WIRE.md section 0, written out independently of the declarations. */
   private static Access wire(String method, String path) {
-    if (path.equals("/health") || path.startsWith("/metrics")) {
-      return Access.PUBLIC;
+    if (path.equals("/health")
+        || path.startsWith("/metrics")
+        || path.equals("/")
+        || path.startsWith("/assets/")) {
+      return Access.PUBLIC; // static dashboard files are public too
+    }
+    if (path.equals("/streams/v1/state/get")) {
+      return Access.READ_ONLY; // a POST that only reads (WIRE.md section 17)
     }
     if (path.startsWith("/api/v1/system/")
         || path.startsWith("/internal/")
