@@ -2,10 +2,13 @@
 
 -- Registers a query by name. The same hash answers the registered id (fresh = false); another
 -- hash is refused (registered_hash names the stored one) unless p_reset, which replaces the
--- hash, the queues, and deletes the query's state.
+-- hash, the queues, and deletes the query's state. The stored queues come back with the answer.
+drop function if exists queen.streams_register_v1(text, text, text, text, boolean);
+
 create or replace function queen.streams_register_v1(
     p_name text, p_source text, p_sink text, p_hash text, p_reset boolean)
-returns table (query_id uuid, fresh boolean, was_reset boolean, registered_hash text)
+returns table (query_id uuid, fresh boolean, was_reset boolean, registered_hash text,
+               source_queue text, sink_queue text)
 language plpgsql
 as $$
 #variable_conflict use_column
@@ -18,19 +21,19 @@ begin
     on conflict (name) do nothing
     returning * into q;
     if found then
-        return query select q.id, true, false, q.config_hash;
+        return query select q.id, true, false, q.config_hash, q.source_queue, q.sink_queue;
         return;
     end if;
     select * into q from queen.stream_queries s where s.name = p_name for update;
     if not p_reset then
-        return query select q.id, false, false, q.config_hash;
+        return query select q.id, false, false, q.config_hash, q.source_queue, q.sink_queue;
     else
         delete from queen.stream_state s where s.query_id = q.id;
         update queen.stream_queries s
            set config_hash = p_hash, source_queue = p_source, sink_queue = p_sink,
                updated_at = now()
          where s.id = q.id;
-        return query select q.id, false, true, p_hash;
+        return query select q.id, false, true, p_hash, p_source, p_sink;
     end if;
 end;
 $$;
@@ -52,14 +55,18 @@ declare
 begin
     -- two cycles of one (query, partition) never interleave: the second waits for the first
     perform pg_advisory_xact_lock(hashtextextended(p_query::text || '/' || p_partition::text, 48));
-    select s.source_queue into v_source from queen.stream_queries s where s.id = p_query;
+    -- the parents are locked before any state row: a reset or a queue delete, which lock the
+    -- parent and then delete state, waits for the cycle instead of deadlocking with it
+    select s.source_queue into v_source from queen.stream_queries s where s.id = p_query
+       for key share;
     if not found then
         return query select null::text, 'Unknown query_id ' || p_query;
         return;
     end if;
     select q.name into v_queue
       from queen.log_partitions p join queen.queues q on q.id = p.queue_id
-     where p.id = p_partition;
+     where p.id = p_partition
+       for key share of p;
     if not found then
         return query select null::text, 'Unknown partition_id ' || p_partition;
         return;
@@ -85,18 +92,27 @@ begin
 end;
 $$;
 
--- A cycle's completed ack: positional under the lease. The acked message and every earlier
--- message of the leased batch are consumed (the cursor moves to it). The lease is released when
--- the ack reaches the batch's end or p_release asks for it (the rest of the batch is then
--- delivered again from the cursor); else it stays with the worker for the next cycle. An ack of
--- a message at or below the cursor is refused, never a no-op: a cycle replayed after a lost
--- answer must not apply its state and pushes twice. p_offset, when the caller read it from the
--- frames, is the message's offset; else the transactionId index finds it among the lease's
--- messages, raising QN003 when the hash names several.
+-- The ack of a cycle, checked against the lease: live, of the cycle's consumer group, and naming
+-- a message of the leased batch that is not acknowledged yet. A message at or below the cursor,
+-- or acked already, is refused, never a no-op: a cycle sent again after its answer was lost must
+-- not apply its state and pushes twice.
+--
+-- completed (or success) is positional: the message and every earlier message of the batch are
+-- consumed (the cursor moves to it). The lease ends when the ack reaches the batch's end or
+-- p_release asks for it (the rest of the batch is then delivered again from the cursor); else it
+-- stays with the worker for its next cycle. Any other status changes nothing here: the caller
+-- applies it with queen.log_ack_v1 at the returned offset, in the same transaction.
+--
+-- p_offset, when the caller read it from the frames, is the message's offset; else the
+-- transactionId index finds it among the lease's messages, raising QN003 when the hash names
+-- several.
+drop function if exists queen.streams_ack_v1(uuid, text, uuid, text, bigint, boolean);
+
 create or replace function queen.streams_ack_v1(
-    p_partition uuid, p_group text, p_lease uuid, p_txn text, p_offset bigint, p_release boolean)
-returns table (success boolean, error text, lease_ended boolean, has_more boolean,
-               queue_name text, partition_name text)
+    p_partition uuid, p_group text, p_lease uuid, p_txn text, p_offset bigint, p_status text,
+    p_release boolean)
+returns table (success boolean, error text, msg_offset bigint, lease_ended boolean,
+               has_more boolean, queue_name text, partition_name text)
 language plpgsql
 as $$
 #variable_conflict use_column
@@ -115,12 +131,13 @@ begin
      where c.partition_id = p_partition and c.worker_id = p_lease
        for update;
     if not found or cur.lease_expires_at <= v_now then
-        return query select false, 'Invalid or expired lease', false, false, v_queue, p.name;
+        return query select false, 'Invalid or expired lease', null::bigint, false, false,
+                            v_queue, p.name;
         return;
     end if;
     if cur.consumer_group <> p_group then
         return query select false, 'The lease belongs to consumer group ' || cur.consumer_group,
-                            false, false, v_queue, p.name;
+                            null::bigint, false, false, v_queue, p.name;
         return;
     end if;
     if p_offset is not null then
@@ -133,9 +150,14 @@ begin
             raise exception using errcode = 'QN003', message = 'ambiguous transaction id';
         end if;
     end if;
-    if v_off is null or v_off <= cur.committed or v_off > cur.batch_end then
+    if v_off is null or v_off <= cur.committed or v_off > cur.batch_end
+       or v_off = any (coalesce(cur.acked_offsets, '{}')) then
         return query select false, 'Message is not an unacknowledged part of this lease',
-                            false, false, v_queue, p.name;
+                            null::bigint, false, false, v_queue, p.name;
+        return;
+    end if;
+    if p_status not in ('completed', 'success') then
+        return query select true, null::text, v_off, false, false, v_queue, p.name;
         return;
     end if;
     v_end := p_release or v_off >= cur.batch_end;
@@ -156,7 +178,8 @@ begin
            total_consumed = c.total_consumed + (v_off - cur.committed),
            last_consumed_at = v_now
      where c.partition_id = cur.partition_id and c.consumer_group = cur.consumer_group;
-    return query select true, null::text, v_end, v_end and v_off < p.last_offset, v_queue, p.name;
+    return query select true, null::text, v_off, v_end, v_end and v_off < p.last_offset,
+                        v_queue, p.name;
 end;
 $$;
 

@@ -36,7 +36,7 @@ public final class DashboardRoutes implements Routes {
           + " frame-ancestors 'none'; form-action 'self'";
 
   /** One file, ready to send. */
-  private record StaticFile(String type, byte[] plain, byte[] gzip, String etag) {}
+  private record StaticFile(String type, byte[] plain, byte[] gzip, String tag) {}
 
   private final Map<String, StaticFile> files = new HashMap<>();
 
@@ -60,29 +60,42 @@ public final class DashboardRoutes implements Routes {
       res.send(name.equals("index.html") ? "The dashboard is not in this build" : "Not found");
       return;
     }
-    res.header(HeaderNames.ETAG, f.etag());
-    res.header(CACHE_CONTROL, "no-cache");
-    res.header(HeaderNames.VARY, "Accept-Encoding");
-    res.header(NOSNIFF, "nosniff");
-    if (f.type().startsWith("text/html")) {
-      res.header(CSP, POLICY);
-    }
-    if (req.headers().value(HeaderNames.IF_NONE_MATCH).map(f.etag()::equals).orElse(false)) {
-      res.status(Status.NOT_MODIFIED_304);
-      res.send();
-      return;
-    }
-    res.header(HeaderNames.CONTENT_TYPE, f.type());
     boolean gzip =
         f.gzip() != null
             && req.headers()
                 .value(HeaderNames.ACCEPT_ENCODING)
                 .map(v -> v.contains("gzip"))
                 .orElse(false);
+    // each coding is its own representation, with its own tag
+    String etag = "\"" + f.tag() + (gzip ? "-gz\"" : "\"");
+    res.header(HeaderNames.ETAG, etag);
+    res.header(CACHE_CONTROL, "no-cache");
+    res.header(HeaderNames.VARY, "Accept-Encoding");
+    res.header(NOSNIFF, "nosniff");
+    if (f.type().startsWith("text/html")) {
+      res.header(CSP, POLICY);
+    }
+    if (matches(req.headers().value(HeaderNames.IF_NONE_MATCH).orElse(""), etag)) {
+      res.status(Status.NOT_MODIFIED_304);
+      res.send();
+      return;
+    }
+    res.header(HeaderNames.CONTENT_TYPE, f.type());
     if (gzip) {
       res.header(HeaderNames.CONTENT_ENCODING, "gzip");
     }
     res.send(gzip ? f.gzip() : f.plain());
+  }
+
+  /** Whether an If-None-Match list ({@code *}, or tags, weak or strong) names the tag. */
+  private static boolean matches(String ifNoneMatch, String etag) {
+    for (String tag : ifNoneMatch.split(",")) {
+      String t = tag.trim();
+      if (t.equals("*") || t.equals(etag) || t.equals("W/" + etag)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private static StaticFile prepare(String name, byte[] bytes) {
@@ -90,9 +103,11 @@ public final class DashboardRoutes implements Routes {
     byte[] gzip = type.startsWith("image/png") ? null : gzip(bytes);
     try {
       byte[] digest = MessageDigest.getInstance("SHA-256").digest(bytes);
-      String etag = "\"" + HexFormat.of().formatHex(digest, 0, 12) + "\"";
       return new StaticFile(
-          type, bytes, gzip != null && gzip.length < bytes.length ? gzip : null, etag);
+          type,
+          bytes,
+          gzip != null && gzip.length < bytes.length ? gzip : null,
+          HexFormat.of().formatHex(digest, 0, 12));
     } catch (NoSuchAlgorithmException e) {
       throw new IllegalStateException(e);
     }

@@ -3,8 +3,11 @@ package queen.server.http;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
+import java.util.Set;
 import java.util.UUID;
 import queen.server.http.auth.Access;
 import queen.server.ops.Statistics;
@@ -21,6 +24,12 @@ import queen.server.streams.StreamCycles;
  * success:false}, and nothing of it is applied: the SDK retries the cycle after redelivery.
  */
 public final class StreamRoutes implements Routes {
+  /** Longer keys would not fit the state table's primary key index (a btree entry limit). */
+  static final int MAX_KEY_BYTES = 1024;
+
+  private static final Set<String> ACK_STATUSES =
+      Set.of("completed", "success", "failed", "retry", "dlq");
+
   private final StreamCycles streams;
   private final Statistics stats;
   private final PushLimits limits;
@@ -82,17 +91,29 @@ public final class StreamRoutes implements Routes {
     String hash = required(body, "config_hash");
     boolean reset = flag(body, "reset", false);
     StreamStore.Registration r = streams.register(name, source, sink, hash, reset);
+    String conflict = null;
     if (!r.registeredHash().equals(hash)) {
+      conflict = "config_hash " + r.registeredHash() + ", not " + hash;
+    } else if (!r.sourceQueue().equals(source) || !Objects.equals(r.sinkQueue(), sink)) {
+      conflict =
+          "source_queue "
+              + r.sourceQueue()
+              + " and sink_queue "
+              + r.sinkQueue()
+              + ", not "
+              + source
+              + " and "
+              + sink;
+    }
+    if (conflict != null) {
       ObjectNode out =
           Json.object()
               .put(
                   "error",
                   "query "
                       + name
-                      + " is registered with config_hash "
-                      + r.registeredHash()
-                      + ", not "
-                      + hash
+                      + " is registered with "
+                      + conflict
                       + ": register with reset: true to replace it and delete the query's state")
               .put("success", false)
               .put("query_id", r.queryId().toString())
@@ -126,10 +147,10 @@ public final class StreamRoutes implements Routes {
       if (!op.isObject()) {
         throw ApiException.badRequest(at + " must be an object");
       }
-      String type = Fields.optionalString(op, "type", "");
-      String key = Fields.optionalString(op, "key", "");
-      if (key.isEmpty()) {
-        throw ApiException.badRequest(at + ".key is required");
+      String type = opText(op, "type", at);
+      String key = opText(op, "key", at);
+      if (key.getBytes(StandardCharsets.UTF_8).length > MAX_KEY_BYTES) {
+        throw ApiException.badRequest(at + ".key must be at most " + MAX_KEY_BYTES + " bytes");
       }
       switch (type) {
         case "upsert" -> ops.add(new StreamStore.StateOp(key, value(op.get("value"), at)));
@@ -143,6 +164,21 @@ public final class StreamRoutes implements Routes {
         PushBody.readItems(
             Json.bytes(array(body, "push_items")), " (push_items)", producer, limits);
     StreamStore.CycleAck ack = ack(body.get("ack"));
+    if (ack != null && !ACK_STATUSES.contains(ack.status())) {
+      return failure(query, partition, "Unknown ack status: " + ack.status());
+    }
+    if (ack != null
+        && (ack.status().equals("failed") || ack.status().equals("retry"))
+        && (!ops.isEmpty() || !items.isEmpty())) {
+      // the message comes back: state and outputs would change again when it is processed
+      return failure(
+          query,
+          partition,
+          "a "
+              + ack.status()
+              + " ack cannot carry state_ops or push_items:"
+              + " the message is delivered again");
+    }
     if (ack != null && ack.leaseId() == null) {
       return failure(query, partition, "ack failed: Invalid or expired lease");
     }
@@ -262,12 +298,55 @@ public final class StreamRoutes implements Routes {
    * character: one is a client mistake (400), not a database error.
    */
   private static String value(JsonNode v, String at) {
-    String json =
-        v == null ? "null" : new String(Json.bytes(v), java.nio.charset.StandardCharsets.UTF_8);
-    if (json.contains("\\u0000")) {
-      throw ApiException.badRequest(at + ".value must not contain NUL characters");
+    if (v == null) {
+      return "null";
     }
-    return json;
+    storable(v, at + ".value");
+    return new String(Json.bytes(v), StandardCharsets.UTF_8);
+  }
+
+  /** Rejects what jsonb cannot hold: NUL characters and lone surrogates, in texts or names. */
+  private static void storable(JsonNode v, String at) {
+    if (v.isTextual()) {
+      storableText(v.asText(), at);
+    } else if (v.isContainerNode()) {
+      for (var e : v.properties()) {
+        storableText(e.getKey(), at);
+        storable(e.getValue(), at);
+      }
+      if (v.isArray()) {
+        for (JsonNode item : v) {
+          storable(item, at);
+        }
+      }
+    }
+  }
+
+  private static void storableText(String s, String at) {
+    for (int i = 0; i < s.length(); i++) {
+      char ch = s.charAt(i);
+      boolean paired =
+          Character.isHighSurrogate(ch)
+              ? i + 1 < s.length() && Character.isLowSurrogate(s.charAt(++i))
+              : !Character.isLowSurrogate(ch);
+      if (ch == 0 || !paired) {
+        throw ApiException.badRequest(
+            at + " must not contain NUL characters or unpaired surrogates");
+      }
+    }
+  }
+
+  /** A required non-empty string of a state operation. */
+  private static String opText(JsonNode op, String field, String at) {
+    JsonNode v = op.get(field);
+    if (v == null || v.isNull() || (v.isTextual() && v.asText().isEmpty())) {
+      throw ApiException.badRequest(at + "." + field + " is required");
+    }
+    if (!v.isTextual()) {
+      throw ApiException.badRequest(at + "." + field + " must be a string");
+    }
+    storableText(v.asText(), at + "." + field);
+    return v.asText();
   }
 
   private static JsonNode parse(String json) {

@@ -17,7 +17,7 @@ public final class StreamStore {
   private static final String REGISTER = "select * from queen.streams_register_v1(?, ?, ?, ?, ?)";
   private static final String STATE =
       "select * from queen.streams_cycle_state_v1(?, ?, ?, ?::jsonb[])";
-  private static final String ACK = "select * from queen.streams_ack_v1(?, ?, ?, ?, ?, ?)";
+  private static final String ACK = "select * from queen.streams_ack_v1(?, ?, ?, ?, ?, ?, ?)";
   private static final String STATE_GET = "select * from queen.streams_state_get_v1(?, ?, ?)";
 
   private final Database db;
@@ -27,12 +27,16 @@ public final class StreamStore {
   }
 
   /**
-   * A registration's answer.
-   *
-   * @param registeredHash the stored hash: differs from the one asked when the query was registered
-   *     with another configuration and not reset
+   * A registration's answer: what is stored for the name. The stored hash and queues differ from
+   * the ones asked when the query was registered with another configuration and not reset.
    */
-  public record Registration(UUID queryId, boolean fresh, boolean reset, String registeredHash) {}
+  public record Registration(
+      UUID queryId,
+      boolean fresh,
+      boolean reset,
+      String registeredHash,
+      String sourceQueue,
+      String sinkQueue) {}
 
   /** Registers a query, or finds it; with {@code reset} replaces its hash and drops its state. */
   public Registration register(
@@ -51,7 +55,9 @@ public final class StreamStore {
                   rs.getObject("query_id", UUID.class),
                   rs.getBoolean("fresh"),
                   rs.getBoolean("was_reset"),
-                  rs.getString("registered_hash"));
+                  rs.getString("registered_hash"),
+                  rs.getString("source_queue"),
+                  rs.getString("sink_queue"));
             }
           }
         });
@@ -135,11 +141,7 @@ public final class StreamStore {
               List<AppendOutcome> appended = pushes.isEmpty() ? List.of() : pending.write(c);
               AckOutcome acked = null;
               if (ack != null) {
-                acked =
-                    ack.positional()
-                        ? positional(c, partitionId, group, ack, release, known)
-                        : AckStore.call(c, group, List.of(item(partitionId, ack)), false, known)
-                            .getFirst();
+                acked = checkedAck(c, partitionId, group, ack, release, known);
                 if (!acked.success()) {
                   String why = acked.error() == null ? "Unsupported ack status" : acked.error();
                   throw new Refused("ack failed: " + why);
@@ -191,7 +193,11 @@ public final class StreamStore {
     }
   }
 
-  private static AckOutcome positional(
+  /**
+   * The ack, checked against the lease by streams_ack_v1, which also applies a completed one; any
+   * other status is then applied as the ack route applies it, at the message's offset.
+   */
+  private static AckOutcome checkedAck(
       Connection c, UUID partitionId, String group, CycleAck ack, boolean release, Long[] offset)
       throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(ACK)) {
@@ -204,23 +210,33 @@ public final class StreamStore {
       } else {
         ps.setLong(5, offset[0]);
       }
-      ps.setBoolean(6, release);
+      ps.setString(6, ack.status());
+      ps.setBoolean(7, release);
+      AckOutcome checked;
+      long at;
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
         boolean ended = rs.getBoolean("lease_ended");
-        return new AckOutcome(
-            0,
-            rs.getBoolean("success"),
-            rs.getString("error"),
-            rs.getString("queue_name"),
-            rs.getString("partition_name"),
-            ended,
-            false,
-            partitionId,
-            group,
-            ended,
-            rs.getBoolean("has_more"));
+        at = rs.getLong("msg_offset");
+        checked =
+            new AckOutcome(
+                0,
+                rs.getBoolean("success"),
+                rs.getString("error"),
+                rs.getString("queue_name"),
+                rs.getString("partition_name"),
+                ended,
+                false,
+                partitionId,
+                group,
+                ended,
+                rs.getBoolean("has_more"));
       }
+      if (!checked.success() || ack.positional()) {
+        return checked;
+      }
+      return AckStore.call(c, group, List.of(item(partitionId, ack)), false, new Long[] {at})
+          .getFirst();
     }
   }
 

@@ -53,6 +53,14 @@ class DashboardServingTest {
     assertThat(plain.headers().firstValue("content-type")).hasValue("text/css; charset=utf-8");
     HttpResponse<byte[]> zipped = get("/assets/style.css", "Accept-Encoding", "gzip");
     assertThat(zipped.headers().firstValue("content-encoding")).hasValue("gzip");
+    assertThat(zipped.headers().firstValue("etag"))
+        .as("each coding has its own tag")
+        .isNotEqualTo(plain.headers().firstValue("etag"));
+    String tag = zipped.headers().firstValue("etag").orElseThrow();
+    assertThat(
+            get("/assets/style.css", "Accept-Encoding", "gzip", "If-None-Match", "\"x\", " + tag)
+                .statusCode())
+        .isEqualTo(304);
     assertThat(zipped.body().length).isLessThan(plain.body().length);
     assertThat(gunzip(zipped.body())).isEqualTo(plain.body());
     assertThat(get("/assets/app.js").headers().firstValue("content-type"))

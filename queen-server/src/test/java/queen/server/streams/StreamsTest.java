@@ -228,6 +228,12 @@ class StreamsTest {
       JsonNode m = pop("failed-src", 1).get("messages").get(0);
       ObjectNode body = cycle(id, m, "failed-out", "attempts", attempt + 1);
       ((ObjectNode) body.get("ack")).put("status", "failed");
+      JsonNode refused = broker.post("/streams/v1/cycle", body).json();
+      assertThat(refused.get("error").asText())
+          .as("the message comes back: its state and outputs would apply twice")
+          .contains("cannot carry state_ops or push_items");
+      body.remove("state_ops");
+      body.remove("push_items");
       JsonNode r = broker.post("/streams/v1/cycle", body).json();
       assertThat(r.get("success").asBoolean()).as(r.toString()).isTrue();
       assertThat(r.get("ack_result").get("dlq").asBoolean())
@@ -235,7 +241,57 @@ class StreamsTest {
           .isEqualTo(attempt == 1);
     }
     assertThat(broker.get("/api/v1/pop/queue/failed-src?consumerGroup=g1").status()).isEqualTo(204);
-    assertThat(broker.sqlLong("select count(*) from queen.dead_letters")).isEqualTo(1);
+    assertThat(
+            broker.sqlLong(
+                "select count(*) from queen.dead_letters d join queen.log_partitions p"
+                    + " on p.id = d.partition_id join queen.queues q on q.id = p.queue_id"
+                    + " where q.name = 'failed-src'"))
+        .isEqualTo(1);
+  }
+
+  @Test
+  void aReplayedDeadLetteringCycleIsRefusedAsACompletedOneIs() {
+    String id = register("q-dlq-replay", "dlq-replay-src");
+    wire.pushNumbered("dlq-replay-src", "p0", 0, 3);
+    JsonNode first = pop("dlq-replay-src", 3).get("messages").get(0);
+    ObjectNode body = cycle(id, first, "dlq-replay-out", "k", 1).put("release_lease", false);
+    ((ObjectNode) body.get("ack")).put("status", "dlq");
+    assertThat(
+            broker.post("/streams/v1/cycle", body).json().get("ack_result").get("dlq").asBoolean())
+        .isTrue();
+    JsonNode replay = broker.post("/streams/v1/cycle", body).json();
+    assertThat(replay.get("success").asBoolean()).isFalse();
+    assertThat(sinkCount("dlq-replay-out")).as("the outputs were written once").isEqualTo(1);
+  }
+
+  @Test
+  void theSameHashWithOtherQueuesIsAConflictToo() {
+    broker.post("/streams/v1/queries", query("q-queues", "queues-a", "h"));
+    TestBroker.Reply r = broker.post("/streams/v1/queries", query("q-queues", "queues-b", "h"));
+    assertThat(r.status()).isEqualTo(409);
+    assertThat(r.json().get("error").asText()).contains("queues-a").contains("queues-b");
+  }
+
+  @Test
+  void stateThatPostgresqlCannotHoldIsA400NamingTheOperation() {
+    String id = register("q-bad-state", "bad-state-src");
+    ObjectNode base =
+        object().put("query_id", id).put("partition_id", "00000000-0000-0000-0000-000000000002");
+    ObjectNode longKey = base.deepCopy();
+    longKey.putArray("state_ops").addObject().put("type", "upsert").put("key", "k".repeat(2000));
+    ObjectNode noType = base.deepCopy();
+    noType.putArray("state_ops").addObject().put("key", "k");
+    String prefix = base.toString().replaceAll("}$", ",");
+    // JSON escapes that decode to characters jsonb refuses: NUL, and a lone surrogate
+    String nul =
+        prefix + "\"state_ops\":[{\"type\":\"upsert\",\"key\":\"k\",\"value\":\"a\\u0000b\"}]}";
+    String lone =
+        prefix + "\"state_ops\":[{\"type\":\"upsert\",\"key\":\"k\",\"value\":[\"\\ud800\"]}]}";
+    for (String body : List.of(longKey.toString(), nul, lone, noType.toString())) {
+      TestBroker.Reply r = broker.post("/streams/v1/cycle", body);
+      assertThat(r.status()).as(r.text()).isEqualTo(400);
+      assertThat(r.json().get("error").asText()).startsWith("state_ops[0]");
+    }
   }
 
   @Test
