@@ -1,6 +1,6 @@
 // The only way the dashboard talks to the broker: relative URLs, JSON, bearer token, error mapping.
 
-import { getToken, promptForToken } from './auth.js';
+import { getToken, requestToken } from './auth.js';
 
 export class ApiError extends Error {
   constructor(status, message, body) {
@@ -72,9 +72,19 @@ function isErrorBody(body) {
     && typeof body.error === 'string' && body.success !== true;
 }
 
+const TIMEOUT_MS = 15000;
+
+function networkError(cause) {
+  const message = cause.name === 'TimeoutError'
+    ? `no answer within ${TIMEOUT_MS / 1000} s`
+    : cause.message || 'network error';
+  return new ApiError(0, message, null);
+}
+
 /**
  * Calls the broker. Resolves with the parsed JSON (null for an empty answer); rejects with an
- * ApiError (status 0 when the broker is unreachable). A 401 opens the token prompt.
+ * ApiError (status 0 when the broker is unreachable or does not answer within 15 s). A 401 asks
+ * for a token (see requestToken).
  */
 export async function api(path, { method = 'GET', query, body } = {}) {
   const headers = { Accept: 'application/json' };
@@ -86,20 +96,22 @@ export async function api(path, { method = 'GET', query, body } = {}) {
     headers.Authorization = `Bearer ${token}`;
   }
   let response;
+  let parsed;
   try {
     response = await fetch(url(path, query), {
       method,
       headers,
       body: body === undefined ? undefined : JSON.stringify(body),
       cache: 'no-store',
+      signal: AbortSignal.timeout(TIMEOUT_MS),
     });
+    parsed = await readBody(response);
   } catch (cause) {
-    throw new ApiError(0, cause.message || 'network error', null);
+    throw networkError(cause);
   }
-  const parsed = await readBody(response);
   if (response.status === 401) {
     const message = errorText(parsed, response);
-    promptForToken(message);
+    requestToken(message);
     throw new ApiError(401, message, parsed);
   }
   if (!response.ok || isErrorBody(parsed)) {

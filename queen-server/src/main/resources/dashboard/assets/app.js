@@ -1,9 +1,11 @@
 // Hash router, refresh loop, stale banner and session header.
 
-import { AUTH_EVENT, currentRole, forgetToken, installTokenDialog, promptForToken } from './auth.js';
+import {
+  AUTH_EVENT, currentRole, forgetToken, getToken, installTokenDialog, promptForToken,
+} from './auth.js';
 import { ApiError } from './api.js';
 import { installConfirmDialog } from './dialogs.js';
-import { REFRESH_EVENT, timeEl, setContent } from './dom.js';
+import { REFRESH_EVENT, h, patchContent, setContent, timeEl } from './dom.js';
 import { clock } from './format.js';
 import overviewPage from './pages/overview.js';
 import queuesPage from './pages/queues.js';
@@ -25,15 +27,26 @@ let lastSuccess = null;
 let inFlight = null;
 let again = false;
 
-/** '#/queues/orders?x=1' -> {path: ['queues', 'orders'], query: URLSearchParams}. */
+/**
+ * '#/queues/orders?x=1' -> {path: ['queues', 'orders'], query: URLSearchParams}; path is null when
+ * a segment is not valid percent-encoding.
+ */
 function parseHash() {
   const raw = location.hash.replace(/^#\/?/, '');
   const [pathPart, queryPart = ''] = raw.split('?');
-  const path = pathPart.split('/').filter(Boolean).map(decodeURIComponent);
-  return { path, query: new URLSearchParams(queryPart) };
+  const query = new URLSearchParams(queryPart);
+  try {
+    return { path: pathPart.split('/').filter(Boolean).map(decodeURIComponent), query };
+  } catch {
+    return { path: null, query };
+  }
 }
 
 function resolve({ path, query }) {
+  const notFound = () => ({ nav: null, page: notFoundPage() });
+  if (!path) {
+    return notFound();
+  }
   const [section = 'overview', ...rest] = path;
   const routes = {
     overview: () => rest.length === 0 && { nav: 'overview', page: overviewPage() },
@@ -46,7 +59,7 @@ function resolve({ path, query }) {
       ? { nav: 'messages', page: messagesPage(query) }
       : rest.length === 2 && { nav: 'messages', page: messagePage(rest[0], rest[1]) }),
   };
-  return routes[section]?.() || { nav: null, page: notFoundPage() };
+  return (Object.hasOwn(routes, section) && routes[section]()) || notFound();
 }
 
 function markNav(nav) {
@@ -70,19 +83,33 @@ function failureReason(error) {
     return `The page failed to update: ${error.message}`;
   }
   if (error.status === 0) {
-    return 'Broker unreachable';
-  }
-  if (error.status === 401) {
-    return 'Authentication required';
+    return `Broker unreachable (${error.message})`;
   }
   return `Refresh failed: ${error.describe().replace(/\.$/, '')}`;
+}
+
+/** A 401 gets a sign-in notice that stays put (the token prompt may have been dismissed). */
+function signInNotice(error, since) {
+  const why = getToken() ? 'The broker rejected the stored token' : 'The broker requires a token';
+  return [
+    h('strong', null, 'Sign in to see data.'), ` ${why} (${error.message}). `, since, ' ',
+    h('button', {
+      type: 'button', class: 'small primary', 'data-action': 'sign-in', 'data-testid': 'banner-sign-in',
+    }, 'Sign in'),
+  ];
 }
 
 function showStale(error) {
   const since = lastSuccess
     ? ['Showing data from ', timeEl(lastSuccess.toISOString(), clock(lastSuccess)), '.']
     : 'No data loaded yet.';
-  setContent(banner, `${failureReason(error)}. `, since, ` Retrying every ${REFRESH_MS / 1000} s.`);
+  const signIn = error instanceof ApiError && error.status === 401;
+  banner.classList.toggle('banner-auth', signIn);
+  if (signIn) {
+    patchContent(banner, signInNotice(error, since));
+  } else {
+    patchContent(banner, `${failureReason(error)}. `, since, ` Retrying every ${REFRESH_MS / 1000} s.`);
+  }
   banner.hidden = false;
 }
 
@@ -140,13 +167,21 @@ function showRole() {
   document.body.dataset.role = role;
   const badge = document.querySelector('[data-testid="role"]');
   badge.hidden = role === 'none';
-  badge.textContent = `Token: ${role}`;
+  badge.textContent = role === 'unknown' ? 'Token: role not recognised' : `Token: ${role}`;
+  badge.title = role === 'unknown'
+    ? 'The token names no role this page knows: every action is shown and the broker decides.'
+    : '';
   document.getElementById('sign-out').hidden = role === 'none';
   document.getElementById('sign-in').textContent = role === 'none' ? 'Set token' : 'Change token';
 }
 
 function installHeader() {
   document.getElementById('sign-in').addEventListener('click', () => promptForToken());
+  banner.addEventListener('click', (event) => {
+    if (event.target.closest('[data-action="sign-in"]')) {
+      promptForToken();
+    }
+  });
   document.getElementById('sign-out').addEventListener('click', forgetToken);
   document.getElementById('skip-link').addEventListener('click', (event) => {
     event.preventDefault();

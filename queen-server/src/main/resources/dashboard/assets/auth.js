@@ -2,9 +2,13 @@
 // The role only decides which actions are shown; the broker enforces access on every call.
 
 const STORAGE_KEY = 'queen.dashboard.token';
-const RANK = { 'read-only': 1, 'read-write': 2, admin: 3 };
+/** The broker's default role names, strongest first. */
+const KNOWN_ROLES = ['admin', 'read-write', 'read-only'];
 
 export const AUTH_EVENT = 'queen:auth';
+
+/** Set when the user closed the token prompt; cleared when they ask for it again. */
+let dismissed = false;
 
 export function getToken() {
   return sessionStorage.getItem(STORAGE_KEY) || '';
@@ -20,6 +24,7 @@ function setToken(token) {
 }
 
 export function forgetToken() {
+  dismissed = true;
   setToken('');
 }
 
@@ -43,9 +48,11 @@ function decodeClaims(token) {
 }
 
 /**
- * The viewer's role: 'none' without a token (auth off: everything is shown), otherwise the highest
- * known role among the claims `role` (string) and `roles` (array), or 'read-only' when the token
- * names no known role.
+ * The viewer's role, which only decides which actions are shown: 'none' without a token (auth off:
+ * everything is shown), else the strongest of the broker's default role names found in the claims
+ * `role` (string) and `roles` (array). The broker's role names are configurable, so a token naming
+ * none of them is 'unknown' and every action is shown: the broker refuses what the role may not do
+ * and the page shows its 403.
  */
 export function currentRole() {
   const token = getToken();
@@ -54,15 +61,12 @@ export function currentRole() {
   }
   const claims = decodeClaims(token) || {};
   const names = [claims.role, ...(Array.isArray(claims.roles) ? claims.roles : [])];
-  const best = names
-    .filter((name) => typeof name === 'string' && RANK[name])
-    .sort((a, b) => RANK[b] - RANK[a])[0];
-  return best || 'read-only';
+  return KNOWN_ROLES.find((role) => names.includes(role)) || 'unknown';
 }
 
-export function isAdmin() {
-  const role = currentRole();
-  return role === 'none' || role === 'admin';
+/** False only when the token's role is known not to be admin. */
+export function mayAdminister() {
+  return ['none', 'unknown', 'admin'].includes(currentRole());
 }
 
 function tokenDialog() {
@@ -78,8 +82,7 @@ function promptText(reason) {
     : `The broker requires a token: ${reason}.`;
 }
 
-/** Opens the token prompt (once: a prompt already open is left as it is). */
-export function promptForToken(reason) {
+function openDialog(reason) {
   const dialog = tokenDialog();
   if (dialog.open) {
     return;
@@ -89,6 +92,22 @@ export function promptForToken(reason) {
   input.value = '';
   dialog.showModal();
   input.focus();
+}
+
+/** Opens the token prompt because the user asked for it ("Set token", "Sign in"). */
+export function promptForToken(reason) {
+  dismissed = false;
+  openDialog(reason);
+}
+
+/**
+ * Opens the token prompt after a 401, unless the user dismissed it (Cancel, Escape, "Forget
+ * token") or another dialog is open: the page then shows a sign-in notice instead.
+ */
+export function requestToken(reason) {
+  if (!dismissed && !document.querySelector('dialog[open]')) {
+    openDialog(reason);
+  }
 }
 
 export function installTokenDialog() {
@@ -105,5 +124,11 @@ export function installTokenDialog() {
     input.value = '';
     setToken(token);
   });
-  document.getElementById('token-cancel').addEventListener('click', () => dialog.close());
+  document.getElementById('token-cancel').addEventListener('click', () => {
+    dismissed = true;
+    dialog.close();
+  });
+  dialog.addEventListener('cancel', () => {
+    dismissed = true;
+  });
 }

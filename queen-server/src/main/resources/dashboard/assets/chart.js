@@ -147,12 +147,14 @@ export function createChart({ label, unit, series }) {
     const overlay = svg('rect', { x: MARGIN.left, y: 0, width: sc.innerW, height: HEIGHT, class: 'overlay' });
     overlay.addEventListener('pointermove', (e) => showTooltip(sc, e.offsetX));
     overlay.addEventListener('pointerleave', hideTooltip);
+    const guide = svg('line', { class: 'guide', y1: MARGIN.top, y2: HEIGHT - MARGIN.bottom });
+    guide.style.display = 'none';
     const chart = svg('svg', {
       width, height: HEIGHT, viewBox: `0 0 ${width} ${HEIGHT}`, role: 'img', 'aria-label': label,
     },
     axes(sc, width),
     ...series.map((s) => svg('path', { d: linePath(points, sc.x, sc.y, s.key), class: `line series-${s.cls}` })),
-    svg('line', { class: 'guide', y1: MARGIN.top, y2: HEIGHT - MARGIN.bottom, style: 'display:none' }),
+    guide,
     overlay);
     plot.replaceChildren(chart);
     if (hoverX === null) {

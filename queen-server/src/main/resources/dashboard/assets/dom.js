@@ -135,35 +135,38 @@ function patchRow(tr, fresh) {
 /**
  * Brings a tbody in line with `items`, in place: rows are matched by `keyOf`, a row whose item did
  * not change is left alone, a changed row has only its changed cells replaced, rows are moved only
- * when the order changed. `render(item)` builds a <tr>.
+ * when the order changed, and every row not matched this round is removed (keys should be unique;
+ * a repeated key still gets one row per item). `render(item)` builds a <tr>.
  */
 export function syncRows(tbody, items, keyOf, render) {
   const existing = new Map();
   for (const tr of tbody.rows) {
-    existing.set(rowState.get(tr)?.key, tr);
+    const key = rowState.get(tr)?.key;
+    existing.set(key, [...(existing.get(key) || []), tr]);
   }
+  const matched = new Set();
   let cursor = tbody.firstElementChild;
   for (const item of items) {
     const key = keyOf(item);
     const sig = JSON.stringify(item);
-    let tr = existing.get(key);
-    if (tr) {
-      existing.delete(key);
-      if (rowState.get(tr).sig !== sig) {
-        patchRow(tr, render(item));
-      }
-    } else {
+    let tr = existing.get(key)?.shift();
+    if (!tr) {
       tr = render(item);
+    } else if (rowState.get(tr).sig !== sig) {
+      patchRow(tr, render(item));
     }
     rowState.set(tr, { key, sig, item });
+    matched.add(tr);
     if (tr === cursor) {
       cursor = cursor.nextElementSibling;
     } else {
       tbody.insertBefore(tr, cursor);
     }
   }
-  for (const tr of existing.values()) {
-    tr.remove();
+  for (const tr of [...tbody.rows]) {
+    if (!matched.has(tr)) {
+      tr.remove();
+    }
   }
 }
 

@@ -33,10 +33,13 @@ export function requeueOne(letter) {
   });
 }
 
-/** Every distinct (partition, transaction) matching the filter, paging through the list. */
-async function collect(filter, progress) {
+/**
+ * Every distinct (partition, transaction) matching the filter, paging through the list; null when
+ * the user stopped first.
+ */
+async function collect(filter, progress, stopped) {
   const letters = new Map();
-  for (let offset = 0; ;) {
+  for (let offset = 0; !stopped();) {
     const page = await api('/api/v1/dlq', { query: { ...filter, limit: PAGE, offset } });
     for (const m of page.messages) {
       letters.set(`${m.partitionId}|${m.transactionId}`, m);
@@ -47,13 +50,27 @@ async function collect(filter, progress) {
       return [...letters.values()];
     }
   }
+  return null;
 }
 
+/** The broker's answer for a dead letter requeued or removed meanwhile (not an unknown route). */
+function alreadyGone(error) {
+  const text = error.body?.error;
+  return error.status === 404 && typeof text === 'string'
+    && /\b(dead letter|message) not found\b/i.test(text);
+}
+
+/**
+ * Requeues the letters, PARALLEL requests at a time. The first error that makes going on pointless
+ * (broker unreachable, 401, 403, anything not from the broker) becomes `fatal`: no worker sends
+ * another request, and the result comes back once the requests in flight have ended.
+ */
 async function retryAll(letters, progress, stopped) {
-  const result = { done: 0, gone: 0, failed: [] };
+  const result = { done: 0, gone: 0, failed: [], fatal: null };
   let next = 0;
+  const halted = () => stopped() || result.fatal !== null;
   async function worker() {
-    while (next < letters.length && !stopped()) {
+    while (next < letters.length && !halted()) {
       const m = letters[next];
       next += 1;
       try {
@@ -61,9 +78,8 @@ async function retryAll(letters, progress, stopped) {
         result.done += 1;
       } catch (error) {
         if (!(error instanceof ApiError) || [0, 401, 403].includes(error.status)) {
-          throw error;
-        }
-        if (error.status === 404) {
+          result.fatal ??= error;
+        } else if (alreadyGone(error)) {
           result.gone += 1;
         } else {
           result.failed.push(error);
@@ -76,15 +92,19 @@ async function retryAll(letters, progress, stopped) {
   return result;
 }
 
-function summary(result, total, stopped) {
+function summary(result, total) {
   const parts = [`Requeued ${num(result.done)} of ${num(total)} dead letter(s)`];
   if (result.gone) {
     parts.push(`${num(result.gone)} were already gone`);
   }
-  if (stopped) {
+  if (result.done + result.gone + result.failed.length < total) {
     parts.push('stopped before the end');
   }
   return `${parts.join('; ')}.`;
+}
+
+function describe(error) {
+  return error instanceof ApiError ? error.describe() : error.message || String(error);
 }
 
 /** Asks, then requeues every dead letter matching `filter` ({queue, consumerGroup, ...}). */
@@ -98,13 +118,19 @@ export function requeueMatching(filter, total, description) {
     confirmLabel: 'Requeue all',
     stoppable: true,
     action: async ({ progress, stopped }) => {
-      const letters = await collect(filter, progress);
-      const result = await retryAll(letters, progress, stopped);
-      if (result.failed.length) {
-        const failed = `${num(result.failed.length)} failed: ${result.failed[0].describe()}`;
-        throw new Error(`${summary(result, letters.length, stopped())} ${failed}`);
+      const letters = await collect(filter, progress, stopped);
+      if (!letters) {
+        return 'Stopped before anything was requeued.';
       }
-      return summary(result, letters.length, stopped());
+      const result = await retryAll(letters, progress, stopped);
+      const text = summary(result, letters.length);
+      if (result.fatal) {
+        throw new Error(`${text} ${describe(result.fatal)}`);
+      }
+      if (result.failed.length) {
+        throw new Error(`${text} ${num(result.failed.length)} failed: ${result.failed[0].describe()}`);
+      }
+      return text;
     },
   });
 }

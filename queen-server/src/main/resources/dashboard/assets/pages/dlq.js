@@ -17,8 +17,13 @@ const COLUMNS = [
   { label: 'Actions', requires: 'write' },
 ];
 
+/** Rows are told apart by group too: two groups may dead-letter the same message. */
+function letterKey(m) {
+  return `${m.partitionId}|${m.transactionId}|${m.consumerGroup}`;
+}
+
 function renderRow(m) {
-  return h('tr', { 'data-key': `${m.partitionId}|${m.transactionId}` },
+  return h('tr', { 'data-key': letterKey(m) },
     h('td', null, timeEl(m.failedAt)),
     h('td', { class: 'nowrap' }, link(`#/queues/${enc(m.queue)}`, m.queue), ' / ', m.partition),
     h('td', null, m.consumerGroup === QUEUE_MODE ? h('small', { class: 'muted' }, 'queue mode') : m.consumerGroup),
@@ -33,11 +38,6 @@ function renderRow(m) {
         type: 'button', class: 'small', 'data-action': 'requeue', 'data-requires': 'write',
         'aria-label': `Requeue ${m.transactionId}`,
       }, 'Requeue')));
-}
-
-/** Rows are told apart by group too: two groups may dead-letter the same message. */
-function letterKey(m) {
-  return `${m.partitionId}|${m.transactionId}|${m.consumerGroup}`;
 }
 
 function emptyText(filtered) {

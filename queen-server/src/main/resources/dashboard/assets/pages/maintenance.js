@@ -57,7 +57,6 @@ function switchRow(sw, enabled, status) {
       class: enabled ? '' : 'danger-outline',
       'data-action': `maintenance-${sw.key}`,
       'data-requires': 'admin',
-      'aria-pressed': String(enabled),
       onclick: toggle(sw, enabled, status),
     }, enabled ? 'Turn off' : 'Turn on'));
 }

@@ -1,7 +1,7 @@
 // Overview: throughput chart, headline numbers, broker health, top errors, maintenance switches.
 
 import { ApiError, api } from '../api.js';
-import { isAdmin } from '../auth.js';
+import { mayAdminister } from '../auth.js';
 import { createChart } from '../chart.js';
 import { h, card, pageHeader, patchContent, requestRefresh, setText, timeEl } from '../dom.js';
 import { duration, num } from '../format.js';
@@ -157,7 +157,7 @@ export default function overviewPage() {
       health(),
       api('/api/v1/status', { query: { from } }),
       api('/api/v1/consumer-groups/lagging', { query: { minLagSeconds: 0 } }),
-      isAdmin() ? maintenance.refresh() : null,
+      mayAdminister() ? maintenance.refresh() : null,
     ]);
     showHealth(tiles.health, healthBody);
     showCounts(tiles, status);

@@ -65,6 +65,7 @@ final class Browser implements AutoCloseable {
           "--force-device-scale-factor=1",
           "--lang=en-US",
           "--user-data-dir=" + profile);
+      options.setCapability("goog:loggingPrefs", java.util.Map.of("browser", "ALL"));
       ChromeDriverService service =
           new ChromeDriverService.Builder().usingDriverExecutable(new File(DRIVER)).build();
       return new Browser(new ChromeDriver(service, options), profile, shots);
@@ -102,6 +103,11 @@ final class Browser implements AutoCloseable {
     return visible("[data-testid=" + table + "] tr[data-key=\"" + key + "\"]");
   }
 
+  /** The table's first row whose data-key starts with the prefix, once it is shown. */
+  WebElement rowStartingWith(String table, String prefix) {
+    return visible("[data-testid=" + table + "] tr[data-key^=\"" + prefix + "\"]");
+  }
+
   String text(String css) {
     return visible(css).getText();
   }
@@ -120,6 +126,14 @@ final class Browser implements AutoCloseable {
   List<WebElement> displayed(String css) {
     return driver.findElements(By.cssSelector(css)).stream()
         .filter(WebElement::isDisplayed)
+        .toList();
+  }
+
+  /** The browser console's errors since the last call (script errors, CSP violations). */
+  List<String> consoleErrors() {
+    return driver.manage().logs().get(org.openqa.selenium.logging.LogType.BROWSER).getAll().stream()
+        .filter(e -> e.getLevel().intValue() >= java.util.logging.Level.SEVERE.intValue())
+        .map(org.openqa.selenium.logging.LogEntry::getMessage)
         .toList();
   }
 
