@@ -37,6 +37,11 @@ final class BrokerProcess implements AutoCloseable {
     List<String> cmd = new ArrayList<>();
     cmd.add(java);
     cmd.add("-XX:+ExitOnOutOfMemoryError");
+    // the launcher's defaults for a broker (./queen exports them), so the suite measures those
+    String defaults = System.getenv("QUEEN_SERVE_JVM");
+    if (defaults != null && !defaults.isBlank()) {
+      cmd.addAll(List.of(defaults.trim().split("\\s+")));
+    }
     cmd.add("-cp");
     cmd.add(System.getProperty("java.class.path"));
     cmd.add(mainClass);
