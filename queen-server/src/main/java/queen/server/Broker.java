@@ -248,6 +248,9 @@ public final class Broker implements AutoCloseable {
               .host(config.host())
               .port(config.port())
               .maxPayloadSize(config.maxBodyBytes())
+              // plain sockets: the NIO mode holds an 8 kB read and an 8 kB write buffer per
+              // connection, a parked long-poll's largest cost (docs/benchmarks.md, "Memory")
+              .useNio(false)
               // a response is written as headers then body: without TCP_NODELAY, Nagle holds
               // the body back until the client's delayed ACK of the headers, 40 ms later
               .connectionOptions(socket -> socket.tcpNoDelay(true))
