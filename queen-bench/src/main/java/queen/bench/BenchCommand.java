@@ -33,6 +33,7 @@ import picocli.CommandLine.Option;
       BenchCommand.RetentionCmd.class,
       AdminCommand.class,
       StartupCommand.class,
+      KillRestartCommand.class,
       CrossBrokerCommand.class,
       StreamsCommand.class,
       Suite.class,

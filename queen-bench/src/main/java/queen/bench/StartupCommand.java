@@ -91,43 +91,24 @@ final class StartupCommand implements Callable<Integer> {
   }
 
   private Process start(Path buffer) throws IOException {
-    ProcessBuilder pb = new ProcessBuilder("bash", "-c", "exec " + command);
-    pb.environment().put("PORT", Integer.toString(port));
-    pb.environment().put("HOST", "127.0.0.1");
-    pb.environment().put("PG_DB", database);
-    pb.environment().put("FILE_BUFFER_DIR", buffer.toString());
-    pb.redirectErrorStream(true).redirectOutput(Path.of("bench-startup.log").toFile());
-    return pb.start();
+    return Launched.start(
+        command,
+        port,
+        database,
+        buffer,
+        ProcessBuilder.Redirect.to(Path.of("bench-startup.log").toFile()));
   }
 
   private void awaitHealthy(Process p, String base) throws Exception {
-    long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
-    while (System.nanoTime() < deadline) {
-      if (!p.isAlive()) {
-        throw new IllegalStateException("the broker exited with " + p.exitValue());
-      }
-      try {
-        if (send(HttpRequest.newBuilder(URI.create(base + "/health")).build()) == 200) {
-          return;
-        }
-      } catch (IOException notYet) {
-        // not listening yet
-      }
-      Thread.sleep(5);
-    }
-    throw new IllegalStateException("the broker was not healthy within 120 s");
+    Launched.awaitHealthy(http, p, base);
   }
 
   private int send(HttpRequest r) throws IOException, InterruptedException {
     return http.send(r, HttpResponse.BodyHandlers.discarding()).statusCode();
   }
 
-  /** SIGTERM, as an orchestrator stops it, and wait: the next start finds the port free. */
   private static void stop(Process p) throws InterruptedException {
-    p.destroy();
-    if (!p.waitFor(30, TimeUnit.SECONDS)) {
-      p.destroyForcibly().waitFor();
-    }
+    Launched.stop(p);
   }
 
   private static long median(List<Long> xs) {

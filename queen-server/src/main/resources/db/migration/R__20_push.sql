@@ -46,6 +46,9 @@ language plpgsql
 set jit = off
 -- plan once per session: these statements take longer to plan than to run
 set plan_cache_mode = force_generic_plan
+-- key lookups only: a plan made while a table was still small must not scan it once it is large
+-- (a session opened on an empty database kept sequential scans and pushed 2x slower 40 s later)
+set enable_seqscan = off
 as $$
 #variable_conflict use_column
 declare
