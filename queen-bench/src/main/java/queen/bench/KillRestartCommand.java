@@ -64,8 +64,8 @@ final class KillRestartCommand implements Callable<Integer> {
     options.recreate("queen_bench_kill_calm");
     Path buffer = Files.createTempDirectory("queen-bench-kill");
     Process first = start("queen_bench_kill_calm", buffer);
-    awaitHealthy(first, "http://127.0.0.1:" + port);
-    stop(first);
+    Launched.awaitHealthy(http, first, "http://127.0.0.1:" + port);
+    Launched.stop(first);
     // calm runs before and after: the machine drifts (the first start's cache is still being
     // written when the first run begins), so the kills are compared with both
     long before = run("calm", 0);
@@ -86,7 +86,7 @@ final class KillRestartCommand implements Callable<Integer> {
     Path buffer = Files.createTempDirectory("queen-bench-kill");
     String base = "http://127.0.0.1:" + port;
     AtomicReference<Process> broker = new AtomicReference<>(start(database, buffer));
-    awaitHealthy(broker.get(), base);
+    Launched.awaitHealthy(http, broker.get(), base);
     Set<String> acked = ConcurrentHashMap.newKeySet();
     AtomicLong batches = new AtomicLong();
     long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(options.seconds);
@@ -102,12 +102,12 @@ final class KillRestartCommand implements Callable<Integer> {
         long t0 = System.nanoTime();
         broker.get().destroyForcibly().waitFor();
         broker.set(start(database, buffer));
-        awaitHealthy(broker.get(), base);
+        Launched.awaitHealthy(http, broker.get(), base);
         downtimes.add(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0));
       }
     }
     long stored = storedMessages();
-    stop(broker.get());
+    Launched.stop(broker.get());
     System.out.printf(
         "%-7s %,d messages acknowledged in %d s, %,d stored; kill to healthy: %s ms%n",
         label, acked.size(), options.seconds, stored, downtimes);
@@ -189,13 +189,5 @@ final class KillRestartCommand implements Callable<Integer> {
         database,
         buffer,
         ProcessBuilder.Redirect.appendTo(Path.of("bench-kill.log").toFile()));
-  }
-
-  private void awaitHealthy(Process p, String base) throws Exception {
-    Launched.awaitHealthy(http, p, base);
-  }
-
-  private static void stop(Process p) throws InterruptedException {
-    Launched.stop(p);
   }
 }

@@ -50,7 +50,7 @@ final class StartupCommand implements Callable<Integer> {
     Path buffer = Files.createTempDirectory("queen-bench-startup");
     String base = "http://127.0.0.1:" + port;
     Process first = start(buffer);
-    awaitHealthy(first, base);
+    Launched.awaitHealthy(http, first, base);
     for (int i = 0; i < runs; i++) {
       send(
           HttpRequest.newBuilder(URI.create(base + "/api/v1/push"))
@@ -62,13 +62,13 @@ final class StartupCommand implements Callable<Integer> {
                           + "}}]}"))
               .build());
     }
-    stop(first);
+    Launched.stop(first);
     List<Long> healthy = new ArrayList<>();
     List<Long> popped = new ArrayList<>();
     for (int i = 0; i < runs; i++) {
       long t0 = System.nanoTime();
       Process p = start(buffer);
-      awaitHealthy(p, base);
+      Launched.awaitHealthy(http, p, base);
       long t1 = System.nanoTime();
       int status =
           send(
@@ -76,7 +76,7 @@ final class StartupCommand implements Callable<Integer> {
                       URI.create(base + "/api/v1/pop/queue/bench-startup?autoAck=true&batch=1"))
                   .build());
       long t2 = System.nanoTime();
-      stop(p);
+      Launched.stop(p);
       if (status != 200) {
         throw new IllegalStateException("the first pop answered " + status);
       }
@@ -99,16 +99,8 @@ final class StartupCommand implements Callable<Integer> {
         ProcessBuilder.Redirect.to(Path.of("bench-startup.log").toFile()));
   }
 
-  private void awaitHealthy(Process p, String base) throws Exception {
-    Launched.awaitHealthy(http, p, base);
-  }
-
   private int send(HttpRequest r) throws IOException, InterruptedException {
     return http.send(r, HttpResponse.BodyHandlers.discarding()).statusCode();
-  }
-
-  private static void stop(Process p) throws InterruptedException {
-    Launched.stop(p);
   }
 
   private static long median(List<Long> xs) {

@@ -26,7 +26,6 @@ import queen.server.store.ClasspathFolder;
  */
 public final class DashboardRoutes implements Routes {
   private static final String FOLDER = "dashboard";
-  private static final HeaderName CACHE_CONTROL = HeaderNames.CACHE_CONTROL;
   private static final HeaderName CSP = HeaderNames.create("Content-Security-Policy");
   private static final HeaderName NOSNIFF = HeaderNames.create("X-Content-Type-Options");
 
@@ -69,7 +68,7 @@ public final class DashboardRoutes implements Routes {
     // each coding is its own representation, with its own tag
     String etag = "\"" + f.tag() + (gzip ? "-gz\"" : "\"");
     res.header(HeaderNames.ETAG, etag);
-    res.header(CACHE_CONTROL, "no-cache");
+    res.header(HeaderNames.CACHE_CONTROL, "no-cache");
     res.header(HeaderNames.VARY, "Accept-Encoding");
     res.header(NOSNIFF, "nosniff");
     if (f.type().startsWith("text/html")) {

@@ -198,15 +198,14 @@ public final class StreamRoutes implements Routes {
     ArrayNode pushes = out.putArray("push_results");
     for (int i = 0; i < o.pushes().size(); i++) {
       PushResult p = o.pushes().get(i);
-      ObjectNode n =
-          pushes
-              .addObject()
-              .put("index", i)
-              .put("status", p.status() == PushResult.Status.QUEUED ? "queued" : "duplicate")
-              .put("transaction_id", p.transactionId())
-              .put("message_id", p.messageId().toString())
-              .put("queueName", p.queue());
-      n.put("partition_id", p.partitionId().toString());
+      pushes
+          .addObject()
+          .put("index", i)
+          .put("status", p.status() == PushResult.Status.QUEUED ? "queued" : "duplicate")
+          .put("transaction_id", p.transactionId())
+          .put("message_id", p.messageId().toString())
+          .put("partition_id", p.partitionId().toString())
+          .put("queueName", p.queue());
     }
     AckOutcome a = o.ack();
     if (a == null) {

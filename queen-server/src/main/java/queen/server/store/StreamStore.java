@@ -138,7 +138,7 @@ public final class StreamStore {
         return db.transaction(
             c -> {
               String source = applyState(c, queryId, partitionId, ops);
-              List<AppendOutcome> appended = pushes.isEmpty() ? List.of() : pending.write(c);
+              List<AppendOutcome> appended = pending.write(c);
               AckOutcome acked = null;
               if (ack != null) {
                 acked = checkedAck(c, partitionId, group, ack, release, known);
