@@ -32,9 +32,12 @@ $$;
 -- only on a hash collision, which the caller resolves against the frames.
 create or replace function queen.log_txn_offsets_v1(p_partition_id uuid, p_hash bigint, p_retained bigint)
 returns setof bigint
-language sql
+language plpgsql
 stable
 as $$
+#variable_conflict use_column
+begin
+    return query
     select t.entries[2 * e.i]
       from (select x.entries from queen.log_txn_index x
              where x.partition_id = p_partition_id and x.lo <= p_hash
@@ -43,7 +46,8 @@ as $$
      cross join lateral generate_series(1, cardinality(t.entries) / 2) as e(i)
      where p_hash = any (t.entries)
        and t.entries[2 * e.i - 1] = p_hash
-       and t.entries[2 * e.i] >= p_retained
+       and t.entries[2 * e.i] >= p_retained;
+end;
 $$;
 
 -- For each (partition, transactionId) pair given, every live message whose transactionId has the
@@ -53,22 +57,39 @@ drop function if exists queen.log_txn_candidates_v1(uuid[], text[]);
 
 create or replace function queen.log_txn_candidates_v1(p_partition_ids uuid[], p_txn_ids text[])
 returns table (idx integer, msg_offset bigint, base_offset bigint, created_at timestamptz, blob bytea)
-language sql
+language plpgsql
 -- no JIT: default row estimates over arrays trip it for statements that run in a millisecond
 set jit = off
 stable
 as $$
-    select (u.i - 1)::integer, o.off, s.base_offset, s.created_at, s.blob
-      from unnest(p_partition_ids, p_txn_ids) with ordinality as u(pid, txn, i)
-      join queen.log_partitions p on p.id = u.pid
-     cross join lateral queen.log_txn_offsets_v1(u.pid, queen.txn_hash(u.txn), p.retained_from) as o(off)
-     cross join lateral (select ls.base_offset, ls.msg_count, ls.created_at, ls.blob
-                           from queen.log_segments ls
-                          where ls.partition_id = u.pid and ls.base_offset <= o.off
-                          order by ls.base_offset desc
-                          limit 1) s
-     where s.base_offset + s.msg_count > o.off
-     order by u.i, o.off
+#variable_conflict use_column
+declare
+    u          record;
+    v_off      bigint;
+    v_retained bigint;
+begin
+    -- one partition per statement: on Citus each goes to the partition's worker alone
+    for u in
+        select t.pid, t.txn, t.i from unnest(p_partition_ids, p_txn_ids) with ordinality as t(pid, txn, i)
+         order by t.i
+    loop
+        select p.retained_from into v_retained from queen.log_partitions p where p.id = u.pid;
+        continue when not found;
+        for v_off in
+            select o.off from queen.log_txn_offsets_v1(u.pid, queen.txn_hash(u.txn), v_retained) as o(off)
+             order by o.off
+        loop
+            return query
+            select (u.i - 1)::integer, v_off, s.base_offset, s.created_at, s.blob
+              from (select ls.base_offset, ls.msg_count, ls.created_at, ls.blob
+                      from queen.log_segments ls
+                     where ls.partition_id = u.pid and ls.base_offset <= v_off
+                     order by ls.base_offset desc
+                     limit 1) s
+             where s.base_offset + s.msg_count > v_off;
+        end loop;
+    end loop;
+end;
 $$;
 
 -- Adds (hash, offset) pairs to the index; p_retained[i] is the watermark of pair i's partition.
@@ -111,14 +132,19 @@ declare
     v_pids   uuid[];
     v_los    bigint[];
     v_rets   bigint[];
+    v_pid    uuid;
 begin
+    -- One partition at a time: every statement below then names a single partition id, which on
+    -- Citus routes it whole to the worker that holds the partition.
+    for v_pid in select distinct u.pid from unnest(p_partition_ids) as u(pid) order by 1 loop
     with placed as (
         select u.pid, u.h, u.off, u.ret, pg.lo, pg.entries
           from unnest(p_partition_ids, p_hashes, p_offsets, p_retained) as u(pid, h, off, ret)
           left join lateral (select t.lo, t.entries from queen.log_txn_index t
-                              where t.partition_id = u.pid and t.lo <= u.h
+                              where t.partition_id = v_pid and t.lo <= u.h
                               order by t.lo desc
-                              limit 1) pg on true),
+                              limit 1) pg on true
+         where u.pid = v_pid),
     dups as (
         select 1
           from placed pl
@@ -142,7 +168,7 @@ begin
            set entries = g.pairs || case when t.entries[cardinality(t.entries)] >= g.ret then t.entries
                                          else queen.txn_live(t.entries, g.ret) end
           from grouped g
-         where t.partition_id = g.pid and t.lo = g.lo
+         where t.partition_id = v_pid and t.lo = g.lo
            and not exists (select 1 from dups)
            and g.n + cardinality(case when t.entries[cardinality(t.entries)] >= g.ret then t.entries
                                       else queen.txn_live(t.entries, g.ret) end) / 2 <= c_max
@@ -160,7 +186,7 @@ begin
         raise exception using errcode = 'QN002', message = 'duplicates';
     end if;
     if v_pids is null then
-        return;
+        continue;
     end if;
 
     -- The rare path, in one statement whatever the number of pages: each group is the range
@@ -168,7 +194,7 @@ begin
     with lg as (
         select l.pid, l.lo, l.ret, l.gi, coalesce(l.lo, c_first) as lo_eff,
                (select t.lo from queen.log_txn_index t
-                 where t.partition_id = l.pid and t.lo > coalesce(l.lo, c_first)
+                 where t.partition_id = v_pid and t.lo > coalesce(l.lo, c_first)
                  order by t.lo
                  limit 1) as hi
           from unnest(v_pids, v_los, v_rets) with ordinality as l(pid, lo, ret, gi)),
@@ -180,7 +206,7 @@ begin
         union all
                 select lg.gi, t.entries[2 * e.i - 1], t.entries[2 * e.i]
           from lg
-          join queen.log_txn_index t on t.partition_id = lg.pid and t.lo = lg.lo
+          join queen.log_txn_index t on t.partition_id = v_pid and t.lo = lg.lo
          cross join lateral generate_series(1, cardinality(t.entries) / 2) as e(i)
          where t.entries[2 * e.i] >= lg.ret),
 
@@ -206,12 +232,13 @@ begin
           from built b
           join lg on lg.gi = b.gi
          where b.piece = 0 and lg.lo is not null
-           and t.partition_id = lg.pid and t.lo = lg.lo
+           and t.partition_id = v_pid and t.lo = lg.lo
         returning 1)
     insert into queen.log_txn_index (partition_id, lo, entries)
-    select lg.pid, case when b.piece = 0 then lg.lo_eff else b.lo_min end, b.entries
+    select v_pid, case when b.piece = 0 then lg.lo_eff else b.lo_min end, b.entries
       from built b
       join lg on lg.gi = b.gi
      where b.piece > 0 or lg.lo is null;
+    end loop;
 end;
 $$;

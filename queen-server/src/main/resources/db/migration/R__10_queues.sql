@@ -56,13 +56,12 @@ begin
         encryption_enabled = excluded.encryption_enabled,
         min_pop_wait_time = case when p_options ? 'minPopWaitTime'
                                  then excluded.min_pop_wait_time else q.min_pop_wait_time end,
-        updated_at = now()
+        updated_at = excluded.updated_at
     returning q.* into v_queue;
 
-    insert into queen.log_partitions (queue_id, name) values (v_queue.id, 'Default')
-    on conflict (queue_id, name) do nothing;
-    select p.id into v_pid from queen.log_partitions p
-     where p.queue_id = v_queue.id and p.name = 'Default';
+    v_pid := queen.partition_uuid(v_queue.id, 'Default');
+    insert into queen.log_partitions (id, queue_id, name) values (v_pid, v_queue.id, 'Default')
+    on conflict (id) do nothing;
 
     return query select v_queue, v_pid;
 end;
@@ -79,27 +78,41 @@ language plpgsql
 set jit = off
 as $$
 #variable_conflict use_column
+declare
+    r record;
 begin
-    -- auto-created queues derive namespace and task from a dotted name, as Queen does
-    insert into queen.queues (name, namespace, task)
-    select n.name, split_part(n.name, '.', 1), split_part(n.name, '.', 2)
-      from (select distinct unnest(p_queues) as name) n
-     where not exists (select 1 from queen.queues q where q.name = n.name)
-     order by n.name
-    on conflict (name) do nothing;
+    -- auto-created queues derive namespace and task from a dotted name, as Queen does; written
+    -- only when one is missing (on Citus a write to queues goes to every node)
+    if exists (select 1 from unnest(p_queues) as n(name)
+                where not exists (select 1 from queen.queues q where q.name = n.name)) then
+        insert into queen.queues (name, namespace, task)
+        select n.name, split_part(n.name, '.', 1), split_part(n.name, '.', 2)
+          from (select distinct unnest(p_queues) as name) n
+         where not exists (select 1 from queen.queues q where q.name = n.name)
+         order by n.name
+        on conflict (name) do nothing;
+    end if;
 
-    insert into queen.log_partitions (queue_id, name)
-    select q.id, w.pname
-      from (select distinct u.qname, u.pname from unnest(p_queues, p_partitions) as u(qname, pname)) w
-      join queen.queues q on q.name = w.qname
-     where not exists (select 1 from queen.log_partitions p where p.queue_id = q.id and p.name = w.pname)
-     order by q.id, w.pname
-    on conflict (queue_id, name) do nothing;
-
-    return query
-    select w.qname, w.pname, q.id, p.id
-      from (select distinct u.qname, u.pname from unnest(p_queues, p_partitions) as u(qname, pname)) w
-      join queen.queues q on q.name = w.qname
-      join queen.log_partitions p on p.queue_id = q.id and p.name = w.pname;
+    -- one insert per partition, by its derived id: on Citus each goes to the partition's worker
+    -- alone, where one statement for all of them would lock every shard of the table
+    for r in
+        select q.id as qid, w.qname, w.pname, queen.partition_uuid(q.id, w.pname) as pid
+          from (select distinct u.qname, u.pname
+                  from unnest(p_queues, p_partitions) as u(qname, pname)) w
+          join queen.queues q on q.name = w.qname
+         order by 4
+    loop
+        -- ids in sorted order: two creators of overlapping sets cannot deadlock
+        perform 1 from queen.log_partitions p where p.id = r.pid;
+        if not found then
+            insert into queen.log_partitions (id, queue_id, name) values (r.pid, r.qid, r.pname)
+            on conflict (id) do nothing;
+        end if;
+        queue_name := r.qname;
+        partition_name := r.pname;
+        queue_id := r.qid;
+        partition_id := r.pid;
+        return next;
+    end loop;
 end;
 $$;

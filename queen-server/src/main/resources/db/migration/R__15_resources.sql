@@ -5,10 +5,16 @@
 -- (all cascade from queen.queues); false when there was no such queue.
 create or replace function queen.queue_delete_v1(p_name text)
 returns boolean
-language sql
+language plpgsql
 as $$
+declare
+    v_result boolean;
+begin
     with gone as (delete from queen.queues where name = p_name returning 1)
-    select exists (select 1 from gone);
+    select exists (select 1 from gone)
+    into v_result;
+    return v_result;
+end;
 $$;
 
 -- One row per queue, newest first. pending and processing are those of the queue-mode cursors
@@ -16,9 +22,12 @@ $$;
 create or replace function queen.queue_list_v1()
 returns table (id uuid, name text, namespace text, task text, created_at timestamptz,
                partitions bigint, total bigint, pending bigint, processing bigint)
-language sql
+language plpgsql
 stable
 as $$
+#variable_conflict use_column
+begin
+    return query
     select q.id, q.name, q.namespace, q.task, q.created_at,
            count(p.id),
            coalesce(sum(p.last_offset + 1), 0)::bigint,
@@ -33,6 +42,7 @@ as $$
                       then greatest(c.batch_end - c.committed, 0) else 0 end as leased) l
      group by q.id
      order by q.created_at desc, q.name;
+end;
 $$;
 
 -- One row per (consumer group, queue) with its lag. A partition lags when its head is past the
@@ -44,9 +54,12 @@ returns table (consumer_group text, queue_name text, members bigint, partitions_
                total_lag bigint, max_time_lag_seconds bigint, last_consumed_at timestamptz,
                subscription_mode text, subscription_timestamp timestamptz,
                subscription_created_at timestamptz)
-language sql
+language plpgsql
 stable
 as $$
+#variable_conflict use_column
+begin
+    return query
     select c.consumer_group, q.name,
            count(*),
            count(*) filter (where p.last_offset > c.committed),
@@ -63,4 +76,5 @@ as $$
              on gs.queue_id = q.id and gs.consumer_group = c.consumer_group
      group by c.consumer_group, q.name, m.subscription_mode, m.subscription_timestamp, m.created_at
      order by q.name, c.consumer_group;
+end;
 $$;

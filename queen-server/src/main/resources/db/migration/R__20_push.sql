@@ -52,57 +52,74 @@ set enable_seqscan = off
 as $$
 #variable_conflict use_column
 declare
-    v_wanted   integer;
-    v_bumped   integer;
+    v_pids     uuid[];
+    v_ns       bigint[];
+    v_pid      uuid;
+    v_now      timestamptz;
+    v_mark     timestamptz;
+    r          record;
+    v_ids      uuid[] := '{}';
+    v_lasts    bigint[] := '{}';
+    v_newest   timestamptz[] := '{}';
+    v_floors   bigint[] := '{}';
     v_bases    bigint[];
     v_ats      timestamptz[];
     v_retained bigint[];
 begin
-    select count(distinct u.pid) into v_wanted from unnest(p_partition_ids) as u(pid);
-    if v_wanted > 1 then
-        -- Several partitions: lock them in id order first, the one order all pushers use, so
-        -- concurrent multi-partition pushes cannot deadlock. (One partition needs no ordering:
-        -- the update below takes its lock.)
-        perform 1 from queen.log_partitions p
-         where p.id = any (p_partition_ids)
-         order by p.id
-           for no key update;
-    end if;
+    select array_agg(x.pid order by x.pid), array_agg(x.n order by x.pid)
+      into v_pids, v_ns
+      from (select u.pid, sum(u.cnt)::bigint as n
+              from unnest(p_partition_ids, p_counts) as u(pid, cnt)
+             group by u.pid) x;
+
+    -- Lock the partitions one by one in id order, the one order all pushers use, so concurrent
+    -- multi-partition pushes cannot deadlock (and on Citus each lock goes to one worker).
+    foreach v_pid in array v_pids loop
+        perform 1 from queen.log_partitions p where p.id = v_pid for no key update;
+    end loop;
+    -- created_at is stamped under the locks because now() is the transaction start and a push
+    -- that waited for a lock would go back in time; never below the partition's newest segment's.
+    -- Taken once, into a variable: Citus refuses clock_timestamp() inside a distributed UPDATE.
+    v_now := clock_timestamp();
+    v_mark := queen.write_mark(v_now);
 
     -- Offsets: each partition's last_offset grows by its messages in this call, under the row
     -- lock that serializes pushes to the partition: offset order is commit order, so a consumer
-    -- can never commit past a push that commits late. created_at is stamped under the lock
-    -- (clock_timestamp, never below the newest segment's) because now() is the transaction start
-    -- and a push that waited for the lock would go back in time.
-    with per_partition as (
-        select u.pid, sum(u.cnt)::bigint as n
-          from unnest(p_partition_ids, p_counts) as u(pid, cnt)
-         group by u.pid),
-    bumped as (
+    -- can never commit past a push that commits late. The filter by id lets Citus route the
+    -- statement to the workers of these partitions only.
+    -- (A loop over the statement, not a data-modifying CTE: Citus cannot plan that one.)
+    for r in
         update queen.log_partitions p
-           set last_offset = p.last_offset + pp.n,
-               newest_created_at = greatest(clock_timestamp(), p.newest_created_at),
-                              -- rounded: most pushes leave the indexed column alone, keeping updates HOT
-               last_write_at = greatest(p.last_write_at, queen.write_mark(clock_timestamp()))
+           set last_offset = p.last_offset + v_ns[array_position(v_pids, p.id)],
+               newest_created_at = greatest(v_now, p.newest_created_at),
+               -- rounded: most pushes leave the indexed column alone, keeping updates HOT
+               last_write_at = greatest(p.last_write_at, v_mark)
+         where p.id = any (v_pids)
+        returning p.id, p.last_offset, p.newest_created_at, p.retained_from
+    loop
+        v_ids := v_ids || r.id;
+        v_lasts := v_lasts || r.last_offset;
+        v_newest := v_newest || r.newest_created_at;
+        v_floors := v_floors || r.retained_from;
+    end loop;
+    if coalesce(array_length(v_ids, 1), 0) < coalesce(array_length(v_pids, 1), 0) then
+        -- a partition no longer exists (its queue was deleted): nothing may be written
+        raise exception using errcode = 'QN001', message = 'missing partition';
+    end if;
 
-          from per_partition pp
-         where p.id = pp.pid
-        returning p.id, p.last_offset - pp.n as prev_end, p.newest_created_at as at, p.retained_from)
+    -- each segment's base: after the partition's previous end and the earlier segments of this call
     select array_agg(s.base order by s.seg), array_agg(s.at order by s.seg),
-           array_agg(s.retained_from order by s.seg), count(distinct s.pid)
-      into v_bases, v_ats, v_retained, v_bumped
-      from (select u.seg, u.pid,
-                   b.prev_end + 1
+           array_agg(s.retained_from order by s.seg)
+      into v_bases, v_ats, v_retained
+      from (select u.seg,
+                   b.last_offset - v_ns[array_position(v_pids, u.pid)] + 1
                      + coalesce(sum(u.cnt) over (partition by u.pid order by u.seg
                                                  rows between unbounded preceding and 1 preceding), 0)
                      as base,
                    b.at, b.retained_from
               from unnest(p_partition_ids, p_counts) with ordinality as u(pid, cnt, seg)
-              join bumped b on b.id = u.pid) s;
-    if v_bumped < v_wanted then
-        -- a partition no longer exists (its queue was deleted): nothing may be written
-        raise exception using errcode = 'QN001', message = 'missing partition';
-    end if;
+              join unnest(v_ids, v_lasts, v_newest, v_floors) as b(id, last_offset, at, retained_from)
+                on b.id = u.pid) s;
 
     -- Dedup under the locks: every push that committed before us is visible here, and no other
     -- push of these partitions can be in flight. A hash match is only a candidate; the broker

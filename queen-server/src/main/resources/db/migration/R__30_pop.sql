@@ -399,12 +399,16 @@ language plpgsql
 as $$
 #variable_conflict use_column
 declare
+    v_qid uuid;
     v_pid uuid;
 begin
-    select p.id into v_pid
-      from queen.log_partitions p
-      join queen.queues q on q.id = p.queue_id
-     where q.name = p_queue and p.name = p_partition;
+    select q.id into v_qid from queen.queues q where q.name = p_queue;
+    if not found then
+        return;
+    end if;
+    -- by the derived id, a value of its own: on Citus a lookup by name would ask every worker
+    v_pid := queen.partition_uuid(v_qid, p_partition);
+    perform 1 from queen.log_partitions p where p.id = v_pid;
     if not found then
         return;
     end if;

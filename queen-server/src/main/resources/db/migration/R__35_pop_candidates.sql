@@ -39,7 +39,8 @@ begin
         return;
     end if;
     foreach v_name in array p_names loop
-        select p.id into v_pid from queen.log_partitions p where p.queue_id = v_qid and p.name = v_name;
+        v_pid := queen.partition_uuid(v_qid, v_name);
+        perform 1 from queen.log_partitions p where p.id = v_pid;
         if not found then
             return query select null::uuid, v_name, p_queue, 'missing'::text, null::timestamptz,
                                 null::bigint, null::integer, null::integer, null::integer,
@@ -295,7 +296,9 @@ declare
     v_matched integer := 0;
     v_pending integer := 0;
     v_n       integer;
+    v_from    timestamptz;
     q         record;
+    r         record;
 begin
     -- queue mode never skips backlog, whatever the pop carries
     if p_group <> '__QUEUE_MODE__' then
@@ -337,17 +340,27 @@ begin
 
         -- the seeder: every partition's cursor from the group's durable record (existing cursors
         -- are never re-seeded); queue mode always starts at the beginning
-        insert into queen.log_consumers (partition_id, consumer_group, committed)
-        select p.id, p_group,
-               case when p_group = '__QUEUE_MODE__' or m.subscription_timestamp is null then -1
-                    else queen.log_seek_v1(p.id, m.subscription_timestamp, p.last_offset)
-               end
-          from queen.log_partitions p
-          join queen.consumer_groups_metadata m
-            on m.queue_id = p.queue_id and m.consumer_group = p_group
-         where p.queue_id = q.id
-         order by p.id
-        on conflict (partition_id, consumer_group) do nothing;
+        select m.subscription_timestamp into v_from
+          from queen.consumer_groups_metadata m
+         where m.queue_id = q.id and m.consumer_group = p_group;
+        if p_group = '__QUEUE_MODE__' or v_from is null then
+            insert into queen.log_consumers (partition_id, consumer_group, committed)
+            select p.id, p_group, -1
+              from queen.log_partitions p
+             where p.queue_id = q.id
+             order by p.id
+            on conflict (partition_id, consumer_group) do nothing;
+        else
+            -- the seek per partition runs here, not inside a statement over the partitions: on
+            -- Citus that statement runs on the workers, where the seek's own queries cannot
+            for r in
+                select p.id, p.last_offset from queen.log_partitions p where p.queue_id = q.id order by p.id
+            loop
+                insert into queen.log_consumers (partition_id, consumer_group, committed)
+                values (r.id, p_group, queen.log_seek_v1(r.id, v_from, r.last_offset))
+                on conflict (partition_id, consumer_group) do nothing;
+            end loop;
+        end if;
     end loop;
     return query select v_matched, v_pending;
 end;
@@ -358,9 +371,11 @@ $$;
 create or replace function queen.log_has_pending_v1(
     p_queue text, p_group text, p_now timestamptz default null)
 returns boolean
-language sql
+language plpgsql
 stable
 as $$
+begin
+    return (
     select exists (
         select 1
           from queen.queues q
@@ -374,7 +389,8 @@ as $$
            and p.last_offset >= 0
            and (c.partition_id is null or p.last_offset > c.committed)
            and (c.worker_id is null or c.lease_expires_at is null
-                or c.lease_expires_at < coalesce(p_now, now())))
+                or c.lease_expires_at < coalesce(p_now, now()))));
+end;
 $$;
 
 -- The hot-list reseed: names of partitions of the queue that may have messages the group can

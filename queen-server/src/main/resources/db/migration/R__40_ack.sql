@@ -83,19 +83,32 @@ declare
     v_retry_end   bigint;
     v_i           integer;
     v_offsets     bigint[];
-    v_ambiguous   boolean;
+    v_retained    bigint;
+    v_last        bigint;
+    r_queue       text[] := array_fill(null::text, array[v_n]);
+    r_part        text[] := array_fill(null::text, array[v_n]);
+    r_more        boolean[] := array_fill(false, array[v_n]);
+    v_qname       text;
+    v_pname       text;
 begin
-    select array_agg(nullif(coalesce(p_offsets[u.i], m.off), -1) order by u.i),
-           coalesce(bool_or(p_offsets[u.i] is null and m.n > 1), false)
-      into v_offsets, v_ambiguous
-      from unnest(p_partition_ids, p_txn_ids) with ordinality as u(pid, txn, i)
-      left join queen.log_partitions p on p.id = u.pid
-      left join lateral (select min(o.off) as off, count(*) as n
-                           from queen.log_txn_offsets_v1(u.pid, queen.txn_hash(u.txn), p.retained_from) as o(off)
-                          where p_offsets[u.i] is null) m on true;
-    if v_ambiguous then
-        raise exception using errcode = 'QN003', message = 'ambiguous transaction id';
-    end if;
+    v_offsets := array_fill(null::bigint, array[v_n]);
+    for it in
+        select u.i, u.pid, u.txn from unnest(p_partition_ids, p_txn_ids) with ordinality as u(pid, txn, i)
+    loop
+        if p_offsets[it.i] is not null then
+            v_offsets[it.i] := nullif(p_offsets[it.i], -1);
+            continue;
+        end if;
+        -- by the transactionId index, one partition per statement (on Citus: one worker)
+        select p.retained_from into v_retained from queen.log_partitions p where p.id = it.pid;
+        continue when not found;
+        select min(o.off), count(*) into v_off, v_count
+          from queen.log_txn_offsets_v1(it.pid, queen.txn_hash(it.txn), v_retained) as o(off);
+        if v_count > 1 then
+            raise exception using errcode = 'QN003', message = 'ambiguous transaction id';
+        end if;
+        v_offsets[it.i] := v_off;
+    end loop;
 
     for g in
         select distinct u.pid, u.lease
@@ -114,7 +127,7 @@ begin
                for update;
             v_live := found and cur.worker_id is not null and cur.lease_expires_at > v_now;
         end if;
-        select q.retry_limit into v_limit
+        select q.retry_limit, q.name, p.name, p.last_offset into v_limit, v_qname, v_pname, v_last
           from queen.log_partitions p join queen.queues q on q.id = p.queue_id
          where p.id = g.pid;
 
@@ -135,6 +148,8 @@ begin
         loop
             r_offset[it.i] := it.msg_offset;
             r_group[it.i] := cur.consumer_group;
+            r_queue[it.i] := v_qname;
+            r_part[it.i] := v_pname;
             v_in_lease := v_live and it.msg_offset <= cur.batch_end;
             if it.msg_offset is null then
                 r_error[it.i] := 'Message not found';
@@ -246,6 +261,8 @@ begin
             for v_i in select u.i from unnest(p_partition_ids, p_lease_ids) with ordinality as u(pid, lease, i)
                         where u.pid = g.pid and u.lease is not distinct from g.lease loop
                 r_freed[v_i] := true;
+                -- the partition still holds messages past the released cursor (ack-promote)
+                r_more[v_i] := v_new < v_last;
             end loop;
             update queen.log_consumers c
                set committed = v_new, worker_id = null, lease_expires_at = null,
@@ -269,16 +286,10 @@ begin
     end loop;
 
     return query
-    select (u.i - 1)::integer, r_success[u.i], r_error[u.i], q.name, p.name, r_released[u.i],
-           r_dlq[u.i], p_partition_ids[u.i], r_group[u.i], r_offset[u.i], r_retries[u.i],
-           r_freed[u.i],
-           r_freed[u.i] and exists (select 1 from queen.log_consumers c
-                                        where c.partition_id = p.id
-                                          and c.consumer_group = r_group[u.i]
-                                          and c.committed < p.last_offset)
+    select (u.i - 1)::integer, r_success[u.i], r_error[u.i], r_queue[u.i], r_part[u.i],
+           r_released[u.i], r_dlq[u.i], p_partition_ids[u.i], r_group[u.i], r_offset[u.i],
+           r_retries[u.i], r_freed[u.i], r_more[u.i]
       from generate_series(1, v_n) as u(i)
-      left join queen.log_partitions p on p.id = p_partition_ids[u.i]
-      left join queen.queues q on q.id = p.queue_id
      order by u.i;
 end;
 $$;
@@ -346,14 +357,32 @@ create or replace function queen.log_ack_batch_v1(
     p_partition_ids uuid[], p_leases uuid[], p_batch_ends bigint[], p_now timestamptz default null)
 returns table (idx integer, acked boolean, queue_name text, partition_name text,
                consumer_group text, has_more boolean)
-language sql
+language plpgsql
 -- no JIT: default row estimates over arrays trip it for statements that run in a millisecond
 set jit = off
 as $$
-    with a as (
+#variable_conflict use_column
+declare
+    v_now   timestamptz := coalesce(p_now, now());
+    v_n     integer := coalesce(array_length(p_partition_ids, 1), 0);
+    r_acked boolean[] := array_fill(false, array[v_n]);
+    r_queue text[] := array_fill(null::text, array[v_n]);
+    r_part  text[] := array_fill(null::text, array[v_n]);
+    r_group text[] := array_fill(null::text, array[v_n]);
+    r_more  boolean[] := array_fill(false, array[v_n]);
+    a       record;
+    v_group text;
+    v_queue text;
+    v_part  text;
+    v_last  bigint;
+begin
+    -- one cursor per statement, in partition order (a stable lock order): on Citus each statement
+    -- goes to the worker of its partition alone
+    for a in
         select u.pid, u.lease, u.batch_end, u.i
-          from unnest(p_partition_ids, p_leases, p_batch_ends) with ordinality as u(pid, lease, batch_end, i)),
-    done as (
+          from unnest(p_partition_ids, p_leases, p_batch_ends) with ordinality as u(pid, lease, batch_end, i)
+         order by u.pid, u.i
+    loop
         update queen.log_consumers c
            set committed = a.batch_end, worker_id = null, lease_expires_at = null,
                lease_acquired_at = null, batch_end = null, acked_offsets = null,
@@ -362,17 +391,26 @@ as $$
                retry_end = case when c.retry_end is null or a.batch_end >= c.retry_end
                                 then null else c.retry_end end,
                total_consumed = c.total_consumed + (a.batch_end - c.committed),
-               last_consumed_at = coalesce(p_now, now())
-          from a
+               last_consumed_at = v_now
          where c.partition_id = a.pid and c.worker_id = a.lease
-           and c.lease_expires_at > coalesce(p_now, now())
+           and c.lease_expires_at > v_now
            and c.batch_end = a.batch_end
-        returning a.i, c.consumer_group)
-    select (a.i - 1)::integer, d.i is not null, q.name, p.name, d.consumer_group,
-           d.i is not null and p.last_offset > a.batch_end
-      from a
-      left join done d on d.i = a.i
-      join queen.log_partitions p on p.id = a.pid
-      join queen.queues q on q.id = p.queue_id
-     order by a.i
+        returning c.consumer_group into v_group;
+        r_acked[a.i] := found;
+        if found then
+            r_group[a.i] := v_group;
+        end if;
+        select q.name, p.name, p.last_offset into v_queue, v_part, v_last
+          from queen.log_partitions p join queen.queues q on q.id = p.queue_id
+         where p.id = a.pid;
+        r_queue[a.i] := v_queue;
+        r_part[a.i] := v_part;
+        r_more[a.i] := r_acked[a.i] and v_last > a.batch_end;
+    end loop;
+    return query
+    select (u.i - 1)::integer, r_acked[u.i], r_queue[u.i], r_part[u.i], r_group[u.i], r_more[u.i]
+      from generate_series(1, v_n) as u(i)
+     where r_queue[u.i] is not null
+     order by u.i;
+end;
 $$;

@@ -8,9 +8,12 @@ returns table (partition_id uuid, partition_name text, queue_name text, consumer
                msg_offset bigint, message_id uuid, transaction_id text, trace_id uuid,
                producer_sub text, flags smallint, payload bytea, error_message text,
                retry_count integer, created_at timestamptz, failed_at timestamptz)
-language sql
+language plpgsql
 stable
 as $$
+#variable_conflict use_column
+begin
+    return query
     select d.partition_id, p.name, q.name, d.consumer_group, d.msg_offset, d.message_id,
            d.transaction_id, d.trace_id, d.producer_sub, d.flags, d.payload, d.error_message,
            d.retry_count, d.created_at, d.failed_at
@@ -23,16 +26,19 @@ as $$
        and (p_from is null or d.failed_at >= p_from)
        and (p_to is null or d.failed_at <= p_to)
      order by d.failed_at desc, d.msg_offset desc
-     limit p_limit offset p_offset
+     limit p_limit offset p_offset;
+end;
 $$;
 
 -- How many dead letters match the filters of dead_letters_v1.
 create or replace function queen.dead_letters_count_v1(
     p_queue text, p_group text, p_partition text, p_from timestamptz, p_to timestamptz)
 returns bigint
-language sql
+language plpgsql
 stable
 as $$
+begin
+    return (
     select count(*)
       from queen.dead_letters d
       join queen.log_partitions p on p.id = d.partition_id
@@ -41,7 +47,8 @@ as $$
        and (p_group is null or d.consumer_group = p_group)
        and (p_partition is null or p.name = p_partition)
        and (p_from is null or d.failed_at >= p_from)
-       and (p_to is null or d.failed_at <= p_to)
+       and (p_to is null or d.failed_at <= p_to));
+end;
 $$;
 
 -- Requeue: appends a dead-lettered message to its partition again as a one-message segment (the
@@ -62,17 +69,21 @@ declare
     v_offset   bigint;
     v_at       timestamptz;
     v_retained bigint;
+    v_now      timestamptz;
 begin
     perform 1 from queen.dead_letters d
       where d.partition_id = p_partition_id and d.transaction_id = p_transaction_id;
     if not found then
         return null;
     end if;
+    -- stamped under the partition lock, as a push is (see queen.log_push_v1); into a variable,
+    -- because Citus refuses clock_timestamp() inside a distributed UPDATE
+    perform 1 from queen.log_partitions p where p.id = p_partition_id for no key update;
+    v_now := clock_timestamp();
     update queen.log_partitions p
        set last_offset = p.last_offset + 1,
-           newest_created_at = greatest(clock_timestamp(), p.newest_created_at),
-                      last_write_at = greatest(p.last_write_at, queen.write_mark(clock_timestamp()))
-
+           newest_created_at = greatest(v_now, p.newest_created_at),
+           last_write_at = greatest(p.last_write_at, queen.write_mark(v_now))
      where p.id = p_partition_id
     returning p.last_offset, p.newest_created_at, p.retained_from into v_offset, v_at, v_retained;
     insert into queen.log_segments (partition_id, base_offset, msg_count, created_at, blob)
@@ -104,22 +115,29 @@ declare
     v_start  bigint;
     v_end    bigint;
     v_n      integer;
+    v_cursor bigint;
     c        record;
     s        record;
 begin
     for c in
-        select lc.partition_id, lc.consumer_group, lc.committed, q.max_wait_time_seconds as w
+        select lc.partition_id, lc.consumer_group, q.max_wait_time_seconds as w
           from queen.queues q
           join queen.log_partitions p on p.queue_id = q.id
           join queen.log_consumers lc on lc.partition_id = p.id
          where q.max_wait_time_seconds > 0
            and lc.committed < p.last_offset
            and (lc.worker_id is null or lc.lease_expires_at is null or lc.lease_expires_at < v_now)
-           for update of lc skip locked
     loop
         exit when v_budget <= 0;
+        -- claimed one cursor at a time (one partition per statement: Citus locks no more)
+        select lc.committed into v_cursor
+          from queen.log_consumers lc
+         where lc.partition_id = c.partition_id and lc.consumer_group = c.consumer_group
+           and (lc.worker_id is null or lc.lease_expires_at is null or lc.lease_expires_at < v_now)
+           for update skip locked;
+        continue when not found;
         v_cutoff := v_now - make_interval(secs => c.w);
-        v_wanted := c.committed + 1;
+        v_wanted := v_cursor + 1;
         v_end := null;
         -- the segment holding the cursor's next message (a backward LIMIT 1), then forward
         select ls.base_offset into v_start

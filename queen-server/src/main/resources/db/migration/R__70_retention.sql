@@ -5,36 +5,41 @@
 -- run. The claim is the row's timestamp; 10% slack absorbs timer jitter.
 create or replace function queen.retention_claim_v1(p_interval_ms integer, p_now timestamptz default null)
 returns boolean
-language sql
+language plpgsql
 as $$
-    insert into queen.system_state as s (key, value, updated_at)
-    values ('retention', '{}'::jsonb, coalesce(p_now, now()))
-    on conflict (key) do update set updated_at = excluded.updated_at
-     where s.updated_at <= excluded.updated_at - make_interval(secs => p_interval_ms * 0.9 / 1000.0)
-    returning true
+begin
+    return queen.periodic_claim_v1('retention', p_interval_ms, p_now);
+end;
 $$;
 
 -- Queues whose retention is on and set.
 create or replace function queen.retention_queues_v1()
 returns table (queue_id uuid, queue_name text, retention_seconds integer,
                completed_retention_seconds integer)
-language sql
+language plpgsql
 stable
 as $$
+#variable_conflict use_column
+begin
+    return query
     select q.id, q.name, q.retention_seconds, q.completed_retention_seconds
       from queen.queues q
      where q.retention_enabled
        and (q.retention_seconds > 0 or q.completed_retention_seconds > 0)
-     order by q.name
+     order by q.name;
+end;
 $$;
 
 -- Partitions of a queue whose oldest retained segment was created before p_cutoff: one
 -- primary-key probe each, from the watermark.
 create or replace function queen.retention_candidates_v1(p_queue_id uuid, p_cutoff timestamptz)
 returns setof uuid
-language sql
+language plpgsql
 stable
 as $$
+#variable_conflict use_column
+begin
+    return query
     select p.id
       from queen.log_partitions p
      cross join lateral (select s.created_at from queen.log_segments s
@@ -42,7 +47,8 @@ as $$
                           order by s.base_offset
                           limit 1) f
      where p.queue_id = p_queue_id and f.created_at < p_cutoff
-     order by p.id
+     order by p.id;
+end;
 $$;
 
 -- One bounded batch of one partition: deletes at most p_max_segments of its oldest segments that
@@ -76,6 +82,7 @@ declare
     v_msgs    bigint := 0;
     v_bytes   bigint := 0;
     s         record;
+    m         record;
 begin
     if not pg_try_advisory_xact_lock(hashtextextended(p_partition_id::text, 47)) then
         return query select 0, 0::bigint, 0::bigint, false;
@@ -94,14 +101,18 @@ begin
     if p_completed_cutoff is not null then
         select min(c.committed) into v_done
           from queen.log_consumers c where c.partition_id = p_partition_id;
-        select min(case when m.subscription_timestamp is null then -1
-                        else queen.log_seek_v1(p_partition_id, m.subscription_timestamp, v_last) end)
-          into v_held
-          from queen.consumer_groups_metadata m
-         where m.queue_id = v_queue
-           and not exists (select 1 from queen.log_consumers c
-                            where c.partition_id = p_partition_id
-                              and c.consumer_group = m.consumer_group);
+        -- groups subscribed to the queue without a cursor here yet: what their seed will take
+        for m in
+            select m.consumer_group, m.subscription_timestamp
+              from queen.consumer_groups_metadata m where m.queue_id = v_queue
+        loop
+            perform 1 from queen.log_consumers c
+             where c.partition_id = p_partition_id and c.consumer_group = m.consumer_group;
+            continue when found;
+            v_held := least(v_held,
+                            case when m.subscription_timestamp is null then -1
+                                 else queen.log_seek_v1(p_partition_id, m.subscription_timestamp, v_last) end);
+        end loop;
         v_done := coalesce(least(v_done, v_held), -1);
     end if;
 
@@ -146,15 +157,31 @@ $$;
 create or replace function queen.retention_dead_letters_v1(
     p_queue_id uuid, p_cutoff timestamptz, p_max integer)
 returns integer
-language sql
+language plpgsql
 as $$
-    with doomed as (
+declare
+    v_left integer := p_max;
+    v_n    integer;
+    v_pid  uuid;
+begin
+    -- the partitions holding some, then one partition per statement (on Citus: one worker each)
+    for v_pid in
+        select distinct x.partition_id
+          from queen.log_partitions p
+          join queen.dead_letters x on x.partition_id = p.id
+         where p.queue_id = p_queue_id and x.failed_at < p_cutoff
+    loop
+        exit when v_left <= 0;
         delete from queen.dead_letters d
-         where d.ctid in (select x.ctid
-                            from queen.dead_letters x
-                            join queen.log_partitions p on p.id = x.partition_id
-                           where p.queue_id = p_queue_id and x.failed_at < p_cutoff
-                           limit p_max)
-        returning 1)
-    select count(*)::integer from doomed
+         where d.partition_id = v_pid
+           and (d.consumer_group, d.msg_offset) in
+               (select x.consumer_group, x.msg_offset
+                  from queen.dead_letters x
+                 where x.partition_id = v_pid and x.failed_at < p_cutoff
+                 limit v_left);
+        get diagnostics v_n = row_count;
+        v_left := v_left - v_n;
+    end loop;
+    return p_max - v_left;
+end;
 $$;

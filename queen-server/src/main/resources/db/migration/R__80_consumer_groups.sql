@@ -5,18 +5,23 @@
 -- Announces a reset of the group on the queue (null: every queue) to every broker.
 create or replace function queen.group_reset_note_v1(p_queue text, p_group text)
 returns void
-language sql
+language plpgsql
 as $$
+begin
     delete from queen.group_resets where reset_at < now() - interval '1 hour';
     insert into queen.group_resets (queue_name, consumer_group) values (p_queue, p_group);
+end;
 $$;
 
 create or replace function queen.group_resets_head_v1()
 returns bigint
-language sql
+language plpgsql
 stable
 as $$
-    select coalesce(max(r.id), 0) from queen.group_resets r
+begin
+    return (
+    select coalesce(max(r.id), 0) from queen.group_resets r);
+end;
 $$;
 
 -- Deletes the group's cursors on one queue (p_queue) or on every queue (null). Leases go with the
@@ -33,6 +38,7 @@ declare
     v_qid     uuid;
     v_deleted integer;
     v_meta    integer := 0;
+    v_pid     uuid;
 begin
     if p_queue is not null then
         select q.id into v_qid from queen.queues q where q.name = p_queue;
@@ -41,11 +47,18 @@ begin
             return;
         end if;
     end if;
-    perform 1 from queen.log_consumers c
-      join queen.log_partitions p on p.id = c.partition_id
-     where c.consumer_group = p_group and (v_qid is null or p.queue_id = v_qid)
-     order by c.partition_id
-       for update of c;
+    -- lock the cursors one by one in partition order (Citus locks one partition per statement)
+    for v_pid in
+        select c.partition_id
+          from queen.log_consumers c
+          join queen.log_partitions p on p.id = c.partition_id
+         where c.consumer_group = p_group and (v_qid is null or p.queue_id = v_qid)
+         order by c.partition_id
+    loop
+        perform 1 from queen.log_consumers c
+         where c.partition_id = v_pid and c.consumer_group = p_group
+           for update;
+    end loop;
     delete from queen.log_consumers c
      using queen.log_partitions p
      where p.id = c.partition_id and c.consumer_group = p_group
@@ -81,24 +94,27 @@ as $$
 declare
     v_qid uuid;
     v_n   integer;
+    r     record;
 begin
     select q.id into v_qid from queen.queues q where q.name = p_queue;
     if not found then
         return query select false, 0;
         return;
     end if;
-    insert into queen.log_consumers as c (partition_id, consumer_group, committed)
-    select p.id, p_group,
-           case when p_to_end then p.last_offset
-                else queen.log_seek_v1(p.id, p_ts, p.last_offset) end
-      from queen.log_partitions p
-     where p.queue_id = v_qid
-     order by p.id
-    on conflict (partition_id, consumer_group) do update
-       set committed = excluded.committed,
-           worker_id = null, lease_expires_at = null, lease_acquired_at = null, batch_end = null,
-           acked_offsets = null, attempt_count = 0, attempt_offset = null, retry_count = 0;
-    get diagnostics v_n = row_count;
+    -- one cursor per statement, the seek computed here (on Citus a statement over the partitions
+    -- runs on the workers, where the seek's own queries cannot)
+    v_n := 0;
+    for r in select p.id, p.last_offset from queen.log_partitions p where p.queue_id = v_qid order by p.id
+    loop
+        insert into queen.log_consumers as c (partition_id, consumer_group, committed)
+        values (r.id, p_group,
+                case when p_to_end then r.last_offset else queen.log_seek_v1(r.id, p_ts, r.last_offset) end)
+        on conflict (partition_id, consumer_group) do update
+           set committed = excluded.committed,
+               worker_id = null, lease_expires_at = null, lease_acquired_at = null, batch_end = null,
+               acked_offsets = null, attempt_count = 0, attempt_offset = null, retry_count = 0;
+        v_n := v_n + 1;
+    end loop;
     delete from queen.log_scan_watermarks w
      where w.consumer_group = p_group and w.queue_id = v_qid;
     perform queen.group_reset_note_v1(p_queue, p_group);
@@ -123,8 +139,8 @@ begin
         return query select false, null::bigint;
         return;
     end if;
-    select p.id, p.last_offset into v_pid, v_last
-      from queen.log_partitions p where p.queue_id = v_qid and p.name = p_partition;
+    v_pid := queen.partition_uuid(v_qid, p_partition);
+    select p.last_offset into v_last from queen.log_partitions p where p.id = v_pid;
     if not found then
         return query select true, null::bigint;
         return;
@@ -157,43 +173,45 @@ begin
 end;
 $$;
 
--- When the oldest message the cursor has not committed was created (null when caught up): the
--- segment holding committed + 1, or the oldest retained one when retention deleted past the
--- cursor. One primary-key probe.
-create or replace function queen.cursor_oldest_unconsumed_v1(
-    p_partition_id uuid, p_committed bigint, p_last bigint, p_retained_from bigint)
-returns timestamptz
-language sql
-stable
-as $$
-    select case when p_last > p_committed then
-           (select s.created_at
-              from queen.log_segments s
-             where s.partition_id = p_partition_id
-               and s.base_offset <= greatest(p_committed + 1, p_retained_from)
-             order by s.base_offset desc limit 1)
-           end
-$$;
+-- Every cursor with its partition and when its oldest uncommitted message was created (null when
+-- caught up): the segment holding committed + 1, or the oldest retained one when retention deleted
+-- past the cursor; one primary-key probe per lagging cursor. A view rather than a function: on
+-- Citus a function called per row runs on the workers, and may not query a distributed table there.
+drop function if exists queen.cursor_oldest_unconsumed_v1(uuid, bigint, bigint, bigint);
+
+create or replace view queen.cursor_lag as
+select c.partition_id, c.consumer_group, c.committed, c.worker_id, c.lease_expires_at,
+       c.last_consumed_at, c.total_consumed, p.queue_id, p.name as partition_name, p.last_offset,
+       o.at as oldest_unconsumed_at
+  from queen.log_consumers c
+  join queen.log_partitions p on p.id = c.partition_id
+  left join lateral (select s.created_at as at
+                       from queen.log_segments s
+                      where s.partition_id = p.id
+                        and s.base_offset <= greatest(c.committed + 1, p.retained_from)
+                      order by s.base_offset desc
+                      limit 1) o on p.last_offset > c.committed;
 
 -- Every cursor of the group, by queue, with its lag and lease.
 create or replace function queen.group_detail_v1(p_group text)
 returns table (queue_name text, partition_name text, partition_id uuid, worker_id uuid,
                last_consumed_at timestamptz, total_consumed bigint, committed bigint,
                offset_lag bigint, time_lag_seconds bigint, lease_active boolean)
-language sql
+language plpgsql
 stable
 as $$
-    select q.name, p.name, p.id, c.worker_id, c.last_consumed_at, c.total_consumed, c.committed,
-           greatest(p.last_offset - c.committed, 0),
-           coalesce(extract(epoch from now() - o.at)::bigint, 0),
-           c.worker_id is not null and c.lease_expires_at > now()
-      from queen.log_consumers c
-      join queen.log_partitions p on p.id = c.partition_id
-      join queen.queues q on q.id = p.queue_id
-     cross join lateral (select queen.cursor_oldest_unconsumed_v1(
-                                    p.id, c.committed, p.last_offset, p.retained_from) as at) o
-     where c.consumer_group = p_group
-     order by q.name, p.name
+#variable_conflict use_column
+begin
+    return query
+    select q.name, l.partition_name, l.partition_id, l.worker_id, l.last_consumed_at,
+           l.total_consumed, l.committed, greatest(l.last_offset - l.committed, 0),
+           coalesce(extract(epoch from now() - l.oldest_unconsumed_at)::bigint, 0),
+           l.worker_id is not null and l.lease_expires_at > now()
+      from queen.cursor_lag l
+      join queen.queues q on q.id = l.queue_id
+     where l.consumer_group = p_group
+     order by q.name, l.partition_name;
+end;
 $$;
 
 -- Cursors whose oldest uncommitted message is at least p_min_seconds old, most lagging first.
@@ -201,18 +219,20 @@ create or replace function queen.groups_lagging_v1(p_min_seconds integer)
 returns table (consumer_group text, queue_name text, partition_name text, partition_id uuid,
                worker_id uuid, offset_lag bigint, time_lag_seconds bigint,
                oldest_unconsumed_at timestamptz, last_consumed_at timestamptz)
-language sql
+language plpgsql
 stable
 as $$
-    select c.consumer_group, q.name, p.name, p.id, c.worker_id,
-           p.last_offset - c.committed, extract(epoch from now() - o.at)::bigint, o.at,
-           c.last_consumed_at
-      from queen.log_consumers c
-      join queen.log_partitions p on p.id = c.partition_id
-      join queen.queues q on q.id = p.queue_id
-     cross join lateral (select queen.cursor_oldest_unconsumed_v1(
-                                    p.id, c.committed, p.last_offset, p.retained_from) as at) o
-     where p.last_offset > c.committed
-       and o.at <= now() - make_interval(secs => p_min_seconds)
-     order by o.at, c.consumer_group, q.name, p.name
+#variable_conflict use_column
+begin
+    return query
+    select l.consumer_group, q.name, l.partition_name, l.partition_id, l.worker_id,
+           l.last_offset - l.committed,
+           extract(epoch from now() - l.oldest_unconsumed_at)::bigint, l.oldest_unconsumed_at,
+           l.last_consumed_at
+      from queen.cursor_lag l
+      join queen.queues q on q.id = l.queue_id
+     where l.last_offset > l.committed
+       and l.oldest_unconsumed_at <= now() - make_interval(secs => p_min_seconds)
+     order by l.oldest_unconsumed_at, l.consumer_group, q.name, l.partition_name;
+end;
 $$;

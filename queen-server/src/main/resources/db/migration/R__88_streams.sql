@@ -13,11 +13,12 @@ language plpgsql
 as $$
 #variable_conflict use_column
 declare
-    q queen.stream_queries;
+    q     queen.stream_queries;
+    v_now timestamptz := now();
 begin
     insert into queen.stream_queries (id, name, source_queue, sink_queue, config_hash,
                                       created_at, updated_at)
-    values (gen_random_uuid(), p_name, p_source, p_sink, p_hash, now(), now())
+    values (gen_random_uuid(), p_name, p_source, p_sink, p_hash, v_now, v_now)
     on conflict (name) do nothing
     returning * into q;
     if found then
@@ -31,7 +32,7 @@ begin
         delete from queen.stream_state s where s.query_id = q.id;
         update queen.stream_queries s
            set config_hash = p_hash, source_queue = p_source, sink_queue = p_sink,
-               updated_at = now()
+               updated_at = v_now
          where s.id = q.id;
         return query select q.id, false, true, p_hash, p_source, p_sink;
     end if;
@@ -186,12 +187,16 @@ $$;
 -- The current values of the asked keys for (query, partition); every key when p_keys is null.
 create or replace function queen.streams_state_get_v1(p_query uuid, p_partition uuid, p_keys text[])
 returns table (key text, value jsonb, updated_at timestamptz)
-language sql
+language plpgsql
 stable
 as $$
+#variable_conflict use_column
+begin
+    return query
     select s.key, s.value, s.updated_at
       from queen.stream_state s
      where s.query_id = p_query and s.partition_id = p_partition
        and (p_keys is null or s.key = any (p_keys))
-     order by s.key
+     order by s.key;
+end;
 $$;

@@ -4,9 +4,12 @@
 -- probe per pair. Pairs whose message retention deleted are left out.
 create or replace function queen.segments_at_v1(p_partition_ids uuid[], p_offsets bigint[])
 returns table (idx integer, base_offset bigint, created_at timestamptz, blob bytea)
-language sql
+language plpgsql
 stable
 as $$
+#variable_conflict use_column
+begin
+    return query
     select (u.i - 1)::integer, s.base_offset, s.created_at, s.blob
       from unnest(p_partition_ids, p_offsets) with ordinality as u(pid, off, i)
      cross join lateral (select ls.base_offset, ls.msg_count, ls.created_at, ls.blob
@@ -15,7 +18,8 @@ as $$
                           order by ls.base_offset desc
                           limit 1) s
      where s.base_offset + s.msg_count > u.off
-     order by u.i
+     order by u.i;
+end;
 $$;
 
 -- Where one message stands for every group reading its partition: per cursor, whether the group
@@ -24,9 +28,12 @@ create or replace function queen.message_groups_v1(p_partition_id uuid, p_offset
 returns table (consumer_group text, consumed boolean, leased boolean,
                lease_expires_at timestamptz, dead_lettered boolean, error_message text,
                retry_count integer)
-language sql
+language plpgsql
 stable
 as $$
+#variable_conflict use_column
+begin
+    return query
     select c.consumer_group,
            c.committed >= p_offset or d.msg_offset is not null,
            d.msg_offset is null and c.committed < p_offset and c.batch_end >= p_offset
@@ -41,7 +48,8 @@ as $$
              on d.partition_id = c.partition_id and d.consumer_group = c.consumer_group
             and d.msg_offset = p_offset
      where c.partition_id = p_partition_id
-     order by c.consumer_group = '__QUEUE_MODE__' desc, c.consumer_group
+     order by c.consumer_group = '__QUEUE_MODE__' desc, c.consumer_group;
+end;
 $$;
 
 -- One page of messages, newest first, without payloads: (partition, offset) with its status
@@ -57,10 +65,13 @@ returns table (partition_id uuid, msg_offset bigint, base_offset bigint, created
                queue_name text, partition_name text, namespace text, task text, priority integer,
                status text, queue_status text, lease_expires_at timestamptz,
                consumed_by integer, total_groups integer)
-language sql
+language plpgsql
 stable
 set jit = off
 as $$
+#variable_conflict use_column
+begin
+    return query
     with parts as (
         select p.id, p.name, p.retained_from, q.name as queue_name, q.namespace, q.task,
                q.priority
@@ -128,5 +139,6 @@ as $$
       from statused m
      where p_status is null or m.status = p_status
      order by m.created_at desc, m.off desc
-     limit p_limit offset p_offset
+     limit p_limit offset p_offset;
+end;
 $$;

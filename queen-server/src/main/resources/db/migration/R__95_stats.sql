@@ -5,13 +5,22 @@
 create or replace function queen.periodic_claim_v1(p_key text, p_interval_ms integer,
                                                    p_now timestamptz default null)
 returns boolean
-language sql
+language plpgsql
 as $$
+declare
+    v_at     timestamptz := coalesce(p_now, now());
+    -- computed before the statement: Citus takes only immutable expressions in ON CONFLICT
+    v_before timestamptz := coalesce(p_now, now()) - make_interval(secs => p_interval_ms * 0.9 / 1000.0);
+    v_result boolean;
+begin
     insert into queen.system_state as s (key, value, updated_at)
-    values (p_key, '{}'::jsonb, coalesce(p_now, now()))
+    values (p_key, '{}'::jsonb, v_at)
     on conflict (key) do update set updated_at = excluded.updated_at
-     where s.updated_at <= excluded.updated_at - make_interval(secs => p_interval_ms * 0.9 / 1000.0)
+     where s.updated_at <= v_before
     returning true
+    into v_result;
+    return v_result;
+end;
 $$;
 
 -- Adds one broker's counts to the current minute of each queue (unknown queue names are skipped).
@@ -19,8 +28,9 @@ create or replace function queen.stats_add_v1(
     p_queues text[], p_pushed bigint[], p_popped bigint[], p_acked bigint[], p_failed bigint[],
     p_dead bigint[], p_now timestamptz default null)
 returns void
-language sql
+language plpgsql
 as $$
+begin
     insert into queen.queue_stats_minutes as m
            (queue_id, minute, pushed, popped, acked, failed, dead_lettered)
     select q.id, date_trunc('minute', coalesce(p_now, now())), u.pu, u.po, u.ac, u.fa, u.de
@@ -31,7 +41,8 @@ as $$
     on conflict (queue_id, minute) do update
        set pushed = m.pushed + excluded.pushed, popped = m.popped + excluded.popped,
            acked = m.acked + excluded.acked, failed = m.failed + excluded.failed,
-           dead_lettered = m.dead_lettered + excluded.dead_lettered
+           dead_lettered = m.dead_lettered + excluded.dead_lettered;
+end;
 $$;
 
 -- Recomputes every queue's snapshot and records its lag in the current minute. A partition's
@@ -50,7 +61,7 @@ begin
                coalesce(qm.committed, slow.committed, -1) as committed,
                case when qm.lease_expires_at > v_now and qm.worker_id is not null
                     then greatest(qm.batch_end - qm.committed, 0) else 0 end as leased,
-               leases.n as leases
+               leases.n as leases, oldest.created_at as oldest
           from queen.log_partitions p
           left join queen.log_consumers qm
                  on qm.partition_id = p.id and qm.consumer_group = '__QUEUE_MODE__'
@@ -59,11 +70,19 @@ begin
                               where c.partition_id = p.id) slow on true
           left join lateral (select count(*) as n from queen.log_consumers c
                               where c.partition_id = p.id and c.worker_id is not null
-                                and c.lease_expires_at > v_now) leases on true),
+                                and c.lease_expires_at > v_now) leases on true
+          -- the segment holding the queue-mode cursor's next message: its age is the lag
+          left join lateral (select s.created_at
+                               from queen.log_segments s
+                              where s.partition_id = p.id
+                                and s.base_offset <= greatest(coalesce(qm.committed, slow.committed, -1) + 1,
+                                                              p.retained_from)
+                              order by s.base_offset desc
+                              limit 1) oldest
+                 on p.last_offset > coalesce(qm.committed, slow.committed, -1)),
     lagging as (
         select pp.queue_id, pp.last_offset - greatest(pp.committed, pp.retained_from - 1) as lag,
-               queen.cursor_oldest_unconsumed_v1(pp.id, pp.committed, pp.last_offset,
-                                                 pp.retained_from) as oldest
+               pp.oldest
           from per_partition pp
          where pp.last_offset > pp.committed),
     per_queue as (
@@ -109,13 +128,9 @@ begin
     get diagnostics v_n = row_count;
     -- every group's oldest uncommitted message, one probe per lagging cursor
     insert into queen.group_stats as g (queue_id, consumer_group, oldest_unconsumed_at, updated_at)
-    select p.queue_id, c.consumer_group,
-           min(queen.cursor_oldest_unconsumed_v1(p.id, c.committed, p.last_offset,
-                                                 p.retained_from)),
-           v_now
-      from queen.log_consumers c
-      join queen.log_partitions p on p.id = c.partition_id
-     group by p.queue_id, c.consumer_group
+    select l.queue_id, l.consumer_group, min(l.oldest_unconsumed_at), v_now
+      from queen.cursor_lag l
+     group by l.queue_id, l.consumer_group
     on conflict (queue_id, consumer_group) do update
        set oldest_unconsumed_at = excluded.oldest_unconsumed_at, updated_at = excluded.updated_at;
     delete from queen.group_stats g where g.updated_at < v_now;
@@ -132,9 +147,12 @@ create or replace function queen.stats_series_v1(
     p_bucket_minutes integer)
 returns table (bucket timestamptz, pushed bigint, popped bigint, acked bigint, failed bigint,
                dead_lettered bigint, lag_messages bigint, max_lag_seconds bigint)
-language sql
+language plpgsql
 stable
 as $$
+#variable_conflict use_column
+begin
+    return query
     select to_timestamp(floor(extract(epoch from m.minute) / (p_bucket_minutes * 60))
                         * p_bucket_minutes * 60),
            sum(m.pushed)::bigint, sum(m.popped)::bigint, sum(m.acked)::bigint,
@@ -147,7 +165,8 @@ as $$
        and (p_namespace is null or q.namespace = p_namespace)
        and (p_task is null or q.task = p_task)
      group by 1
-     order by 1
+     order by 1;
+end;
 $$;
 
 -- The snapshot of every queue, with its name and grouping, newest queue first.
@@ -157,9 +176,12 @@ returns table (queue_id uuid, name text, namespace text, task text, priority int
                processing bigint, completed bigint, dead_letter bigint, active_leases bigint,
                lag_messages bigint, max_lag_seconds bigint, oldest_pending_at timestamptz,
                updated_at timestamptz)
-language sql
+language plpgsql
 stable
 as $$
+#variable_conflict use_column
+begin
+    return query
     select q.id, q.name, q.namespace, q.task, q.priority, q.created_at,
            coalesce(s.partitions, 0), coalesce(s.total, 0), coalesce(s.pending, 0),
            coalesce(s.processing, 0), coalesce(s.completed, 0), coalesce(s.dead_letter, 0),
@@ -167,7 +189,8 @@ as $$
            coalesce(s.max_lag_seconds, 0), s.oldest_pending_at, s.updated_at
       from queen.queues q
       left join queen.queue_stats s on s.queue_id = q.id
-     order by q.created_at desc, q.name
+     order by q.created_at desc, q.name;
+end;
 $$;
 
 -- One queue's partitions with their counts, live: the queue-mode cursor (or the slowest group's)
@@ -178,9 +201,12 @@ returns table (id uuid, name text, created_at timestamptz, total bigint, pending
                processing bigint, completed bigint, dead_letter bigint, total_consumed bigint,
                last_activity timestamptz, oldest_message timestamptz,
                newest_message timestamptz, last_offset bigint)
-language sql
+language plpgsql
 stable
 as $$
+#variable_conflict use_column
+begin
+    return query
     select p.id, p.name, p.created_at, t.total,
            greatest(t.total - t.completed - t.leased, 0), t.leased, t.completed,
            (select count(*) from queen.dead_letters d where d.partition_id = p.id),
@@ -201,32 +227,40 @@ as $$
                 case when qm.lease_expires_at > now() and qm.worker_id is not null
                      then greatest(qm.batch_end - qm.committed, 0) else 0 end as leased) t
      where p.queue_id = p_queue_id
-     order by p.name
+     order by p.name;
+end;
 $$;
 
 -- Partitions of every queue (or one), most recently written first.
 create or replace function queen.partitions_list_v1(p_queue text, p_limit integer, p_offset integer)
 returns table (id uuid, name text, queue_name text, created_at timestamptz, last_offset bigint,
                retained bigint, last_activity timestamptz, total bigint)
-language sql
+language plpgsql
 stable
 as $$
+#variable_conflict use_column
+begin
+    return query
     select p.id, p.name, q.name, p.created_at, p.last_offset, p.last_offset + 1 - p.retained_from,
            p.last_write_at, count(*) over ()
       from queen.log_partitions p
       join queen.queues q on q.id = p.queue_id
      where p_queue is null or q.name = p_queue
      order by p.last_write_at desc, p.id
-     limit p_limit offset p_offset
+     limit p_limit offset p_offset;
+end;
 $$;
 
 -- The dead letters in numbers: how many, on how many partitions, and the most frequent errors
 -- among the newest 1000.
 create or replace function queen.dead_letter_summary_v1()
 returns table (total bigint, partitions bigint, error_message text, error_count bigint)
-language sql
+language plpgsql
 stable
 as $$
+#variable_conflict use_column
+begin
+    return query
     with counts as (
         select count(*) as total, count(distinct d.partition_id) as partitions
           from queen.dead_letters d),
@@ -236,7 +270,8 @@ as $$
         select coalesce(r.error_message, '') as error_message, count(*) as n
           from recent r group by 1 order by 2 desc limit 5)
     select c.total, c.partitions, e.error_message, e.n
-      from counts c left join errors e on true
+      from counts c left join errors e on true;
+end;
 $$;
 
 -- Deletes every message of a queue, or of one of its partitions, as retention would (segments,
@@ -252,6 +287,7 @@ declare
     v_qid   uuid;
     v_parts integer := 0;
     v_msgs  bigint := 0;
+    v_pid   uuid;
     p       record;
 begin
     select q.id into v_qid from queen.queues q where q.name = p_queue;
@@ -259,13 +295,18 @@ begin
         return query select false, 0, 0::bigint;
         return;
     end if;
-    for p in
-        select lp.id, lp.last_offset, lp.retained_from
+    for v_pid in
+        select lp.id
           from queen.log_partitions lp
-         where lp.queue_id = v_qid and (p_partition is null or lp.name = p_partition)
+         where lp.queue_id = v_qid
+           and (p_partition is null or lp.id = queen.partition_uuid(v_qid, p_partition))
          order by lp.id
-           for update
     loop
+        -- locked one by one in id order, read under the lock
+        select lp.id, lp.last_offset, lp.retained_from into p
+          from queen.log_partitions lp where lp.id = v_pid
+           for update;
+        continue when not found;
         delete from queen.log_segments s where s.partition_id = p.id;
         delete from queen.log_txn_index t where t.partition_id = p.id;
         delete from queen.message_traces t where t.partition_id = p.id;

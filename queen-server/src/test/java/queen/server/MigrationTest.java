@@ -8,11 +8,13 @@ import java.sql.ResultSet;
 import java.sql.Statement;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import org.flywaydb.core.Flyway;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -99,6 +101,75 @@ class MigrationTest {
     assertThat(scalar("select count(*) from queen.flyway_schema_history"))
         .as("the fingerprint matched: no migration ran")
         .isEqualTo(applied);
+  }
+
+  @Test
+  void aDatabaseOfAnOlderBuildGetsDerivedPartitionIdsWithEverythingThatNamesThem()
+      throws Exception {
+    // the schema as the builds before derived partition ids (V12) left it, with random ids
+    Flyway.configure()
+        .dataSource(db.jdbcUrl(), db.user(), db.password())
+        .schemas("queen")
+        .createSchemas(true)
+        .locations("classpath:db/migration")
+        .target("11")
+        .load()
+        .migrate();
+    String queue = "00000000-0000-0000-0000-000000000001";
+    String old = "'" + UUID.randomUUID() + "'";
+    exec(
+        "insert into queen.queues (id, name) values ('" + queue + "', 'legacy')",
+        "insert into queen.log_partitions (id, queue_id, name, last_offset) values ("
+            + old
+            + ", '"
+            + queue
+            + "', 'p', 1)",
+        "insert into queen.log_segments (partition_id, base_offset, msg_count, created_at, blob)"
+            + " values ("
+            + old
+            + ", 0, 2, now(), '\\x00')",
+        "insert into queen.log_consumers (partition_id, consumer_group, committed) values ("
+            + old
+            + ", 'g', 0)",
+        "insert into queen.log_txn_index (partition_id, lo, entries) values ("
+            + old
+            + ", -9223372036854775808, '{5,0}')",
+        "insert into queen.dead_letters (partition_id, consumer_group, msg_offset, message_id,"
+            + " transaction_id, payload, created_at) values ("
+            + old
+            + ", 'g', 0, gen_random_uuid(), 't', '\\x00', now())",
+        "insert into queen.message_traces (id, partition_id, msg_offset, transaction_id,"
+            + " event_type, data, trace_names) values (gen_random_uuid(), "
+            + old
+            + ", 0, 't', 'info', '{}', '{n}')",
+        "insert into queen.message_trace_names (trace_name, created_at, trace_id)"
+            + " select 'n', now(), id from queen.message_traces");
+
+    try (Broker upgraded = Broker.start(config())) {
+      assertThat(upgraded.port()).isPositive();
+    }
+
+    String derived = "md5('" + queue + "/p')::uuid";
+    assertThat(scalar("select count(*) from queen.log_partitions where id = " + derived))
+        .isEqualTo(1);
+    List<String> naming =
+        List.of(
+            "log_segments",
+            "log_consumers",
+            "log_txn_index",
+            "dead_letters",
+            "message_traces",
+            "message_trace_names");
+    for (String table : naming) {
+      assertThat(scalar("select count(*) from queen." + table + " where partition_id = " + derived))
+          .as(table)
+          .isEqualTo(1);
+    }
+    // the foreign keys came back: the queue's delete cascades to every row again
+    exec("delete from queen.queues where name = 'legacy'");
+    for (String table : naming) {
+      assertThat(scalar("select count(*) from queen." + table)).as(table).isZero();
+    }
   }
 
   private BrokerConfig config() {

@@ -39,6 +39,8 @@ public final class TestBroker implements BeforeAllCallback, AfterAllCallback {
   private final HttpClient http =
       HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
   private final Map<String, String> env;
+  private final boolean onCitus;
+  private CitusCluster citus;
   private DbConfig db;
   private Broker broker;
 
@@ -48,7 +50,20 @@ public final class TestBroker implements BeforeAllCallback, AfterAllCallback {
 
   /** Extra environment for the broker, as if set in the shell. */
   public TestBroker(Map<String, String> env) {
+    this(env, false);
+  }
+
+  private TestBroker(Map<String, String> env, boolean onCitus) {
     this.env = env;
+    this.onCitus = onCitus;
+  }
+
+  /**
+   * A broker on a database of the Citus cluster that {@code QUEEN_TEST_CITUS_URL} names; the class
+   * using it is skipped when the variable is not set.
+   */
+  public static TestBroker onCitus(Map<String, String> env) {
+    return new TestBroker(env, true);
   }
 
   /** Connection settings of the local PostgreSQL, from the same PG_* variables the broker uses. */
@@ -70,7 +85,12 @@ public final class TestBroker implements BeforeAllCallback, AfterAllCallback {
             + context.getRequiredTestClass().getSimpleName().toLowerCase(Locale.ROOT)
             + "_"
             + Integer.toHexString(ThreadLocalRandom.current().nextInt(1 << 24));
-    db = createDatabase(name);
+    if (onCitus) {
+      citus = CitusCluster.configured().orElseThrow();
+      db = citus.createDatabase(name);
+    } else {
+      db = createDatabase(name);
+    }
     broker = Broker.start(config());
   }
 
@@ -79,7 +99,9 @@ public final class TestBroker implements BeforeAllCallback, AfterAllCallback {
     if (broker != null) {
       broker.close();
     }
-    if (db != null) {
+    if (citus != null) {
+      citus.dropDatabase(db.database());
+    } else if (db != null) {
       dropDatabase(db.database());
     }
   }
@@ -138,7 +160,12 @@ public final class TestBroker implements BeforeAllCallback, AfterAllCallback {
             .build());
   }
 
+  /** A new database on the local server; on Citus when the local server is a coordinator. */
   public static DbConfig createDatabase(String name) throws SQLException {
+    java.util.Optional<CitusCluster> cluster = CitusCluster.of(localDb("postgres"));
+    if (cluster.isPresent()) {
+      return cluster.get().createDatabase(name);
+    }
     try (Connection c = admin();
         Statement st = c.createStatement()) {
       st.execute("create database " + name + " template template0");
@@ -147,6 +174,11 @@ public final class TestBroker implements BeforeAllCallback, AfterAllCallback {
   }
 
   public static void dropDatabase(String name) throws SQLException {
+    java.util.Optional<CitusCluster> cluster = CitusCluster.of(localDb("postgres"));
+    if (cluster.isPresent()) {
+      cluster.get().dropDatabase(name);
+      return;
+    }
     try (Connection c = admin();
         Statement st = c.createStatement()) {
       st.execute("drop database if exists " + name + " with (force)");

@@ -1,0 +1,225 @@
+package queen.server.store;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static queen.server.Wire.item;
+import static queen.server.Wire.object;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.sql.Array;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.SQLWarning;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.UUID;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledIfEnvironmentVariable;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.postgresql.util.PSQLWarning;
+import queen.server.CitusCluster;
+import queen.server.TestBroker;
+import queen.server.Wire;
+
+/**
+ * On Citus, each single-partition push, pop and ack goes to the one worker that holds the
+ * partition: the statements the broker runs are called here with Citus logging every command it
+ * sends to a worker ({@code citus.log_remote_commands}), and every logged command must name that
+ * worker. The counts are the figures of docs/operations.md.
+ */
+@EnabledIfEnvironmentVariable(
+    named = CitusCluster.URL_VARIABLE,
+    matches = ".+",
+    disabledReason = CitusCluster.NOT_CONFIGURED)
+class CitusRoutingTest {
+  @RegisterExtension static final TestBroker broker = TestBroker.onCitus(Map.of());
+
+  private static final String QUEUE = "routed";
+  private static final int PARTITIONS = 8;
+  private static final String GROUP = "__QUEUE_MODE__";
+
+  /** What one call sent to the workers: the servers it reached and how many commands. */
+  record Remote(Set<String> servers, int commands) {}
+
+  @BeforeAll
+  static void partitions() {
+    List<ObjectNode> items = new ArrayList<>();
+    for (int p = 0; p < PARTITIONS; p++) {
+      items.add(item(QUEUE, "r" + p, "seed-" + p, object().put("p", p)));
+    }
+    assertThat(broker.post("/api/v1/push", Wire.items(items)).status()).isEqualTo(201);
+  }
+
+  @Test
+  void singlePartitionPushPopAndAckEachReachOnlyThePartitionsWorker() throws Exception {
+    List<String> figures = new ArrayList<>();
+    for (int p = 0; p < PARTITIONS; p++) {
+      String name = "r" + p;
+      UUID pid = partitionId(name);
+      String worker = workerOf(pid);
+      try (Connection c = broker.connect()) {
+        logRemoteCommands(c);
+
+        Remote push = push(c, pid, "routed-" + p);
+        assertThat(push.servers()).as("push to %s", name).containsExactly(worker);
+
+        UUID lease = UUID.randomUUID();
+        long batchEnd;
+        Remote pop;
+        try (PreparedStatement ps =
+            c.prepareStatement(
+                "select base_offset, start_idx, take"
+                    + " from queen.log_pop_specific_v1(?, ?, ?, ?, 10, false)")) {
+          ps.setString(1, QUEUE);
+          ps.setString(2, name);
+          ps.setString(3, GROUP);
+          ps.setObject(4, lease);
+          batchEnd = -1;
+          try (ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+              batchEnd = rs.getLong(1) + rs.getInt(2) + rs.getInt(3) - 1;
+            }
+          }
+          pop = remote(ps);
+        }
+        assertThat(batchEnd).as("the pop of %s delivered", name).isGreaterThanOrEqualTo(1);
+        assertThat(pop.servers()).as("pop of %s", name).containsExactly(worker);
+
+        Remote ack = ackBatch(c, pid, lease, batchEnd);
+        assertThat(ack.servers()).as("ack of %s", name).containsExactly(worker);
+        figures.add(push.commands() + "/" + pop.commands() + "/" + ack.commands());
+      }
+    }
+    System.out.println("remote commands per push/pop/ack, per partition: " + figures);
+  }
+
+  @Test
+  void anAckByTransactionIdReachesOnlyThePartitionsWorker() throws Exception {
+    UUID pid = partitionId("r0");
+    try (Connection c = broker.connect()) {
+      logRemoteCommands(c);
+      push(c, pid, "by-txn");
+      UUID lease = UUID.randomUUID();
+      try (PreparedStatement ps =
+          c.prepareStatement(
+              "select * from queen.log_pop_specific_v1(?, 'r0', ?, ?, 100, false)")) {
+        ps.setString(1, QUEUE);
+        ps.setString(2, GROUP);
+        ps.setObject(3, lease);
+        ps.executeQuery().close();
+      }
+      try (PreparedStatement ps =
+          c.prepareStatement(
+              "select success from queen.log_ack_v1(?, ?, ?, ?, array['completed'])")) {
+        ps.setString(1, GROUP);
+        ps.setArray(2, c.createArrayOf("uuid", new Object[] {pid}));
+        ps.setArray(3, c.createArrayOf("text", new Object[] {"by-txn"}));
+        ps.setArray(4, c.createArrayOf("uuid", new Object[] {lease}));
+        try (ResultSet rs = ps.executeQuery()) {
+          assertThat(rs.next()).isTrue();
+          assertThat(rs.getBoolean(1)).isTrue();
+        }
+        assertThat(remote(ps).servers()).containsExactly(workerOf(pid));
+      }
+    }
+  }
+
+  @Test
+  void creatingAPartitionReachesOnlyItsWorker() throws Exception {
+    try (Connection c = broker.connect()) {
+      logRemoteCommands(c);
+      try (PreparedStatement ps =
+          c.prepareStatement(
+              "select partition_id from queen.log_ensure_partitions_v1(array[?], array['fresh'])")) {
+        ps.setString(1, QUEUE);
+        UUID pid;
+        try (ResultSet rs = ps.executeQuery()) {
+          assertThat(rs.next()).isTrue();
+          pid = rs.getObject(1, UUID.class);
+        }
+        assertThat(remote(ps).servers()).containsExactly(workerOf(pid));
+      }
+    }
+  }
+
+  private static Remote push(Connection c, UUID pid, String transactionId) throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "select * from queen.log_push_v1(?, array[1], array['\\x00'::bytea], array[1],"
+                + " array[0], ?)")) {
+      ps.setArray(1, c.createArrayOf("uuid", new Object[] {pid}));
+      ps.setArray(2, c.createArrayOf("text", new Object[] {transactionId}));
+      ps.executeQuery().close();
+      return remote(ps);
+    }
+  }
+
+  private static Remote ackBatch(Connection c, UUID pid, UUID lease, long batchEnd)
+      throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement("select acked from queen.log_ack_batch_v1(?, ?, ?)")) {
+      Array pids = c.createArrayOf("uuid", new Object[] {pid});
+      ps.setArray(1, pids);
+      ps.setArray(2, c.createArrayOf("uuid", new Object[] {lease}));
+      ps.setArray(3, c.createArrayOf("bigint", new Object[] {batchEnd}));
+      try (ResultSet rs = ps.executeQuery()) {
+        assertThat(rs.next()).isTrue();
+        assertThat(rs.getBoolean(1)).as("the lease's batch was acked").isTrue();
+      }
+      return remote(ps);
+    }
+  }
+
+  /** Every command Citus sends to a worker is reported to this session as a notice. */
+  private static void logRemoteCommands(Connection c) throws SQLException {
+    try (Statement st = c.createStatement()) {
+      st.execute("set citus.log_remote_commands = on");
+      st.execute("set client_min_messages = notice");
+    }
+  }
+
+  /** The servers the statement's logged commands went to ("on server user@host:port ..."). */
+  private static Remote remote(Statement st) throws SQLException {
+    Set<String> servers = new TreeSet<>();
+    int commands = 0;
+    for (SQLWarning w = st.getWarnings(); w != null; w = w.getNextWarning()) {
+      if (w instanceof PSQLWarning pw
+          && pw.getServerErrorMessage() != null
+          && pw.getServerErrorMessage().getMessage().startsWith("issuing ")) {
+        commands++;
+        String detail = pw.getServerErrorMessage().getDetail();
+        String server = detail.substring(detail.indexOf('@') + 1, detail.indexOf(' ', 10));
+        servers.add(server);
+      }
+    }
+    st.clearWarnings();
+    return new Remote(servers, commands);
+  }
+
+  private static UUID partitionId(String name) {
+    return UUID.fromString(
+        broker.sqlText(
+            "select p.id from queen.log_partitions p join queen.queues q on q.id = p.queue_id"
+                + " where q.name = '"
+                + QUEUE
+                + "' and p.name = '"
+                + name
+                + "'"));
+  }
+
+  /** host:port of the worker holding the partition's shard. */
+  private static String workerOf(UUID pid) {
+    return broker.sqlText(
+        "select nodename || ':' || nodeport from citus_shards"
+            + " where table_name = 'queen.log_partitions'::regclass"
+            + " and shardid = get_shard_id_for_distribution_column('queen.log_partitions', '"
+            + pid
+            + "'::uuid)");
+  }
+}
