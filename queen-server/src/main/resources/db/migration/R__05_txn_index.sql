@@ -2,6 +2,17 @@
 -- about 16 bytes a message. Pages of one partition tile the 64-bit hash space; a page holds
 -- (hash, offset) pairs interleaved, newest first, at most 64 pairs.
 
+-- Whether the log is distributed (Citus). Citus routes a statement to one worker only when it
+-- names one partition id, so there the multi-partition statements run once per partition; on plain
+-- PostgreSQL one statement serves all the partitions of a call.
+create or replace function queen.distributed()
+returns boolean
+language sql
+stable
+as $$
+    select exists (select 1 from pg_extension where extname = 'citus')
+$$;
+
 -- The hash the index is keyed by. A match is only a candidate: the broker reads the stored frame
 -- before it calls anything a duplicate. Tests replace this function to force collisions.
 create or replace function queen.txn_hash(p_transaction_id text)
@@ -134,17 +145,25 @@ declare
     v_rets   bigint[];
     v_pid    uuid;
 begin
-    -- One partition at a time: every statement below then names a single partition id, which on
-    -- Citus routes it whole to the worker that holds the partition.
-    for v_pid in select distinct u.pid from unnest(p_partition_ids) as u(pid) order by 1 loop
+    -- Distributed: one partition at a time (v_pid), so that every statement below names a single
+    -- partition id and Citus routes it whole to the partition's worker. Else one pass over all
+    -- of them (v_pid null). Written coalesce(v_pid, x.pid), not "v_pid is null or ...": the OR
+    -- kept the generic plan from using the primary key (10x slower on plain PostgreSQL).
+    for v_pid in
+        select x.pid
+          from (select distinct u.pid from unnest(p_partition_ids) as u(pid) where queen.distributed()
+                union all
+                select null::uuid where not queen.distributed()) x
+         order by 1
+    loop
     with placed as (
         select u.pid, u.h, u.off, u.ret, pg.lo, pg.entries
           from unnest(p_partition_ids, p_hashes, p_offsets, p_retained) as u(pid, h, off, ret)
           left join lateral (select t.lo, t.entries from queen.log_txn_index t
-                              where t.partition_id = v_pid and t.lo <= u.h
+                              where t.partition_id = coalesce(v_pid, u.pid) and t.lo <= u.h
                               order by t.lo desc
                               limit 1) pg on true
-         where u.pid = v_pid),
+         where v_pid is null or u.pid = v_pid),
     dups as (
         select 1
           from placed pl
@@ -168,7 +187,7 @@ begin
            set entries = g.pairs || case when t.entries[cardinality(t.entries)] >= g.ret then t.entries
                                          else queen.txn_live(t.entries, g.ret) end
           from grouped g
-         where t.partition_id = v_pid and t.lo = g.lo
+         where t.partition_id = coalesce(v_pid, g.pid) and t.lo = g.lo
            and not exists (select 1 from dups)
            and g.n + cardinality(case when t.entries[cardinality(t.entries)] >= g.ret then t.entries
                                       else queen.txn_live(t.entries, g.ret) end) / 2 <= c_max
@@ -194,7 +213,8 @@ begin
     with lg as (
         select l.pid, l.lo, l.ret, l.gi, coalesce(l.lo, c_first) as lo_eff,
                (select t.lo from queen.log_txn_index t
-                 where t.partition_id = v_pid and t.lo > coalesce(l.lo, c_first)
+                 where t.partition_id = coalesce(v_pid, l.pid)
+                   and t.lo > coalesce(l.lo, c_first)
                  order by t.lo
                  limit 1) as hi
           from unnest(v_pids, v_los, v_rets) with ordinality as l(pid, lo, ret, gi)),
@@ -206,7 +226,8 @@ begin
         union all
                 select lg.gi, t.entries[2 * e.i - 1], t.entries[2 * e.i]
           from lg
-          join queen.log_txn_index t on t.partition_id = v_pid and t.lo = lg.lo
+          join queen.log_txn_index t
+            on t.partition_id = coalesce(v_pid, lg.pid) and t.lo = lg.lo
          cross join lateral generate_series(1, cardinality(t.entries) / 2) as e(i)
          where t.entries[2 * e.i] >= lg.ret),
 
@@ -232,10 +253,10 @@ begin
           from built b
           join lg on lg.gi = b.gi
          where b.piece = 0 and lg.lo is not null
-           and t.partition_id = v_pid and t.lo = lg.lo
+           and t.partition_id = coalesce(v_pid, lg.pid) and t.lo = lg.lo
         returning 1)
     insert into queen.log_txn_index (partition_id, lo, entries)
-    select v_pid, case when b.piece = 0 then lg.lo_eff else b.lo_min end, b.entries
+    select lg.pid, case when b.piece = 0 then lg.lo_eff else b.lo_min end, b.entries
       from built b
       join lg on lg.gi = b.gi
      where b.piece > 0 or lg.lo is null;

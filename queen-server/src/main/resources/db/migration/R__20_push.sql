@@ -72,11 +72,16 @@ begin
               from unnest(p_partition_ids, p_counts) as u(pid, cnt)
              group by u.pid) x;
 
-    -- Lock the partitions one by one in id order, the one order all pushers use, so concurrent
-    -- multi-partition pushes cannot deadlock (and on Citus each lock goes to one worker).
-    foreach v_pid in array v_pids loop
-        perform 1 from queen.log_partitions p where p.id = v_pid for no key update;
-    end loop;
+    -- Lock the partitions in id order, the one order all pushers use, so concurrent
+    -- multi-partition pushes cannot deadlock: one statement, or one per partition where Citus
+    -- refuses to lock rows of several shards at once.
+    if not queen.distributed() then
+        perform 1 from queen.log_partitions p where p.id = any (v_pids) order by p.id for no key update;
+    else
+        foreach v_pid in array v_pids loop
+            perform 1 from queen.log_partitions p where p.id = v_pid for no key update;
+        end loop;
+    end if;
     -- created_at is stamped under the locks because now() is the transaction start and a push
     -- that waited for a lock would go back in time; never below the partition's newest segment's.
     -- Taken once, into a variable: Citus refuses clock_timestamp() inside a distributed UPDATE.

@@ -8,17 +8,23 @@ language plpgsql
 stable
 as $$
 #variable_conflict use_column
+declare
+    u record;
 begin
-    return query
-    select (u.i - 1)::integer, s.base_offset, s.created_at, s.blob
-      from unnest(p_partition_ids, p_offsets) with ordinality as u(pid, off, i)
-     cross join lateral (select ls.base_offset, ls.msg_count, ls.created_at, ls.blob
-                           from queen.log_segments ls
-                          where ls.partition_id = u.pid and ls.base_offset <= u.off
-                          order by ls.base_offset desc
-                          limit 1) s
-     where s.base_offset + s.msg_count > u.off
-     order by u.i;
+    -- one partition per statement: on Citus each goes to the partition's worker alone
+    for u in
+        select t.pid, t.off, t.i from unnest(p_partition_ids, p_offsets) with ordinality as t(pid, off, i)
+         order by t.i
+    loop
+        return query
+        select (u.i - 1)::integer, s.base_offset, s.created_at, s.blob
+          from (select ls.base_offset, ls.msg_count, ls.created_at, ls.blob
+                  from queen.log_segments ls
+                 where ls.partition_id = u.pid and ls.base_offset <= u.off
+                 order by ls.base_offset desc
+                 limit 1) s
+         where s.base_offset + s.msg_count > u.off;
+    end loop;
 end;
 $$;
 
@@ -70,14 +76,37 @@ stable
 set jit = off
 as $$
 #variable_conflict use_column
+declare
+    v_pid  uuid;
+    v_rows jsonb := '[]';
 begin
-    return query
+    -- On Citus a statement that reads segments per partition must name one partition to run:
+    -- there the page is gathered partition by partition (v_pid), the newest limit + offset of
+    -- each, and cut below; on plain PostgreSQL one pass over every partition (v_pid null).
+    for v_pid in
+        select x.id
+          from (select p.id, p.newest_created_at
+                  from queen.log_partitions p
+                  join queen.queues q on q.id = p.queue_id
+                 where queen.distributed()
+                   and (p_queue is null or q.name = p_queue)
+                   and (p_partition is null or p.name = p_partition)
+                   and (p_namespace is null or q.namespace = p_namespace)
+                   and (p_task is null or q.task = p_task)
+                   and p.newest_created_at >= p_from
+                 order by p.newest_created_at desc
+                 limit case when p_status is null then p_limit + p_offset else 1000 end) x
+        union all
+        select null::uuid where not queen.distributed()
+    loop
+    v_rows := v_rows || (
     with parts as (
         select p.id, p.name, p.retained_from, q.name as queue_name, q.namespace, q.task,
                q.priority
           from queen.log_partitions p
           join queen.queues q on q.id = p.queue_id
-         where (p_queue is null or q.name = p_queue)
+         where p.id = coalesce(v_pid, p.id)
+           and (p_queue is null or q.name = p_queue)
            and (p_partition is null or p.name = p_partition)
            and (p_namespace is null or q.namespace = p_namespace)
            and (p_task is null or q.task = p_task)
@@ -89,7 +118,7 @@ begin
           from parts pt
          cross join lateral (select ls.base_offset, ls.msg_count, ls.created_at
                                from queen.log_segments ls
-                              where ls.partition_id = pt.id and ls.base_offset >= pt.retained_from
+                              where ls.partition_id = coalesce(v_pid, pt.id) and ls.base_offset >= pt.retained_from
                                 and ls.created_at >= p_from and ls.created_at <= p_to
                               order by ls.base_offset desc
                               limit p_limit + p_offset) s),
@@ -116,15 +145,15 @@ begin
          cross join lateral generate_series(sg.base_offset + sg.msg_count - 1, sg.base_offset, -1)
                as o(off)
           left join queen.log_consumers qm
-                 on qm.partition_id = sg.id and qm.consumer_group = '__QUEUE_MODE__'
+                 on qm.partition_id = coalesce(v_pid, sg.id) and qm.consumer_group = '__QUEUE_MODE__'
           left join queen.dead_letters d
-                 on d.partition_id = sg.id and d.consumer_group = '__QUEUE_MODE__'
+                 on d.partition_id = coalesce(v_pid, sg.id) and d.consumer_group = '__QUEUE_MODE__'
                 and d.msg_offset = o.off
          cross join lateral (
              select (count(*) filter (where c.committed >= o.off))::integer as consumed_by,
                     count(*)::integer as total_groups
                from queen.log_consumers c
-              where c.partition_id = sg.id and c.consumer_group <> '__QUEUE_MODE__') bus),
+              where c.partition_id = coalesce(v_pid, sg.id) and c.consumer_group <> '__QUEUE_MODE__') bus),
     statused as (
         -- a partition read in queue mode has its queue-mode status; one read only by groups is
         -- completed once every group consumed it
@@ -133,12 +162,26 @@ begin
                     when m.total_groups > 0 and m.consumed_by = m.total_groups then 'completed'
                     else 'pending' end as status
           from msgs m)
-    select m.id, m.off, m.base_offset, m.created_at, m.queue_name, m.name, m.namespace, m.task,
-           m.priority, m.status, case when m.has_qm then m.qm_status end, m.lease_at,
-           m.consumed_by, m.total_groups
-      from statused m
-     where p_status is null or m.status = p_status
-     order by m.created_at desc, m.off desc
+    select coalesce(jsonb_agg(to_jsonb(r)), '[]')
+      from (select m.id as partition_id, m.off as msg_offset, m.base_offset, m.created_at,
+                   m.queue_name, m.name as partition_name, m.namespace, m.task, m.priority,
+                   m.status, case when m.has_qm then m.qm_status end as queue_status,
+                   m.lease_at as lease_expires_at, m.consumed_by, m.total_groups
+              from statused m
+             where p_status is null or m.status = p_status
+             order by m.created_at desc, m.off desc
+             limit p_limit + p_offset) r);
+    end loop;
+    return query
+    select r.partition_id, r.msg_offset, r.base_offset, r.created_at, r.queue_name,
+           r.partition_name, r.namespace, r.task, r.priority, r.status, r.queue_status,
+           r.lease_expires_at, r.consumed_by, r.total_groups
+      from jsonb_to_recordset(v_rows) as r(
+               partition_id uuid, msg_offset bigint, base_offset bigint, created_at timestamptz,
+               queue_name text, partition_name text, namespace text, task text,
+               priority integer, status text, queue_status text, lease_expires_at timestamptz,
+               consumed_by integer, total_groups integer)
+     order by r.created_at desc, r.msg_offset desc
      limit p_limit offset p_offset;
 end;
 $$;
