@@ -205,6 +205,9 @@ language plpgsql
 stable
 as $$
 #variable_conflict use_column
+declare
+    -- a variable, not now() in the lateral below: Citus takes only immutable functions there
+    v_now timestamptz := now();
 begin
     return query
     select p.id, p.name, p.created_at, t.total,
@@ -224,7 +227,7 @@ begin
          select p.last_offset + 1 - p.retained_from as total,
                 greatest(coalesce(qm.committed, slow.committed, -1) + 1 - p.retained_from, 0)
                     as completed,
-                case when qm.lease_expires_at > now() and qm.worker_id is not null
+                case when qm.lease_expires_at > v_now and qm.worker_id is not null
                      then greatest(qm.batch_end - qm.committed, 0) else 0 end as leased) t
      where p.queue_id = p_queue_id
      order by p.name;
