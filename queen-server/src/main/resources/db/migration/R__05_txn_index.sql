@@ -13,6 +13,22 @@ as $$
     select exists (select 1 from pg_extension where extname = 'citus')
 $$;
 
+-- The passes of a statement over several partitions, in id order: each partition id where the log
+-- is distributed, else one null meaning "all of them". Such a statement filters by
+-- coalesce(pass, x.partition_id), never "pass is null or ...": the OR kept the generic plan off
+-- the primary key (10x slower on plain PostgreSQL), and Citus routes the coalesce form too.
+create or replace function queen.partition_passes(p_ids uuid[])
+returns setof uuid
+language sql
+stable
+as $$
+    select x.id
+      from (select distinct u.id from unnest(p_ids) as u(id) where queen.distributed()
+            union all
+            select null::uuid where not queen.distributed()) x
+     order by 1
+$$;
+
 -- The hash the index is keyed by. A match is only a candidate: the broker reads the stored frame
 -- before it calls anything a duplicate. Tests replace this function to force collisions.
 create or replace function queen.txn_hash(p_transaction_id text)
@@ -76,30 +92,29 @@ as $$
 #variable_conflict use_column
 declare
     u          record;
-    v_off      bigint;
     v_retained bigint;
+    v_items    integer[] := '{}';
+    v_pids     uuid[] := '{}';
+    v_offs     bigint[] := '{}';
 begin
-    -- one partition per statement: on Citus each goes to the partition's worker alone
+    -- the candidate offsets, one partition per statement (on Citus: one worker each)
     for u in
         select t.pid, t.txn, t.i from unnest(p_partition_ids, p_txn_ids) with ordinality as t(pid, txn, i)
          order by t.i
     loop
         select p.retained_from into v_retained from queen.log_partitions p where p.id = u.pid;
         continue when not found;
-        for v_off in
-            select o.off from queen.log_txn_offsets_v1(u.pid, queen.txn_hash(u.txn), v_retained) as o(off)
-             order by o.off
-        loop
-            return query
-            select (u.i - 1)::integer, v_off, s.base_offset, s.created_at, s.blob
-              from (select ls.base_offset, ls.msg_count, ls.created_at, ls.blob
-                      from queen.log_segments ls
-                     where ls.partition_id = u.pid and ls.base_offset <= v_off
-                     order by ls.base_offset desc
-                     limit 1) s
-             where s.base_offset + s.msg_count > v_off;
-        end loop;
+        select v_items || coalesce(array_agg(u.i::integer order by o.off), '{}'),
+               v_pids || coalesce(array_agg(u.pid order by o.off), '{}'),
+               v_offs || coalesce(array_agg(o.off order by o.off), '{}')
+          into v_items, v_pids, v_offs
+          from queen.log_txn_offsets_v1(u.pid, queen.txn_hash(u.txn), v_retained) as o(off);
     end loop;
+    -- and the segments holding them
+    return query
+    select v_items[s.idx + 1] - 1, v_offs[s.idx + 1], s.base_offset, s.created_at, s.blob
+      from queen.segments_at_v1(v_pids, v_offs) as s
+     order by s.idx;
 end;
 $$;
 
@@ -145,17 +160,8 @@ declare
     v_rets   bigint[];
     v_pid    uuid;
 begin
-    -- Distributed: one partition at a time (v_pid), so that every statement below names a single
-    -- partition id and Citus routes it whole to the partition's worker. Else one pass over all
-    -- of them (v_pid null). Written coalesce(v_pid, x.pid), not "v_pid is null or ...": the OR
-    -- kept the generic plan from using the primary key (10x slower on plain PostgreSQL).
-    for v_pid in
-        select x.pid
-          from (select distinct u.pid from unnest(p_partition_ids) as u(pid) where queen.distributed()
-                union all
-                select null::uuid where not queen.distributed()) x
-         order by 1
-    loop
+    -- on Citus one partition per pass, so that Citus routes each statement whole to its worker
+    for v_pid in select * from queen.partition_passes(p_partition_ids) loop
     with placed as (
         select u.pid, u.h, u.off, u.ret, pg.lo, pg.entries
           from unnest(p_partition_ids, p_hashes, p_offsets, p_retained) as u(pid, h, off, ret)

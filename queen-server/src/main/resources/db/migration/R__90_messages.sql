@@ -77,42 +77,33 @@ set jit = off
 as $$
 #variable_conflict use_column
 declare
+    v_ids  uuid[];
     v_pid  uuid;
     v_rows jsonb := '[]';
 begin
+    -- the partitions written to most recently that match the filters, at most 1000
+    v_ids := array(
+        select p.id
+          from queen.log_partitions p
+          join queen.queues q on q.id = p.queue_id
+         where (p_queue is null or q.name = p_queue)
+           and (p_partition is null or p.name = p_partition)
+           and (p_namespace is null or q.namespace = p_namespace)
+           and (p_task is null or q.task = p_task)
+           and p.newest_created_at >= p_from
+         order by p.newest_created_at desc
+         limit case when p_status is null then p_limit + p_offset else 1000 end);
     -- On Citus a statement that reads segments per partition must name one partition to run:
     -- there the page is gathered partition by partition (v_pid), the newest limit + offset of
     -- each, and cut below; on plain PostgreSQL one pass over every partition (v_pid null).
-    for v_pid in
-        select x.id
-          from (select p.id, p.newest_created_at
-                  from queen.log_partitions p
-                  join queen.queues q on q.id = p.queue_id
-                 where queen.distributed()
-                   and (p_queue is null or q.name = p_queue)
-                   and (p_partition is null or p.name = p_partition)
-                   and (p_namespace is null or q.namespace = p_namespace)
-                   and (p_task is null or q.task = p_task)
-                   and p.newest_created_at >= p_from
-                 order by p.newest_created_at desc
-                 limit case when p_status is null then p_limit + p_offset else 1000 end) x
-        union all
-        select null::uuid where not queen.distributed()
-    loop
+    for v_pid in select * from queen.partition_passes(v_ids) loop
     v_rows := v_rows || (
     with parts as (
         select p.id, p.name, p.retained_from, q.name as queue_name, q.namespace, q.task,
                q.priority
           from queen.log_partitions p
           join queen.queues q on q.id = p.queue_id
-         where p.id = coalesce(v_pid, p.id)
-           and (p_queue is null or q.name = p_queue)
-           and (p_partition is null or p.name = p_partition)
-           and (p_namespace is null or q.namespace = p_namespace)
-           and (p_task is null or q.task = p_task)
-           and p.newest_created_at >= p_from
-         order by p.newest_created_at desc
-         limit case when p_status is null then p_limit + p_offset else 1000 end),
+         where p.id = coalesce(v_pid, p.id) and p.id = any (v_ids)),
     segs_all as (
         select pt.*, s.base_offset, s.msg_count, s.created_at
           from parts pt
