@@ -206,6 +206,31 @@ public final class TestBroker implements BeforeAllCallback, AfterAllCallback {
     }
   }
 
+  /**
+   * Bytes held by a table's row versions, live and dead (pgstattuple): what HOT pruning keeps
+   * small. The file size is not that measure: on PostgreSQL 15 a moment of contention for the
+   * relation extension lock adds 20 empty pages per waiting session at once, which later updates
+   * reuse through the free space map.
+   */
+  public long rowVersionBytes(String table) {
+    sql("create extension if not exists pgstattuple");
+    return sqlLong("select tuple_len + dead_tuple_len from pgstattuple('" + table + "'::regclass)");
+  }
+
+  /** Update counts, row versions and file size of a table, for an assertion's message. */
+  public String updateShape(String table) {
+    sql("create extension if not exists pgstattuple");
+    return sqlText(
+        "select format('%s updates, %s HOT, %s live and %s dead versions in %s of %s bytes',"
+            + " s.n_tup_upd, s.n_tup_hot_upd, t.tuple_count, t.dead_tuple_count,"
+            + " t.tuple_len + t.dead_tuple_len, t.table_len)"
+            + " from pg_stat_user_tables s, pgstattuple('"
+            + table
+            + "'::regclass) t where s.relid = '"
+            + table
+            + "'::regclass");
+  }
+
   /** Runs a query and returns the first column of the first row as text (null if none). */
   public String sqlText(String query) {
     try (Connection c = connect();

@@ -19,7 +19,8 @@ public final class RetentionStore {
   /** The tables retention deletes from, and the busiest ones, whose old row versions it clears. */
   private static final String VACUUM =
       "vacuum (skip_locked) queen.log_segments, queen.log_txn_index, queen.dead_letters,"
-          + " queen.log_partitions, queen.log_consumers";
+          + " queen.log_partitions, queen.log_consumers, queen.stream_state, queen.queue_stats,"
+          + " queen.queue_stats_minutes, queen.group_stats, queen.system_state";
 
   private final Database db;
 
