@@ -117,7 +117,7 @@ public final class Broker implements AutoCloseable {
       FunctionCounter.builder("queen_db_calls", db, Database::calls)
           .description("Database transactions and autocommit calls run by this broker")
           .register(meters);
-      Hints hints = new Hints(new Notifications(db, config.db()), meters);
+      Hints hints = new Hints(new Notifications(db, config.db()), config.hints(), meters);
       resources.addFirst(hints);
       QueueStore queues = new QueueStore(db);
       SystemStore system = new SystemStore(db);
@@ -188,7 +188,11 @@ public final class Broker implements AutoCloseable {
       groups.start();
       BufferedPush buffered =
           new BufferedPush(
-              push, config.buffer().dir(), config.buffer().maxBytes(), config.buffer().failover());
+              push,
+              sealing,
+              config.buffer().dir(),
+              config.buffer().maxBytes(),
+              config.buffer().failover());
       resources.addFirst(buffered);
       meters.gauge("queen_buffer_pending_messages", buffered, b -> b.status().pending());
       FunctionCounter.builder("queen_buffer_drained_messages", buffered, b -> b.status().drained())

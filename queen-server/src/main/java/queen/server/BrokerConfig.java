@@ -30,6 +30,8 @@ import queen.server.store.DbConfig;
  * @param stateRefresh QUEEN_STATE_REFRESH_MS, how often the cluster-wide switches (pop maintenance,
  *     minimum pop waits) and the consumer-group resets made on other brokers are re-read
  * @param hotList QUEEN_HOTLIST, 0 to pick pop candidates by SQL scan instead of the hot-list
+ * @param hints QUEEN_HINTS, false to neither send nor hear hints between brokers (LISTEN/NOTIFY),
+ *     for a connection pooler that cannot keep a LISTEN session; the floor then serves alone
  * @param popWait the long-poll backoff, POP_WAIT_*
  * @param retention RETENTION_INTERVAL, RETENTION_BATCH_SIZE, RETENTION_VACUUM
  * @param statsInterval QUEEN_STATS_INTERVAL_MS, how often each broker adds its message counts to
@@ -52,6 +54,7 @@ public record BrokerConfig(
     Duration sweepInterval,
     Duration stateRefresh,
     boolean hotList,
+    boolean hints,
     WaitPolicy popWait,
     Retention.Settings retention,
     Duration statsInterval,
@@ -96,6 +99,7 @@ public record BrokerConfig(
                 3_600_000)),
         Duration.ofMillis(r.integer("QUEEN_STATE_REFRESH_MS", 1_000, 10, 3_600_000)),
         r.integer("QUEEN_HOTLIST", 1, 0, 1) == 1,
+        r.bool("QUEEN_HINTS", true),
         popWait(r),
         new Retention.Settings(
             Duration.ofMillis(r.integer("RETENTION_INTERVAL", 300_000, 100, 86_400_000)),

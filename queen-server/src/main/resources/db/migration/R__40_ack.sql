@@ -67,6 +67,7 @@ declare
     cur           queen.log_consumers;
     v_limit       integer;
     v_live        boolean;
+    v_done        bigint;
     v_in_lease    boolean;
     v_release     boolean;
     v_charged     boolean;
@@ -121,6 +122,11 @@ begin
              where c.partition_id = g.pid and c.worker_id = g.lease
                for update;
             v_live := found and cur.lease_expires_at > v_now;
+            v_done := cur.committed;
+            if not found then
+                select c.committed into v_done from queen.log_consumers c
+                 where c.partition_id = g.pid and c.consumer_group = p_group;
+            end if;
         else
             select * into cur from queen.log_consumers c
              where c.partition_id = g.pid and c.consumer_group = p_group
@@ -153,6 +159,9 @@ begin
             v_in_lease := v_live and it.msg_offset <= cur.batch_end;
             if it.msg_offset is null then
                 r_error[it.i] := 'Message not found';
+            elsif g.lease is not null and not v_live and it.msg_offset <= v_done then
+                -- a retried ack whose first answer was lost (a broker killed after commit)
+                r_success[it.i] := true;
             elsif g.lease is not null and not v_live then
                 r_error[it.i] := 'Invalid or expired lease';
             elsif cur.partition_id is null then

@@ -290,8 +290,13 @@ public final class TestBroker implements BeforeAllCallback, AfterAllCallback {
    * name whose labels contain {@code labels} (0 when none).
    */
   public double metric(String name, String labels) {
+    return metric(startedBroker(), name, labels);
+  }
+
+  /** As {@link #metric(String, String)}, of another broker. */
+  public double metric(Broker x, String name, String labels) {
     double sum = 0;
-    for (String line : get("/metrics/prometheus").text().split("\n")) {
+    for (String line : get(x, "/metrics/prometheus").text().split("\n")) {
       if (line.startsWith(name + "{") || line.startsWith(name + " ")) {
         String series = line.substring(0, line.lastIndexOf(' '));
         if (series.contains(labels)) {

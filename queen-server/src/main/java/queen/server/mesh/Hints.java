@@ -50,6 +50,7 @@ public final class Hints implements AutoCloseable {
   }
 
   private final Notifications notifications;
+  private final boolean enabled;
   private final String self = UUID.randomUUID().toString();
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition noted = lock.newCondition();
@@ -67,8 +68,10 @@ public final class Hints implements AutoCloseable {
   private Thread sender;
   private Thread listener;
 
-  public Hints(Notifications notifications, MeterRegistry meters) {
+  /** {@code enabled} false (QUEEN_HINTS): nothing is sent or heard, the floor serves alone. */
+  public Hints(Notifications notifications, boolean enabled, MeterRegistry meters) {
     this.notifications = notifications;
+    this.enabled = enabled;
     counter(meters, "queen_hints_sent", sent, "hint entries sent to other brokers");
     counter(meters, "queen_hints_notifies", notifies, "NOTIFYs carrying them");
     counter(meters, "queen_hints_coalesced", coalesced, "entries folded into one already pending");
@@ -99,7 +102,7 @@ public final class Hints implements AutoCloseable {
 
   // names never hold control characters (the HTTP layer refuses them), so tab and newline separate
   private void note(String entry) {
-    if (closed) {
+    if (closed || !enabled) {
       return;
     }
     lock.lock();
@@ -122,7 +125,7 @@ public final class Hints implements AutoCloseable {
 
   /** Starts sending, and listening for the others' hints. */
   public synchronized void start(Receiver receiver) {
-    if (sender == null) {
+    if (sender == null && enabled) {
       sender = Thread.ofPlatform().daemon().name("queen-hints-send").start(this::sendLoop);
       listener =
           Thread.ofPlatform().daemon().name("queen-hints-listen").start(() -> listenLoop(receiver));
@@ -244,7 +247,14 @@ public final class Hints implements AutoCloseable {
       return; // our own
     }
     others = true;
-    boolean refresh = false;
+    // a change of settings sent with pushes is read first: a configure then a push through A
+    // must not reach B's pops in the other order
+    for (int i = 1; i < lines.length; i++) {
+      if (lines[i].equals("r")) {
+        receiver.refresh();
+        break;
+      }
+    }
     for (int i = 1; i < lines.length; i++) {
       String[] f = lines[i].split("\t", -1);
       received.incrementAndGet();
@@ -259,12 +269,11 @@ public final class Hints implements AutoCloseable {
             receiver.released(f[1], f[2], f[3], f[4].equals("1"));
           }
         }
-        case "r" -> refresh = true;
+        case "r" -> {
+          // read above
+        }
         default -> log.debug("unknown hint {}", f[0]);
       }
-    }
-    if (refresh) {
-      receiver.refresh();
     }
   }
 

@@ -17,14 +17,14 @@ import java.util.UUID;
 /**
  * The body of one buffered push: {@code [u32 count][JSON array of items]}, every item with its
  * transactionId already assigned (so that draining it twice stores it once) and its payload as the
- * producer sent it.
+ * producer sent it ({@code payload}), or sealed when its queue encrypts ({@code sealed}, base64).
  */
 final class BufferRecord {
   private static final ObjectMapper JSON = new ObjectMapper();
 
   private BufferRecord() {}
 
-  static byte[] encode(List<PushItem> items) {
+  static byte[] encode(List<PushItem> items, PayloadSealing sealing) {
     ByteArrayOutputStream out = new ByteArrayOutputStream(64 + items.size() * 128);
     out.writeBytes(ByteBuffer.allocate(4).putInt(items.size()).array());
     try (JsonGenerator g = JSON.getFactory().createGenerator(out)) {
@@ -36,8 +36,13 @@ final class BufferRecord {
         g.writeStringField("transactionId", i.transactionId());
         g.writeStringField("traceId", i.traceId() == null ? null : i.traceId().toString());
         g.writeStringField("producerSub", i.producerSub());
-        g.writeFieldName("payload");
-        g.writeRawValue(new String(i.payload(), StandardCharsets.UTF_8));
+        byte[] sealed = sealing.sealedForBuffer(i);
+        if (sealed != null) {
+          g.writeBinaryField("sealed", sealed);
+        } else {
+          g.writeFieldName("payload");
+          g.writeRawValue(new String(i.payload(), StandardCharsets.UTF_8));
+        }
         g.writeEndObject();
       }
       g.writeEndArray();
@@ -51,7 +56,7 @@ final class BufferRecord {
     return ByteBuffer.wrap(body, 0, 4).getInt();
   }
 
-  static List<PushItem> decode(byte[] body) {
+  static List<PushItem> decode(byte[] body, PayloadSealing sealing) {
     List<PushItem> items = new ArrayList<>(count(body));
     byte[] json = Arrays.copyOfRange(body, 4, body.length);
     try (JsonParser p = JSON.createParser(json)) {
@@ -74,6 +79,7 @@ final class BufferRecord {
             case "traceId" -> trace = text;
             case "producerSub" -> sub = text;
             case "payload" -> payload = RawJson.value(p, json);
+            case "sealed" -> payload = sealing.openFromBuffer(p.getBinaryValue());
             default -> p.skipChildren();
           }
         }

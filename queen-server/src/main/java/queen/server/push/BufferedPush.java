@@ -17,7 +17,8 @@ import queen.server.store.StoreException;
  * PostgreSQL cannot be reached, a push goes to the {@link LocalBuffer} and is answered {@code
  * buffered}; a drainer feeds the buffer back through the normal push path, oldest first, once
  * maintenance is off and the database answers. TransactionIds are assigned before an item is
- * buffered, so a drain repeated after a crash stores every message once (the push's dedup).
+ * buffered, so a drain repeated after a crash stores every message once (the push's dedup). While
+ * buffered messages wait, every push joins them in the buffer, so none overtakes them.
  */
 public final class BufferedPush implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(BufferedPush.class);
@@ -28,6 +29,7 @@ public final class BufferedPush implements AutoCloseable {
   private static final long IDLE_CHECK_MS = 500;
 
   private final PushService direct;
+  private final PayloadSealing sealing;
   private final LocalBuffer buffer;
   private final String bufferProblem;
   private final boolean failover;
@@ -45,8 +47,10 @@ public final class BufferedPush implements AutoCloseable {
    *     that would be buffered is a 503 naming the problem
    * @param failover QUEEN_PUSH_FAILOVER: buffer pushes that cannot reach PostgreSQL
    */
-  public BufferedPush(PushService direct, Path dir, long maxBytes, boolean failover) {
+  public BufferedPush(
+      PushService direct, PayloadSealing sealing, Path dir, long maxBytes, boolean failover) {
     this.direct = direct;
+    this.sealing = sealing;
     this.failover = failover;
     LocalBuffer opened = null;
     String problem = null;
@@ -85,6 +89,12 @@ public final class BufferedPush implements AutoCloseable {
       // connection timeout: the drainer finds out when it is back
       return buffer(items);
     }
+    if (buffer != null && buffer.pending() > 0) {
+      // a push straight to PostgreSQL would overtake the buffered messages of its partition
+      List<PushResult> results = buffer(items);
+      wake();
+      return results;
+    }
     try {
       List<PushResult> results = direct.push(items);
       if (!dbHealthy) {
@@ -111,7 +121,7 @@ public final class BufferedPush implements AutoCloseable {
     }
     List<PushItem> keyed = direct.withTransactionIds(items);
     try {
-      buffer.append(BufferRecord.encode(keyed), keyed.size());
+      buffer.append(BufferRecord.encode(keyed, sealing), keyed.size());
     } catch (IOException e) {
       log.warn("local buffer write failed: {}", e.getMessage());
       throw new BufferUnavailableException("the local buffer cannot be written: " + e.getMessage());
@@ -164,20 +174,27 @@ public final class BufferedPush implements AutoCloseable {
   }
 
   private void drainLoop() {
+    boolean again = false;
     while (!closed) {
-      lock.lock();
-      try {
-        work.await(IDLE_CHECK_MS, TimeUnit.MILLISECONDS);
-      } catch (InterruptedException e) {
-        return;
-      } finally {
-        lock.unlock();
+      if (!again) {
+        lock.lock();
+        try {
+          work.await(IDLE_CHECK_MS, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+          return;
+        } finally {
+          lock.unlock();
+        }
       }
+      again = false;
       if (maintenance || buffer == null || buffer.pending() == 0) {
         continue;
       }
       try {
+        long before = drained.get();
         drain();
+        // pushes queued behind the drain meanwhile: take them at once, not after a pause
+        again = drained.get() > before && buffer.pending() > 0;
         if (!dbHealthy) {
           log.info("database reachable again: local buffer drained");
         }
@@ -233,7 +250,7 @@ public final class BufferedPush implements AutoCloseable {
     private long stored;
 
     void add(byte[] record) {
-      List<PushItem> items = BufferRecord.decode(record);
+      List<PushItem> items = BufferRecord.decode(record, sealing);
       if (!batch.isEmpty() && batch.size() + items.size() > DRAIN_BATCH) {
         flush();
       }

@@ -26,14 +26,7 @@ public final class PayloadSealing {
 
   /** The frame of one pushed item, its payload sealed when its queue encrypts. */
   Frame frame(String transactionId, PushItem item) {
-    if (encryptedQueues.contains(item.queue())) {
-      if (cipher == null || !cipher.canSeal()) {
-        // never store in the clear what the queue promises to encrypt
-        throw new PayloadKeyException(
-            "queue "
-                + item.queue()
-                + " encrypts its payloads but this broker has no QUEEN_ENCRYPTION_KEY");
-      }
+    if (seals(item.queue())) {
       return new Frame(
           transactionId,
           item.traceId(),
@@ -42,5 +35,35 @@ public final class PayloadSealing {
           cipher.seal(item.payload()));
     }
     return new Frame(transactionId, item.traceId(), item.producerSub(), 0, item.payload());
+  }
+
+  /**
+   * The payload as the local buffer keeps it: sealed when its queue encrypts, so that a buffered
+   * push holds no more plaintext on the broker's disk than the database would; null when the queue
+   * does not encrypt (kept as sent).
+   */
+  byte[] sealedForBuffer(PushItem item) {
+    return seals(item.queue()) ? cipher.seal(item.payload()) : null;
+  }
+
+  /** A payload the buffer kept sealed, opened for the drain (which seals it for the database). */
+  byte[] openFromBuffer(byte[] sealed) {
+    if (cipher == null) {
+      throw new PayloadKeyException(
+          "a buffered payload is sealed but this broker has no QUEEN_ENCRYPTION_KEY");
+    }
+    return cipher.open(sealed);
+  }
+
+  private boolean seals(String queue) {
+    if (!encryptedQueues.contains(queue)) {
+      return false;
+    }
+    if (cipher == null || !cipher.canSeal()) {
+      // never store in the clear what the queue promises to encrypt
+      throw new PayloadKeyException(
+          "queue " + queue + " encrypts its payloads but this broker has no QUEEN_ENCRYPTION_KEY");
+    }
+    return true;
   }
 }

@@ -194,6 +194,26 @@ class PopAckTest {
   }
 
   @Test
+  void aRetriedAckWhoseFirstAnswerWasLostSucceedsAndChangesNothing() {
+    wire.pushNumbered("retried", "Default", 0, 3);
+    JsonNode pop = wire.popPartition("retried", "Default", "batch=2").json();
+    String lease = pop.get("leaseId").asText();
+    JsonNode first = wire.ackAll(pop);
+    assertThat(first.get(1).get("leaseReleased").asBoolean()).isTrue();
+    // the client never saw that answer (its broker died) and sends the same acks again
+    JsonNode again = wire.ackAll(pop);
+    for (JsonNode a : again) {
+      assertThat(a.get("success").asBoolean()).as(a.toString()).isTrue();
+    }
+    assertThat(broker.sqlLong(cursorOf("retried", "__QUEUE_MODE__", "committed"))).isEqualTo(1);
+    // what the released lease never committed stays refused: the batch rule of WIRE section 8
+    JsonNode next = wire.popPartition("retried", "Default", "batch=1").json();
+    JsonNode stale = ackOne(next.get("messages").get(0), lease, "__QUEUE_MODE__").json().get(0);
+    assertThat(stale.get("error").asText()).isEqualTo("Invalid or expired lease");
+    assertThat(broker.sqlLong(cursorOf("retried", "__QUEUE_MODE__", "committed"))).isEqualTo(1);
+  }
+
+  @Test
   void theLeaseDecidesTheGroupOfAnAckThatNamesNone() {
     wire.pushNumbered("leasegroup", "Default", 0, 1);
     JsonNode pop = wire.popPartition("leasegroup", "Default", "consumerGroup=workers").json();

@@ -40,7 +40,6 @@ class RollingRestartTest {
       HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
   private final Set<String> answered = ConcurrentHashMap.newKeySet();
   private final Set<String> acked = ConcurrentHashMap.newKeySet();
-  private final Set<String> refused = ConcurrentHashMap.newKeySet();
   private final AtomicInteger redeliveredAfterAck = new AtomicInteger();
   private final AtomicBoolean producing = new AtomicBoolean(true);
   private final AtomicBoolean consuming = new AtomicBoolean(true);
@@ -131,12 +130,9 @@ class RollingRestartTest {
         if (done != null && done.statusCode() == 200) {
           JsonNode results = json(done.body());
           for (int k = 0; k < results.size(); k++) {
+            // an ack applied by a broker killed before it answered and sent again succeeds
             if (results.get(k).get("success").asBoolean()) {
               acked.add(txns.get(k));
-            } else {
-              // an ack applied by a broker killed before it answered, sent again: its lease is
-              // gone, so the second answer is a refusal; the database says whether it was applied
-              refused.add(txns.get(k));
             }
           }
         }
@@ -230,14 +226,9 @@ class RollingRestartTest {
       assertThat(answersFrom.get(2)).as("requests the child answered before the kill").isPositive();
       int before = acked.size();
       await().atMost(Duration.ofSeconds(30)).until(() -> acked.size() >= before + 300);
-      producing.set(false);
-      // every answered push consumed: acked, or acked by the killed broker whose answer was lost
-      await().atMost(Duration.ofSeconds(60)).until(() -> unconsumed() == 0);
-      stopConsuming(threads);
+      drain(threads, Duration.ofSeconds(60));
     }
-    Set<String> consumed = new java.util.HashSet<>(acked);
-    consumed.addAll(refused);
-    assertThat(consumed).containsAll(answered);
+    assertThat(unconsumed()).isZero();
     assertThat(answered).hasSizeGreaterThan(600);
     assertThat(redeliveredAfterAck.get()).as("acked messages delivered again").isZero();
     assertThat(answersFrom.get(0) + answersFrom.get(1))

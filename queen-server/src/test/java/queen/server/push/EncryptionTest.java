@@ -2,13 +2,17 @@ package queen.server.push;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
@@ -33,9 +37,26 @@ class EncryptionTest {
   static final String KEY = "ffeeddccbbaa99887766554433221100ffeeddccbbaa99887766554433221100";
   static final String MARKER = "card-4111-1111-1111-1111";
 
+  static final Path BUFFER = tempDir();
+
   @RegisterExtension
   static final TestBroker broker =
-      new TestBroker(Map.of("QUEEN_ENCRYPTION_KEY", KEY, "QUEEN_ENCRYPTION_KEYS_OLD", OLD_KEY));
+      new TestBroker(
+          Map.of(
+              "QUEEN_ENCRYPTION_KEY",
+              KEY,
+              "QUEEN_ENCRYPTION_KEYS_OLD",
+              OLD_KEY,
+              "FILE_BUFFER_DIR",
+              BUFFER.toString()));
+
+  private static Path tempDir() {
+    try {
+      return Files.createTempDirectory("queen-buffer-sealed");
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+  }
 
   private static ObjectNode configure(String queue) {
     ObjectNode body = Wire.object().put("queue", queue);
@@ -101,6 +122,33 @@ class EncryptionTest {
         .doesNotContain("4111");
     JsonNode dlq = broker.get("/api/v1/dlq?queue=vault").json();
     assertThat(dlq.at("/messages/0/data/card").asText()).isEqualTo(MARKER + "-t1");
+  }
+
+  @Test
+  void aPushBufferedInMaintenanceIsSealedOnTheBrokersDiskToo() throws Exception {
+    assertThat(broker.post("/api/v1/configure", configure("vault-buffer")).status()).isEqualTo(200);
+    broker.post("/api/v1/system/maintenance", Wire.object().put("enabled", true));
+    try {
+      JsonNode pushed = broker.post("/api/v1/push", secret("vault-buffer", "b1")).json();
+      assertThat(pushed.get(0).get("status").asText()).isEqualTo("buffered");
+      try (var files = Files.list(BUFFER)) {
+        for (Path f : files.filter(Files::isRegularFile).toList()) {
+          assertThat(new String(Files.readAllBytes(f), StandardCharsets.ISO_8859_1))
+              .as("buffer file %s", f.getFileName())
+              .doesNotContain("4111");
+        }
+      }
+    } finally {
+      broker.post("/api/v1/system/maintenance", Wire.object().put("enabled", false));
+    }
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(() -> broker.get("/api/v1/status/buffers").json().get("pending").asLong() == 0);
+    List<Frame> frames = storedFrames("vault-buffer");
+    assertThat(frames).hasSize(1);
+    assertThat(frames.get(0).flags() & Frame.FLAG_ENCRYPTED).isEqualTo(Frame.FLAG_ENCRYPTED);
+    JsonNode popped = broker.get("/api/v1/pop/queue/vault-buffer/partition/p?batch=1").json();
+    assertThat(popped.at("/messages/0/data/card").asText()).isEqualTo(MARKER + "-b1");
   }
 
   @Test

@@ -14,6 +14,8 @@ import org.junit.jupiter.api.Test;
 
 /** The buffer's file log on its own: records survive a reopen, a torn tail is dropped. */
 class LocalBufferTest {
+  private static final PayloadSealing CLEAR = new PayloadSealing(null);
+
   private static byte[] record(String txn) {
     return BufferRecord.encode(
         List.of(
@@ -23,7 +25,8 @@ class LocalBufferTest {
                 "{\"t\":\"x\"}".getBytes(StandardCharsets.UTF_8),
                 txn,
                 UUID.randomUUID(),
-                "sub")));
+                "sub")),
+        CLEAR);
   }
 
   private static List<byte[]> records(Path file) throws IOException {
@@ -52,7 +55,7 @@ class LocalBufferTest {
       assertThat(b.pending()).isEqualTo(2);
       List<byte[]> records = records(file);
       assertThat(records).hasSize(2);
-      List<PushItem> first = BufferRecord.decode(records.get(0));
+      List<PushItem> first = BufferRecord.decode(records.get(0), CLEAR);
       assertThat(first.get(0).transactionId()).isEqualTo("a");
       assertThat(new String(first.get(0).payload(), StandardCharsets.UTF_8))
           .isEqualTo("{\"t\":\"x\"}");

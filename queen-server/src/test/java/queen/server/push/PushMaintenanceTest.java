@@ -61,6 +61,10 @@ class PushMaintenanceTest {
 
   /** Reads the queue to the end with a fresh group; every message once, in order per partition. */
   private static void assertEveryMessageOnceInOrder(String queue, int expected) {
+    assertEveryMessageOnceInOrder(queue, expected, PARTITIONS);
+  }
+
+  private static void assertEveryMessageOnceInOrder(String queue, int expected, int partitions) {
     Map<Integer, List<Integer>> seen = new HashMap<>();
     int total = 0;
     while (true) {
@@ -82,7 +86,7 @@ class PushMaintenanceTest {
         assertThat(ns.get(i)).as("partition p%d in order, each once", e.getKey()).isEqualTo(i);
       }
     }
-    assertThat(seen).hasSize(PARTITIONS);
+    assertThat(seen).hasSize(partitions);
   }
 
   private static long segments(String queue) {
@@ -108,6 +112,40 @@ class PushMaintenanceTest {
         .atMost(Duration.ofSeconds(30))
         .until(() -> broker.get("/api/v1/status/buffers").json().get("pending").asLong() == 0);
     assertEveryMessageOnceInOrder("mnt", 1000);
+  }
+
+  @Test
+  void pushesAfterTheSwitchOffQueueBehindTheDrainAndKeepTheOrderOfTheirPartition() {
+    maintenance(null, true);
+    int buffered = 10_000;
+    for (int from = 0; from < buffered; from += 500) {
+      List<ObjectNode> items = new ArrayList<>();
+      for (int n = from; n < from + 500; n++) {
+        items.add(Wire.item("behind", "p0", "b-" + n, Wire.object().put("p", 0).put("n", n)));
+      }
+      assertThat(broker.post("/api/v1/push", Wire.items(items)).status()).isEqualTo(201);
+    }
+    maintenance(null, false);
+    // one producer goes on at once, while the drain runs: a push straight to PostgreSQL would
+    // land before the buffered messages of its partition
+    for (int n = buffered; n < buffered + 200; n++) {
+      ObjectNode item = Wire.item("behind", "p0", "b-" + n, Wire.object().put("p", 0).put("n", n));
+      assertThat(broker.post("/api/v1/push", Wire.items(List.of(item))).status()).isEqualTo(201);
+    }
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .until(() -> broker.get("/api/v1/status/buffers").json().get("pending").asLong() == 0);
+    assertEveryMessageOnceInOrder("behind", buffered + 200, 1);
+    // the buffer empty, pushes go straight to PostgreSQL again
+    ObjectNode after = Wire.item("behind", "p0", "b-after", Wire.object().put("p", 0));
+    assertThat(
+            broker
+                .post("/api/v1/push", Wire.items(List.of(after)))
+                .json()
+                .get(0)
+                .get("status")
+                .asText())
+        .isEqualTo("queued");
   }
 
   @Test
