@@ -4,6 +4,7 @@ import java.io.BufferedInputStream;
 import java.io.DataInputStream;
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.channels.OverlappingFileLockException;
@@ -11,6 +12,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.stream.Stream;
@@ -45,8 +48,18 @@ public final class LocalBuffer implements AutoCloseable {
   private FileChannel current;
   private long currentSequence;
   private long written;
-  private volatile long synced;
   private long bytesOnDisk;
+
+  /** The last append: the file and how far it is written (for a shared fsync's reach). */
+  private volatile Written tail = new Written(null, -1, 0);
+
+  /** How far a fsync reached, and in which file; guarded by the sync lock. */
+  private long syncedSequence = -1;
+
+  private long synced;
+
+  /** Files whose force on closing failed: their appends still waiting must fail too. */
+  private final Set<Long> unforced = ConcurrentHashMap.newKeySet();
 
   private LocalBuffer(Path dir, long maxBytes, FileChannel lockChannel, FileLock lock) {
     this.dir = dir;
@@ -103,7 +116,7 @@ public final class LocalBuffer implements AutoCloseable {
     CRC32C crc = new CRC32C();
     crc.update(body);
     record.putInt(body.length).putInt((int) crc.getValue()).put(body).flip();
-    long end;
+    Written mine;
     appendLock.lock();
     try {
       if (bytesOnDisk + record.remaining() > maxBytes) {
@@ -113,7 +126,6 @@ public final class LocalBuffer implements AutoCloseable {
       }
       try {
         if (current != null && written + record.remaining() > ROTATE_BYTES) {
-          current.force(false);
           closeCurrent();
         }
         if (current == null) {
@@ -130,40 +142,47 @@ public final class LocalBuffer implements AutoCloseable {
         throw e;
       }
       bytesOnDisk += HEADER + body.length;
-      end = written;
+      mine = new Written(current, currentSequence, written);
+      tail = mine;
     } finally {
       appendLock.unlock();
     }
-    sync(end);
+    sync(mine);
     pending.addAndGet(messages);
   }
 
-  /** Forces the file up to {@code end}; one fsync covers every append that finished before it. */
-  private void sync(long end) throws IOException {
-    if (synced >= end) {
-      return;
-    }
+  /** A file and how far it was written, as one append left it. */
+  private record Written(FileChannel file, long sequence, long end) {}
+
+  /**
+   * Forces the file of {@code mine} up to at least its end; one fsync covers every append to that
+   * file that finished before it. Never takes the append lock, so appends go on during an fsync.
+   */
+  private void sync(Written mine) throws IOException {
     syncLock.lock();
     try {
-      if (synced >= end) {
+      if (syncedSequence == mine.sequence() && synced >= mine.end()) {
         return;
       }
-      FileChannel file;
-      long upTo;
-      appendLock.lock();
-      try {
-        file = current;
-        upTo = written;
-      } finally {
-        appendLock.unlock();
+      Written upTo = tail;
+      if (upTo.sequence() != mine.sequence()) {
+        upTo = mine;
       }
       try {
-        file.force(false);
+        mine.file().force(false);
+      } catch (ClosedChannelException closed) {
+        // closed since the write: whoever closed it forced it first, or recorded that it failed
+        if (unforced.contains(mine.sequence())) {
+          failedWrites.incrementAndGet();
+          throw new IOException("the buffer file could not be forced to disk", closed);
+        }
+        return;
       } catch (IOException e) {
         failedWrites.incrementAndGet();
         throw e;
       }
-      synced = upTo;
+      syncedSequence = upTo.sequence();
+      synced = upTo.end();
     } finally {
       syncLock.unlock();
     }
@@ -176,18 +195,28 @@ public final class LocalBuffer implements AutoCloseable {
         closeCurrent();
       }
     } catch (IOException e) {
-      // closing a file we stop using: closeCurrent already moved on to the next one
+      // closeCurrent recorded the file as not forced and moved on to the next one
     }
   }
 
-  /** Closes the file being appended to; the next append starts the next one. */
+  /**
+   * Forces and closes the file being appended to; the next append starts the next one. When the
+   * force fails, appends still waiting for theirs learn it from {@link #unforced}.
+   */
   private void closeCurrent() throws IOException {
     FileChannel closing = current;
+    long sequence = currentSequence;
     current = null;
     currentSequence++;
     written = 0;
-    synced = 0;
-    closing.close();
+    try {
+      closing.force(false);
+    } catch (IOException e) {
+      unforced.add(sequence);
+      throw e;
+    } finally {
+      closing.close();
+    }
   }
 
   /**
@@ -195,14 +224,11 @@ public final class LocalBuffer implements AutoCloseable {
    */
   public void seal() throws IOException {
     appendLock.lock();
-    syncLock.lock();
     try {
       if (current != null) {
-        current.force(false);
         closeCurrent();
       }
     } finally {
-      syncLock.unlock();
       appendLock.unlock();
     }
   }
@@ -310,16 +336,11 @@ public final class LocalBuffer implements AutoCloseable {
 
   @Override
   public void close() throws IOException {
-    appendLock.lock();
     try {
-      if (current != null) {
-        current.close();
-        current = null;
-      }
+      seal();
     } finally {
-      appendLock.unlock();
+      lock.release();
+      lockChannel.close();
     }
-    lock.release();
-    lockChannel.close();
   }
 }

@@ -8,8 +8,16 @@ import java.io.RandomAccessFile;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 
 /** The buffer's file log on its own: records survive a reopen, a torn tail is dropped. */
@@ -81,5 +89,62 @@ class LocalBufferTest {
     bytes[bytes.length - 3] ^= 0x40; // a flipped bit inside the second record's body
     Files.write(file, bytes);
     assertThat(records(file)).hasSize(1);
+  }
+
+  @Test
+  void appendsRacingTheDrainersSealsAreEachStoredOnceAndNeverDeadlock() throws Exception {
+    Path dir = Files.createTempDirectory("queen-buffer-race");
+    int threads = 16;
+    int each = 300;
+    // daemon threads, stopped without waiting: a deadlock fails the test instead of hanging it
+    ExecutorService pool =
+        Executors.newFixedThreadPool(threads + 1, Thread.ofPlatform().daemon().factory());
+    LocalBuffer b = LocalBuffer.open(dir, 1L << 30);
+    try {
+      AtomicBoolean appending = new AtomicBoolean(true);
+      // the drainer seals the file being written as often as it can, as it does while pushes
+      // queue behind a drain
+      Future<Integer> sealer =
+          pool.submit(
+              () -> {
+                int seals = 0;
+                while (appending.get()) {
+                  b.seal();
+                  seals++;
+                }
+                return seals;
+              });
+      List<Future<?>> writers = new ArrayList<>();
+      for (int t = 0; t < threads; t++) {
+        int thread = t;
+        writers.add(
+            pool.submit(
+                () -> {
+                  for (int i = 0; i < each; i++) {
+                    b.append(record(thread + "-" + i), 1);
+                  }
+                  return null;
+                }));
+      }
+      for (Future<?> w : writers) {
+        w.get(60, TimeUnit.SECONDS);
+      }
+      appending.set(false);
+      assertThat(sealer.get(60, TimeUnit.SECONDS)).isPositive();
+      b.seal();
+      assertThat(b.pending()).isEqualTo(threads * each);
+      assertThat(b.failedWrites()).isZero();
+      Map<String, Integer> seen = new HashMap<>();
+      for (Path f : b.sealedFiles()) {
+        for (byte[] r : records(f)) {
+          seen.merge(BufferRecord.decode(r, CLEAR).get(0).transactionId(), 1, Integer::sum);
+        }
+      }
+      assertThat(seen).hasSize(threads * each);
+      assertThat(seen.values()).allMatch(n -> n == 1);
+      b.close(); // not in a finally: after a deadlock it would wait forever
+    } finally {
+      pool.shutdownNow();
+    }
   }
 }
