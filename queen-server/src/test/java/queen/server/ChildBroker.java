@@ -8,6 +8,9 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
 import queen.server.store.DbConfig;
 
 /** A broker in a JVM of its own, started as `queen serve` starts it, for tests that SIGKILL it. */
@@ -22,14 +25,24 @@ public final class ChildBroker {
   public record Started(Process process, String url) {}
 
   public static Started start(DbConfig db) throws Exception {
+    return start(db, List.of(), Map.of());
+  }
+
+  /**
+   * As {@link #start(DbConfig)}, the JVM run under {@code wrapper} (e.g. {@code prlimit
+   * --fsize=...}) with {@code env} added to its environment.
+   */
+  public static Started start(DbConfig db, List<String> wrapper, Map<String, String> env)
+      throws Exception {
     int port;
     try (ServerSocket free = new ServerSocket(0)) {
       port = free.getLocalPort();
     }
     String java = ProcessHandle.current().info().command().orElse("java");
-    ProcessBuilder pb =
-        new ProcessBuilder(
-            java, "-cp", System.getProperty("java.class.path"), ChildBroker.class.getName());
+    List<String> command = new ArrayList<>(wrapper);
+    command.addAll(
+        List.of(java, "-cp", System.getProperty("java.class.path"), ChildBroker.class.getName()));
+    ProcessBuilder pb = new ProcessBuilder(command);
     pb.environment().put("PG_HOST", db.host());
     pb.environment().put("PG_PORT", Integer.toString(db.port()));
     pb.environment().put("PG_USER", db.user());
@@ -38,6 +51,7 @@ public final class ChildBroker {
     pb.environment().put("PORT", Integer.toString(port));
     pb.environment()
         .put("FILE_BUFFER_DIR", Files.createTempDirectory("queen-child-buffer").toString());
+    pb.environment().putAll(env);
     File log = Files.createTempFile("queen-child", ".log").toFile();
     pb.redirectErrorStream(true).redirectOutput(log);
     Process p = pb.start();
