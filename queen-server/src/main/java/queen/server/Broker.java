@@ -22,6 +22,7 @@ import queen.server.ack.ReleaseListener;
 import queen.server.ack.TransactionService;
 import queen.server.codec.PayloadCipher;
 import queen.server.http.AckRoutes;
+import queen.server.http.AnalyticsRoutes;
 import queen.server.http.ConfigureRoutes;
 import queen.server.http.ConsumerGroupRoutes;
 import queen.server.http.DashboardRoutes;
@@ -42,6 +43,7 @@ import queen.server.http.StreamRoutes;
 import queen.server.http.TraceRoutes;
 import queen.server.http.TransactionRoutes;
 import queen.server.mesh.Hints;
+import queen.server.ops.BrokerSampler;
 import queen.server.ops.ConsumerGroups;
 import queen.server.ops.MaxWaitSweeper;
 import queen.server.ops.Retention;
@@ -56,6 +58,7 @@ import queen.server.push.PartitionDirectory;
 import queen.server.push.PayloadSealing;
 import queen.server.push.PushService;
 import queen.server.store.AckStore;
+import queen.server.store.AnalyticsStore;
 import queen.server.store.ConsumerGroupStore;
 import queen.server.store.Database;
 import queen.server.store.DeadLetterStore;
@@ -127,7 +130,9 @@ public final class Broker implements AutoCloseable {
       PopSettings settings = new PopSettings();
       HotLists hot = new HotLists(meters);
       StatsStore statsStore = new StatsStore(db);
-      Statistics statistics = new Statistics(statsStore, config.statsInterval());
+      BrokerSampler sampler =
+          new BrokerSampler(BrokerSampler.hostname(), clock.instant(), db, hot::parkedByQueue);
+      Statistics statistics = new Statistics(statsStore, sampler, config.statsInterval());
       resources.addFirst(statistics);
       statistics.start();
       AckRegistry registry = new AckRegistry();
@@ -180,7 +185,8 @@ public final class Broker implements AutoCloseable {
       resources.addFirst(sweeper);
       sweeper.start();
       Retention retention =
-          new Retention(new RetentionStore(db), config.retention(), clock, meters);
+          new Retention(
+              new RetentionStore(db), config.retention(), clock, meters, statistics::retained);
       resources.addFirst(retention);
       retention.start();
       ConsumerGroupStore groupStore = new ConsumerGroupStore(db);
@@ -271,7 +277,7 @@ public final class Broker implements AutoCloseable {
                               List.of(
                                   new HealthRoutes(db, version()),
                                   new DashboardRoutes(),
-                                  new MetricsRoutes(meters),
+                                  new MetricsRoutes(meters, db, config.db().poolSize(), clock),
                                   new ConfigureRoutes(
                                       queues,
                                       changed,
@@ -300,12 +306,14 @@ public final class Broker implements AutoCloseable {
                                       db,
                                       clock,
                                       buffered),
+                                  new AnalyticsRoutes(new AnalyticsStore(db), clock),
                                   new ConsumerGroupRoutes(groups, groupStore, resourceStore),
                                   new TraceRoutes(traces, messages, clock, payloads),
                                   new MessageRoutes(
                                       messages, new MessageRemoval(db), traces, clock, payloads)))))
               .build()
               .start();
+      sampler.listening(server.port());
       return new Broker(resources, server, List.copyOf(routes), pop::stopWaiting);
     } catch (RuntimeException e) {
       closeAll(resources);

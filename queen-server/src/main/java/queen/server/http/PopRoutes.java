@@ -84,7 +84,11 @@ public final class PopRoutes implements Routes {
       Replies.error(res, 503, "Too many pops in flight, retry later");
       return;
     }
-    stats.delivered(result.messages().stream().map(PoppedMessage::queue).toList());
+    List<String> queues = result.messages().stream().map(PoppedMessage::queue).toList();
+    stats.delivered(queues);
+    if (p.bool("autoAck", false)) {
+      queues.forEach(q -> stats.acknowledged(q, "completed", false)); // acked as delivered
+    }
     send(res, result);
   }
 

@@ -64,35 +64,17 @@ public final class StatusRoutes implements Routes {
     rules.post("/api/v1/stats/refresh", Access.ADMIN, this::refresh);
   }
 
-  /** A time window: from and to (defaults: the last {@code fallback} up to now). */
-  private record Window(Instant from, Instant to) {
-    static Window of(Params p, Instant now, Duration fallback) {
-      Instant from = p.timestamp("from");
-      Instant to = p.timestamp("to");
-      to = to == null ? now : to;
-      from = from == null ? to.minus(fallback) : from;
-      if (!from.isBefore(to)) {
-        throw ApiException.badRequest("from must be before to");
-      }
-      return new Window(from, to);
-    }
-
-    long minutes() {
-      return Math.max(1, Duration.between(from, to).toMinutes());
-    }
-  }
-
   private void status(ServerRequest req, ServerResponse res) {
     Params p = new Params(req);
     Instant now = clock.instant();
-    Window w = Window.of(p, now, Duration.ofHours(1));
+    TimeWindow w = TimeWindow.of(p, now, Duration.ofHours(1));
     int bucket = (int) Math.max(1, (w.minutes() + 119) / 120);
     String queue = p.optional("queue");
     String namespace = p.optional("namespace");
     String task = p.optional("task");
-    List<StatsStore.Point> points = stats.series(queue, namespace, task, w.from, w.to, bucket);
+    List<StatsStore.Point> points = stats.series(queue, namespace, task, w.from(), w.to(), bucket);
     ObjectNode body = Json.object();
-    body.putObject("timeRange").put("from", Json.millis(w.from)).put("to", Json.millis(w.to));
+    body.putObject("timeRange").put("from", Json.millis(w.from())).put("to", Json.millis(w.to()));
     body.put("bucketMinutes", bucket);
     body.put("pointCount", points.size());
     ArrayNode throughput = body.putArray("throughput");
@@ -264,7 +246,7 @@ public final class StatusRoutes implements Routes {
           case "day" -> 1440;
           default -> throw ApiException.badRequest("interval must be minute, hour or day");
         };
-    Window w = Window.of(p, clock.instant(), Duration.ofHours(24));
+    TimeWindow w = TimeWindow.of(p, clock.instant(), Duration.ofHours(24));
     ObjectNode body = Json.object();
     ArrayNode points = body.putArray("dataPoints");
     for (StatsStore.Point pt :
@@ -272,8 +254,8 @@ public final class StatusRoutes implements Routes {
             p.optional("queue"),
             p.optional("namespace"),
             p.optional("task"),
-            w.from,
-            w.to,
+            w.from(),
+            w.to(),
             bucket)) {
       points
           .addObject()
@@ -288,8 +270,8 @@ public final class StatusRoutes implements Routes {
           .put("maxLagSeconds", pt.maxLagSeconds());
     }
     body.put("interval", interval);
-    body.put("from", Json.millis(w.from));
-    body.put("to", Json.millis(w.to));
+    body.put("from", Json.millis(w.from()));
+    body.put("to", Json.millis(w.to()));
     Replies.json(res, 200, body);
   }
 

@@ -9,6 +9,7 @@ import java.time.InstantSource;
 import java.util.UUID;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.ObjLongConsumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import queen.server.store.RetentionStore;
@@ -68,11 +69,18 @@ public final class Retention implements AutoCloseable {
   private final InstantSource clock;
   private final MeterRegistry meters;
   private final Timer runs;
+  private final ObjLongConsumer<String> deleted;
   private volatile boolean closed;
   private ScheduledExecutorService timer;
 
+  /** {@code deleted} hears the messages each cycle deleted per queue (the analytics series). */
   public Retention(
-      RetentionStore store, Settings settings, InstantSource clock, MeterRegistry meters) {
+      RetentionStore store,
+      Settings settings,
+      InstantSource clock,
+      MeterRegistry meters,
+      ObjLongConsumer<String> deleted) {
+    this.deleted = deleted;
     this.store = store;
     this.settings = settings;
     this.clock = clock;
@@ -168,6 +176,7 @@ public final class Retention implements AutoCloseable {
 
   private void count(String queue, Report done) {
     if (done.segments() > 0) {
+      deleted.accept(queue, done.messages());
       counter("queen_retention_deleted_segments", "Segments deleted by retention", queue)
           .increment(done.segments());
       counter("queen_retention_deleted_messages", "Messages deleted by retention", queue)

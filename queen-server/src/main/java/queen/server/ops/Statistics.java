@@ -14,9 +14,10 @@ import queen.server.store.StatsStore;
 /**
  * The statistics behind the status routes, kept off the hot path: pushes, deliveries and acks count
  * into memory, and every interval this broker adds its counts to the per-minute rows in one
- * statement, and one broker of the cluster (a claim in the database) refreshes the per-queue
- * snapshot of message counts and lag. Counts not yet flushed when a broker dies are lost; the
- * snapshot does not depend on them (it is recomputed from the log).
+ * statement with a sample of itself (memory, CPU, pool, parked long-polls), and one broker of the
+ * cluster (a claim in the database) refreshes the per-queue snapshot of message counts and lag.
+ * Counts not yet flushed when a broker dies are lost; the snapshot does not depend on them (it is
+ * recomputed from the log).
  */
 public final class Statistics implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(Statistics.class);
@@ -26,14 +27,17 @@ public final class Statistics implements AutoCloseable {
   private static final int ACKED = 2;
   private static final int FAILED = 3;
   private static final int DEAD = 4;
+  private static final int RETAINED = 5;
 
   private final StatsStore store;
+  private final BrokerSampler sampler;
   private final Duration interval;
   private final Map<String, LongAdder[]> counts = new ConcurrentHashMap<>();
   private ScheduledExecutorService timer;
 
-  public Statistics(StatsStore store, Duration interval) {
+  public Statistics(StatsStore store, BrokerSampler sampler, Duration interval) {
     this.store = store;
+    this.sampler = sampler;
     this.interval = interval;
   }
 
@@ -63,6 +67,11 @@ public final class Statistics implements AutoCloseable {
     }
   }
 
+  /** Messages retention deleted from the queue. */
+  public void retained(String queue, long n) {
+    add(queue, RETAINED, n);
+  }
+
   private void add(String queue, int kind, long n) {
     if (n > 0) {
       counts.computeIfAbsent(queue, q -> newCounters())[kind].add(n);
@@ -70,7 +79,7 @@ public final class Statistics implements AutoCloseable {
   }
 
   private static LongAdder[] newCounters() {
-    LongAdder[] a = new LongAdder[5];
+    LongAdder[] a = new LongAdder[6];
     for (int i = 0; i < a.length; i++) {
       a[i] = new LongAdder();
     }
@@ -83,8 +92,16 @@ public final class Statistics implements AutoCloseable {
    */
   public synchronized void tick() {
     List<StatsStore.Counts> batch = drain();
+    long pushed = 0;
+    long popped = 0;
+    long acked = 0;
+    for (StatsStore.Counts c : batch) {
+      pushed += c.pushed();
+      popped += c.popped();
+      acked += c.acked();
+    }
     try {
-      store.tick(batch, interval.toMillis());
+      store.tick(batch, sampler.sample(pushed, popped, acked), interval.toMillis());
     } catch (RuntimeException e) {
       restore(batch); // the database is away: count them into the next tick
       throw e;
@@ -107,7 +124,7 @@ public final class Statistics implements AutoCloseable {
         any |= v[i] != 0;
       }
       if (any) {
-        batch.add(new StatsStore.Counts(e.getKey(), v[0], v[1], v[2], v[3], v[4]));
+        batch.add(new StatsStore.Counts(e.getKey(), v[0], v[1], v[2], v[3], v[4], v[5]));
       }
     }
     return batch;
@@ -120,6 +137,7 @@ public final class Statistics implements AutoCloseable {
       add(c.queue(), ACKED, c.acked());
       add(c.queue(), FAILED, c.failed());
       add(c.queue(), DEAD, c.deadLettered());
+      add(c.queue(), RETAINED, c.retentionDeleted());
     }
   }
 

@@ -62,6 +62,18 @@ public final class HotLists {
     }
   }
 
+  /** Long-polls parked on each queue's gate now, for the queues where any are. */
+  public Map<String, Integer> parkedByQueue() {
+    Map<String, Integer> out = new java.util.TreeMap<>();
+    for (QueueState q : queues.values()) {
+      int n = q.gate.parked();
+      if (n > 0) {
+        out.put(q.name, n);
+      }
+    }
+    return out;
+  }
+
   /** Wakes every parked pop of every queue. */
   void openAll() {
     anyQueue.open();

@@ -102,6 +102,17 @@ public final class Database implements AutoCloseable {
     return calls.sum();
   }
 
+  /** The pool's connections now: in use, idle, and requests waiting for one. */
+  public record PoolState(int active, int idle, int waiting) {}
+
+  public PoolState poolState() {
+    var mx = pool.getHikariPoolMXBean();
+    return mx == null
+        ? new PoolState(0, 0, 0)
+        : new PoolState(
+            mx.getActiveConnections(), mx.getIdleConnections(), mx.getThreadsAwaitingConnection());
+  }
+
   /** True when PostgreSQL answers a trivial query within the pool's connection timeout. */
   public boolean ping() {
     try {

@@ -1,5 +1,7 @@
 package queen.server.store;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -8,6 +10,7 @@ import java.sql.SQLException;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 
 /** The statistics tables: per-minute counters, the per-queue snapshot, and their readers. */
@@ -20,7 +23,57 @@ public final class StatsStore {
 
   /** One broker's counts for one queue since its last flush. */
   public record Counts(
-      String queue, long pushed, long popped, long acked, long failed, long deadLettered) {}
+      String queue,
+      long pushed,
+      long popped,
+      long acked,
+      long failed,
+      long deadLettered,
+      long retentionDeleted) {}
+
+  /**
+   * What one broker reports of itself with each tick: process and pool figures (latest sample wins
+   * within a minute), its message counts since the last tick (added up), and the long-polls parked
+   * on it by queue. {@code rssBytes} and {@code cpuPercent} are null where the platform does not
+   * tell.
+   */
+  public record BrokerSample(
+      String brokerId,
+      String hostname,
+      Instant startedAt,
+      Long rssBytes,
+      long heapUsedBytes,
+      long heapCommittedBytes,
+      Double cpuPercent,
+      int threads,
+      Database.PoolState pool,
+      long pushed,
+      long popped,
+      long acked,
+      Map<String, Integer> parked) {
+    String json() {
+      ObjectNode o = JSON.createObjectNode();
+      o.put("brokerId", brokerId)
+          .put("hostname", hostname)
+          .put("startedAt", startedAt.toString())
+          .put("rssBytes", rssBytes)
+          .put("heapUsedBytes", heapUsedBytes)
+          .put("heapCommittedBytes", heapCommittedBytes)
+          .put("cpuPercent", cpuPercent)
+          .put("threads", threads)
+          .put("dbPoolActive", pool.active())
+          .put("dbPoolIdle", pool.idle())
+          .put("dbPoolWaiting", pool.waiting())
+          .put("pushed", pushed)
+          .put("popped", popped)
+          .put("acked", acked);
+      ObjectNode p = o.putObject("parked");
+      parked.forEach(p::put);
+      return o.toString();
+    }
+  }
+
+  private static final ObjectMapper JSON = new ObjectMapper();
 
   /** One bucket of a time series. */
   public record Point(
@@ -57,18 +110,20 @@ public final class StatsStore {
    * Adds counts to the current minute of their queues and, when this broker claims the interval,
    * refreshes the snapshot: one call. Answers the queues refreshed, or -1 when not claimed.
    */
-  public int tick(List<Counts> counts, long intervalMillis) {
+  public int tick(List<Counts> counts, BrokerSample sample, long intervalMillis) {
     return db.autocommit(
         c -> {
           try (PreparedStatement ps =
-              c.prepareStatement("select queen.stats_tick_v1(?, ?, ?, ?, ?, ?, ?)")) {
+              c.prepareStatement("select queen.stats_tick_v2(?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?)")) {
             ps.setArray(1, c.createArrayOf("text", counts.stream().map(Counts::queue).toArray()));
             ps.setArray(2, longs(c, counts.stream().map(Counts::pushed).toArray()));
             ps.setArray(3, longs(c, counts.stream().map(Counts::popped).toArray()));
             ps.setArray(4, longs(c, counts.stream().map(Counts::acked).toArray()));
             ps.setArray(5, longs(c, counts.stream().map(Counts::failed).toArray()));
             ps.setArray(6, longs(c, counts.stream().map(Counts::deadLettered).toArray()));
-            ps.setInt(7, (int) Math.min(intervalMillis, Integer.MAX_VALUE));
+            ps.setArray(7, longs(c, counts.stream().map(Counts::retentionDeleted).toArray()));
+            ps.setString(8, sample == null ? null : sample.json());
+            ps.setInt(9, (int) Math.min(intervalMillis, Integer.MAX_VALUE));
             try (ResultSet rs = ps.executeQuery()) {
               rs.next();
               return rs.getInt(1);

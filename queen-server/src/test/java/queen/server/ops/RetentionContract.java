@@ -72,7 +72,7 @@ abstract class RetentionContract {
   }
 
   private Retention retention(Instant now, SimpleMeterRegistry meters) {
-    return new Retention(new RetentionStore(db), ONE_AT_A_TIME, () -> now, meters);
+    return new Retention(new RetentionStore(db), ONE_AT_A_TIME, () -> now, meters, (q, n) -> {});
   }
 
   @Test
@@ -306,7 +306,9 @@ abstract class RetentionContract {
       List<Future<SimpleMeterRegistry>> runs = new ArrayList<>();
       for (Database each : List.of(db, other)) {
         SimpleMeterRegistry meters = new SimpleMeterRegistry();
-        Retention r = new Retention(new RetentionStore(each), ONE_AT_A_TIME, () -> later, meters);
+        Retention r =
+            new Retention(
+                new RetentionStore(each), ONE_AT_A_TIME, () -> later, meters, (q, n) -> {});
         runs.add(
             two.submit(
                 () -> {
