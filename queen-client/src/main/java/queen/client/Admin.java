@@ -161,6 +161,16 @@ public final class Admin {
     return get("/api/v1/status/analytics", Map.of("interval", interval));
   }
 
+  /**
+   * {@code GET /api/v1/analytics/<series>}: {@code queue-ops}, {@code queue-lag}, {@code
+   * retention}, {@code queue-parked-replicas}, {@code system-metrics}, {@code worker-metrics}
+   * (per-minute series; query {@code from}, {@code to}, {@code queue}, {@code hostname}, {@code
+   * workerId}) or {@code postgres-stats}.
+   */
+  public JsonNode analyticsSeries(String series, Map<String, String> query) {
+    return get("/api/v1/analytics/" + Transport.segment(series), query);
+  }
+
   private static String messagePath(String partitionId, String transactionId) {
     return "/api/v1/messages/"
         + Transport.segment(partitionId)

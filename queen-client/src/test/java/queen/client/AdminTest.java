@@ -111,4 +111,18 @@ class AdminTest {
     assertThatThrownBy(() -> queen.admin().message(partitionId, oldest))
         .isInstanceOf(QueenException.class);
   }
+
+  @Test
+  void analyticsSeriesAreReadByName() {
+    queen.queue("adm-an").partition("p").push(new N(1));
+    JsonNode ops = queen.admin().analyticsSeries("queue-ops", Map.of("queue", "adm-an"));
+    assertThat(ops.get("interval").asText()).isEqualTo("minute");
+    assertThat(ops.has("queues")).isTrue();
+    JsonNode pg = queen.admin().analyticsSeries("postgres-stats", Map.of());
+    assertThat(pg.get("tables").findValuesAsText("name")).contains("log_segments");
+    assertThatThrownBy(
+            () -> queen.admin().analyticsSeries("queue-ops", Map.of("from", "yesterday")))
+        .isInstanceOf(QueenException.class)
+        .hasMessageContaining("from");
+  }
 }

@@ -157,12 +157,14 @@ class ReadmeTest {
     queen.admin().seekToEnd("billing", "orders");                  // skip the backlog
     JsonNode cursors = queen.admin().consumerGroup("billing");     // lag per queue and partition
     queen.admin().deleteConsumerGroup("billing", true);            // start over from the subscription
+    JsonNode ops = queen.admin().analyticsSeries("queue-ops", Map.of("queue", "orders")); // per minute
 
     Consumer traced = queen.queue("orders").group("billing").limit(1).each()
         .consume(m -> m.trace("order-flow", Map.of("step", "charged"))); // never throws
     traced.await();
     // end README (spotless:on)
     assertThat(cursors.has("orders")).isTrue();
+    assertThat(ops.has("queues")).isTrue();
     assertThat(broker.get("/api/v1/traces/by-name/order-flow").json().get("total").asInt())
         .isEqualTo(1);
   }
