@@ -1,0 +1,54 @@
+-- Leases: extending them (renewal) without touching the cursor.
+
+-- Extends every live lease held by one worker id (all partitions of a multi-partition pop) to
+-- max(current expiry, now + seconds). Answers the new expiry, or why nothing was extended. The
+-- broker that issued the lease passes its partitions, and the rows are found by primary key;
+-- without them, the cursor table is scanned (no index on worker_id: it would change on every
+-- lease and ack, and no cursor update could be HOT).
+drop function if exists queen.log_extend_lease_v1(uuid, integer, timestamptz);
+
+create or replace function queen.log_extend_lease_v1(
+    p_worker uuid, p_seconds integer, p_partitions uuid[] default null, p_now timestamptz default null)
+returns table (status text, expires_at timestamptz)
+language plpgsql
+as $$
+#variable_conflict use_column
+declare
+    v_now     timestamptz := coalesce(p_now, now());
+    v_until   timestamptz := v_now + make_interval(secs => p_seconds);
+    v_expires timestamptz;
+    v_seen    boolean;
+begin
+    if p_partitions is null then
+        with extended as (
+            update queen.log_consumers c
+               set lease_expires_at = greatest(c.lease_expires_at, v_until)
+             where c.worker_id = p_worker and c.lease_expires_at > v_now
+            returning c.lease_expires_at)
+        select max(e.lease_expires_at) into v_expires from extended e;
+        if v_expires is null then
+            select exists (select 1 from queen.log_consumers c where c.worker_id = p_worker) into v_seen;
+        end if;
+    else
+        with extended as (
+            update queen.log_consumers c
+               set lease_expires_at = greatest(c.lease_expires_at, v_until)
+             where c.partition_id = any (p_partitions)
+               and c.worker_id = p_worker and c.lease_expires_at > v_now
+            returning c.lease_expires_at)
+        select max(e.lease_expires_at) into v_expires from extended e;
+        if v_expires is null then
+            select exists (select 1 from queen.log_consumers c
+                            where c.partition_id = any (p_partitions) and c.worker_id = p_worker)
+              into v_seen;
+        end if;
+    end if;
+    if v_expires is not null then
+        return query select 'extended'::text, v_expires;
+    elsif v_seen then
+        return query select 'expired'::text, null::timestamptz;
+    else
+        return query select 'missing'::text, null::timestamptz;
+    end if;
+end;
+$$;
