@@ -159,8 +159,10 @@ begin
             v_in_lease := v_live and it.msg_offset <= cur.batch_end;
             if it.msg_offset is null then
                 r_error[it.i] := 'Message not found';
-            elsif g.lease is not null and not v_live and it.msg_offset <= v_done then
-                -- a retried ack whose first answer was lost (a broker killed after commit)
+            elsif g.lease is not null and not v_live and it.msg_offset <= v_done
+                  and it.status in ('completed', 'success') and not p_transactional then
+                -- a retried ack whose first answer was lost (a broker killed after commit); not in
+                -- a transaction, whose pushes would be applied a second time
                 r_success[it.i] := true;
             elsif g.lease is not null and not v_live then
                 r_error[it.i] := 'Invalid or expired lease';

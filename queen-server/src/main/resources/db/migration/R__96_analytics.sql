@@ -42,7 +42,8 @@ begin
             (p->>'dbPoolWaiting')::integer, (p->>'pushed')::bigint, (p->>'popped')::bigint,
             (p->>'acked')::bigint, coalesce(p->'parked', '{}'))
     on conflict (broker_id, minute) do update
-       set rss_bytes = excluded.rss_bytes, heap_used_bytes = excluded.heap_used_bytes,
+       set hostname = excluded.hostname, started_at = excluded.started_at,
+           rss_bytes = excluded.rss_bytes, heap_used_bytes = excluded.heap_used_bytes,
            heap_committed_bytes = excluded.heap_committed_bytes,
            cpu_percent = excluded.cpu_percent, threads = excluded.threads,
            db_pool_active = excluded.db_pool_active, db_pool_idle = excluded.db_pool_idle,

@@ -148,7 +148,11 @@ public final class Hints implements AutoCloseable {
       LockSupport.parkNanos(GATHER_NANOS); // let the notes of concurrent pushes gather
       lock.lock();
       try {
-        batch = new ArrayList<>(pending);
+        batch = new ArrayList<>(pending.size());
+        if (pending.remove("r")) {
+          batch.add("r"); // first, so it reaches the others before the pushes that follow it
+        }
+        batch.addAll(pending);
         pending = new LinkedHashSet<>();
       } finally {
         lock.unlock();

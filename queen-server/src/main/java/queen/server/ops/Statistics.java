@@ -63,7 +63,7 @@ public final class Statistics implements AutoCloseable {
     if (deadLettered) {
       add(queue, DEAD, 1);
     } else {
-      add(queue, "completed".equals(status) ? ACKED : FAILED, 1);
+      add(queue, "completed".equals(status) || "success".equals(status) ? ACKED : FAILED, 1);
     }
   }
 

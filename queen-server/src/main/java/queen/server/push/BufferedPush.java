@@ -40,6 +40,7 @@ public final class BufferedPush implements AutoCloseable {
   private Thread drainer;
   private volatile boolean maintenance;
   private volatile boolean dbHealthy = true;
+  private volatile boolean drainProgressing = true;
   private volatile boolean closed;
 
   /**
@@ -89,8 +90,10 @@ public final class BufferedPush implements AutoCloseable {
       // connection timeout: the drainer finds out when it is back
       return buffer(items);
     }
-    if (buffer != null && buffer.pending() > 0) {
-      // a push straight to PostgreSQL would overtake the buffered messages of its partition
+    if (buffer != null && buffer.pending() > 0 && drainProgressing && (dbHealthy || failover)) {
+      // a push straight to PostgreSQL would overtake the buffered messages of its partition.
+      // Not when the drain is stuck (its file unreadable), nor, without failover, while the
+      // database is away: then the push answers as without a buffer
       List<PushResult> results = buffer(items);
       wake();
       return results;
@@ -193,6 +196,7 @@ public final class BufferedPush implements AutoCloseable {
       try {
         long before = drained.get();
         drain();
+        drainProgressing = true;
         // pushes queued behind the drain meanwhile: take them at once, not after a pause
         again = drained.get() > before && buffer.pending() > 0;
         if (!dbHealthy) {
@@ -202,6 +206,7 @@ public final class BufferedPush implements AutoCloseable {
       } catch (StoreException e) {
         dbHealthy = false; // an outage: drain() set aside whatever else it refused
       } catch (IOException | RuntimeException e) {
+        drainProgressing = false; // pushes stop queueing behind it until a drain succeeds
         log.warn("local buffer drain failed, retrying: {}", e.getMessage());
       }
     }

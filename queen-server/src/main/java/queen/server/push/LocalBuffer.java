@@ -12,12 +12,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.List;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.stream.Stream;
 import java.util.zip.CRC32C;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The durable local buffer of pushes that cannot or may not go to PostgreSQL now: an append-only
@@ -30,6 +30,7 @@ import java.util.zip.CRC32C;
  */
 public final class LocalBuffer implements AutoCloseable {
   private static final String PREFIX = "buffer-";
+  private static final Logger log = LoggerFactory.getLogger(LocalBuffer.class);
   private static final String SUFFIX = ".log";
   private static final int HEADER = 8;
   private static final int MAX_RECORD = 256 << 20;
@@ -45,21 +46,13 @@ public final class LocalBuffer implements AutoCloseable {
   private final AtomicLong failedWrites = new AtomicLong();
   private final FileChannel lockChannel;
   private final FileLock lock;
-  private FileChannel current;
+  private BufferFile current;
   private long currentSequence;
   private long written;
   private long bytesOnDisk;
 
   /** The last append: the file and how far it is written (for a shared fsync's reach). */
-  private volatile Written tail = new Written(null, -1, 0);
-
-  /** How far a fsync reached, and in which file; guarded by the sync lock. */
-  private long syncedSequence = -1;
-
-  private long synced;
-
-  /** Files whose force on closing failed: their appends still waiting must fail too. */
-  private final Set<Long> unforced = ConcurrentHashMap.newKeySet();
+  private volatile Written tail = new Written(null, 0);
 
   private LocalBuffer(Path dir, long maxBytes, FileChannel lockChannel, FileLock lock) {
     this.dir = dir;
@@ -99,7 +92,8 @@ public final class LocalBuffer implements AutoCloseable {
 
   /** Messages written and not yet drained. */
   public long pending() {
-    return pending.get();
+    // never below 0: a refused record that a failed cut left in its file is drained too
+    return Math.max(0, pending.get());
   }
 
   /** Appends that could not be written (full disk, I/O error, over the size budget). */
@@ -129,20 +123,24 @@ public final class LocalBuffer implements AutoCloseable {
           closeCurrent();
         }
         if (current == null) {
+          Path path = file(currentSequence);
           current =
-              FileChannel.open(
-                  file(currentSequence), StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+              new BufferFile(
+                  FileChannel.open(path, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE),
+                  path);
         }
         while (record.hasRemaining()) {
-          written += current.write(record, written);
+          written += current.channel.write(record, written);
         }
       } catch (IOException e) {
         failedWrites.incrementAndGet();
-        abandonCurrent();
+        if (current != null) {
+          fail(current); // the partial record, and anything not yet forced, goes
+        }
         throw e;
       }
       bytesOnDisk += HEADER + body.length;
-      mine = new Written(current, currentSequence, written);
+      mine = new Written(current, written);
       tail = mine;
     } finally {
       appendLock.unlock();
@@ -151,72 +149,122 @@ public final class LocalBuffer implements AutoCloseable {
     pending.addAndGet(messages);
   }
 
+  /**
+   * A buffer file and what is known of it on disk. Once a force of it failed or was cut short (an
+   * interrupt closes the channel unforced), nothing of it that was not yet confirmed counts: a
+   * later fsync may report success for pages the failed one lost.
+   */
+  private static final class BufferFile {
+    final FileChannel channel;
+    final Path path;
+
+    /** Bytes a successful force covered; written under the sync lock. */
+    volatile long forcedTo;
+
+    /** Closed for appends after a force of everything written to it. */
+    volatile boolean closedForced;
+
+    volatile boolean failed;
+
+    BufferFile(FileChannel channel, Path path) {
+      this.channel = channel;
+      this.path = path;
+    }
+  }
+
   /** A file and how far it was written, as one append left it. */
-  private record Written(FileChannel file, long sequence, long end) {}
+  private record Written(BufferFile file, long end) {}
 
   /**
    * Forces the file of {@code mine} up to at least its end; one fsync covers every append to that
-   * file that finished before it. Never takes the append lock, so appends go on during an fsync.
+   * file that finished before it. Appends go on during an fsync; the sync lock is taken before the
+   * append lock (when a force fails), never after it.
    */
   private void sync(Written mine) throws IOException {
+    BufferFile f = mine.file();
     syncLock.lock();
     try {
-      if (syncedSequence == mine.sequence() && synced >= mine.end()) {
-        return;
+      if (f.forcedTo >= mine.end()) {
+        return; // a force covered it before anything failed: it stays (a cut keeps it)
       }
       Written upTo = tail;
-      if (upTo.sequence() != mine.sequence()) {
-        upTo = mine;
-      }
+      long reach = upTo.file() == f ? upTo.end() : mine.end();
+      IOException problem = null;
       try {
-        mine.file().force(false);
-      } catch (ClosedChannelException closed) {
-        // closed since the write: whoever closed it forced it first, or recorded that it failed
-        if (unforced.contains(mine.sequence())) {
-          failedWrites.incrementAndGet();
-          throw new IOException("the buffer file could not be forced to disk", closed);
+        if (!f.failed) {
+          f.channel.force(false);
         }
-        return;
       } catch (IOException e) {
-        failedWrites.incrementAndGet();
-        throw e;
+        problem = e; // ClosedChannelException too: closed by an interrupt, or by a closer below
       }
-      syncedSequence = upTo.sequence();
-      synced = upTo.end();
+      if (problem == null && !f.failed) {
+        f.forcedTo = Math.max(f.forcedTo, reach);
+        return;
+      }
+      if (problem instanceof ClosedChannelException && f.closedForced) {
+        return; // closed after a force of everything in it
+      }
+      failedWrites.incrementAndGet();
+      appendLock.lock();
+      try {
+        fail(f);
+      } finally {
+        appendLock.unlock();
+      }
+      throw new IOException(
+          "the buffer file could not be forced to disk"
+              + (problem == null ? "" : ": " + problem.getMessage()),
+          problem);
     } finally {
       syncLock.unlock();
     }
   }
 
-  /** After a failed write the file may end in a partial record: nothing more goes after it. */
-  private void abandonCurrent() {
+  /**
+   * Gives up a file whose write or force failed: appends stop going to it, and it is cut back to
+   * what a force confirmed, so that no record whose push was refused is ever drained (best effort:
+   * if the cut fails too, such a record may be stored once, like a retried push). Under the append
+   * lock.
+   */
+  private void fail(BufferFile f) {
+    f.failed = true;
+    if (current == f) {
+      current = null;
+      currentSequence++;
+      written = 0;
+    }
     try {
-      if (current != null) {
-        closeCurrent();
+      f.channel.close();
+    } catch (IOException e) {
+      // closing a file we stop using
+    }
+    try (FileChannel cut = FileChannel.open(f.path, StandardOpenOption.WRITE)) {
+      long before = cut.size();
+      if (before > f.forcedTo) {
+        cut.truncate(f.forcedTo);
+        cut.force(true);
+        bytesOnDisk -= before - f.forcedTo;
       }
     } catch (IOException e) {
-      // closeCurrent recorded the file as not forced and moved on to the next one
+      log.warn(
+          "buffer file {} could not be cut back after a failed write: {}", f.path, e.getMessage());
     }
   }
 
-  /**
-   * Forces and closes the file being appended to; the next append starts the next one. When the
-   * force fails, appends still waiting for theirs learn it from {@link #unforced}.
-   */
+  /** Forces and closes the file being appended to; the next append starts the next one. */
   private void closeCurrent() throws IOException {
-    FileChannel closing = current;
-    long sequence = currentSequence;
+    BufferFile closing = current;
+    try {
+      closing.channel.force(false);
+    } catch (IOException e) {
+      fail(closing);
+      throw e;
+    }
+    closing.closedForced = true;
     current = null;
     currentSequence++;
     written = 0;
-    try {
-      closing.force(false);
-    } catch (IOException e) {
-      unforced.add(sequence);
-      throw e;
-    } finally {
-      closing.close();
-    }
+    closing.channel.close();
   }
 
   /**

@@ -91,10 +91,13 @@ class MeshTest {
 
   @Test
   void aPushThroughOneBrokerWakesALongPollParkedOnAnother() throws Exception {
-    long[] ms = {wakeAcross("mesh-wake-1"), wakeAcross("mesh-wake-2"), wakeAcross("mesh-wake-3")};
+    long[] ms = new long[5];
+    for (int i = 0; i < ms.length; i++) {
+      ms[i] = wakeAcross("mesh-wake-" + i);
+    }
     java.util.Arrays.sort(ms);
-    assertThat(ms[1])
-        .as("median of three push-to-pop times across brokers %s ms; B's own backoff is 5 s", ms)
+    assertThat(ms[2])
+        .as("median of five push-to-pop times across brokers %s ms; B's own backoff is 5 s", ms)
         .isLessThan(100);
     assertThat(broker.metric(broker.startedBroker(), "queen_hints_sent_total", "")).isPositive();
   }
@@ -273,8 +276,9 @@ class MeshTest {
     for (Thread t : threads) {
       t.join(120_000);
     }
-    assertThat(broker.metric(b, "queen_hints_listener_reconnects_total", ""))
-        .isGreaterThan(reconnects);
+    await()
+        .atMost(Duration.ofSeconds(15))
+        .until(() -> broker.metric(b, "queen_hints_listener_reconnects_total", "") > reconnects);
     assertThat(delivered.get()).isEqualTo(3 * perProducer);
     assertThat(seen).hasSize(3);
     for (var e : seen.entrySet()) {

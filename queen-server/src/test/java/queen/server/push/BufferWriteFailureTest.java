@@ -2,6 +2,7 @@ package queen.server.push;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -10,6 +11,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -45,10 +47,13 @@ class BufferWriteFailureTest {
 
   @Test
   void aWriteTheSystemRefusesIsA503AndEveryBufferedPushIsStoredOnce() throws Exception {
+    assumeTrue(
+        Files.isExecutable(Path.of("/usr/bin/prlimit")),
+        "needs prlimit (util-linux) to limit the broker's file size");
     ChildBroker.Started child =
         ChildBroker.start(
             broker.db(),
-            List.of("prlimit", "--fsize=" + LIMIT_BYTES),
+            List.of("/usr/bin/prlimit", "--fsize=" + LIMIT_BYTES),
             Map.of(
                 "FILE_BUFFER_DIR",
                 Files.createTempDirectory("queen-buffer-fsize").toString(),

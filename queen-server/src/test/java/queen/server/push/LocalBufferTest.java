@@ -18,6 +18,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Test;
 
 /** The buffer's file log on its own: records survive a reopen, a torn tail is dropped. */
@@ -111,6 +112,8 @@ class LocalBufferTest {
                 while (appending.get()) {
                   b.seal();
                   seals++;
+                  // paced, not synchronising: a few hundred files, not thousands, per run
+                  LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(2));
                 }
                 return seals;
               });
