@@ -65,15 +65,20 @@ create function queen.broker_state_v3(p_resets_after bigint)
 returns table (pop_maintenance boolean, min_pop_wait_queues text[], min_pop_wait_ms integer[],
                reset_ids bigint[], reset_queues text[], reset_groups text[],
                encrypted_queues text[], push_maintenance boolean)
-language sql
+-- plpgsql, not SQL: on Citus a SQL-language function reads the coordinator's empty shell tables
+-- (this one answered no encrypted queues there, so their payloads were stored in the clear)
+language plpgsql
 stable
 as $$
+begin
+    return query
     select s.*,
            coalesce((select array_agg(q.name order by q.name) from queen.queues q
                       where q.encryption_enabled), '{}'),
            coalesce((select (m.value ->> 'enabled')::boolean from queen.system_state m
                       where m.key = 'push_maintenance'), false)
-      from queen.broker_state_v2(p_resets_after) s
+      from queen.broker_state_v2(p_resets_after) s;
+end;
 $$;
 
 create or replace function queen.set_push_maintenance_v1(p_enabled boolean)
