@@ -25,7 +25,12 @@ begin
         return query select q.id, true, false, q.config_hash, q.source_queue, q.sink_queue;
         return;
     end if;
-    select * into q from queen.stream_queries s where s.name = p_name for update;
+    select * into q from queen.stream_queries s where s.name = p_name;
+    if p_reset then
+        -- waits for the cycles in flight, which hold this lock shared, and keeps new ones out
+        perform pg_advisory_xact_lock(hashtextextended(q.id::text, 49));
+        select * into q from queen.stream_queries s where s.id = q.id for update;
+    end if;
     if not p_reset then
         return query select q.id, false, false, q.config_hash, q.source_queue, q.sink_queue;
     else
@@ -57,9 +62,11 @@ begin
     -- two cycles of one (query, partition) never interleave: the second waits for the first
     perform pg_advisory_xact_lock(hashtextextended(p_query::text || '/' || p_partition::text, 48));
     -- the parents are locked before any state row: a reset or a queue delete, which lock the
-    -- parent and then delete state, waits for the cycle instead of deadlocking with it
-    select s.source_queue into v_source from queen.stream_queries s where s.id = p_query
-       for key share;
+    -- parent and then delete state, waits for the cycle instead of deadlocking with it. The query
+    -- by a shared advisory lock, not a row lock: on Citus a row lock on a reference table locks
+    -- its copy on every node, and concurrent cycles deadlocked across nodes
+    perform pg_advisory_xact_lock_shared(hashtextextended(p_query::text, 49));
+    select s.source_queue into v_source from queen.stream_queries s where s.id = p_query;
     if not found then
         return query select null::text, 'Unknown query_id ' || p_query;
         return;

@@ -84,9 +84,11 @@ class GroupCommitTest {
    */
   private List<Appended> pushBehindALock(PartitionRef p, List<List<String>> requests)
       throws Exception {
+    // closed in reverse: the lock's connection first, so that a failure here releases the
+    // pushes blocked behind it before the pool waits for them
     try (Database db = Database.open(broker.db());
-        Connection lock = broker.connect();
-        ExecutorService pool = Executors.newVirtualThreadPerTaskExecutor()) {
+        ExecutorService pool = Executors.newVirtualThreadPerTaskExecutor();
+        Connection lock = broker.connect()) {
       GroupCommit commit = new GroupCommit(new PushStore(db), 1);
       lock.setAutoCommit(false);
       try (Statement st = lock.createStatement()) {
