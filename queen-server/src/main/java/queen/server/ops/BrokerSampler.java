@@ -37,11 +37,22 @@ public final class BrokerSampler {
     brokerId = hostname + ":" + port;
   }
 
-  /** The machine's name: $HOSTNAME (containers set it), else what the resolver says. */
+  /**
+   * The machine's name: $HOSTNAME (containers set it), else the kernel's (no resolver call at
+   * start: a slow DNS must not delay it), else what the resolver says.
+   */
   public static String hostname() {
     String env = System.getenv("HOSTNAME");
     if (env != null && !env.isBlank()) {
       return env;
+    }
+    try {
+      String kernel = Files.readString(Path.of("/proc/sys/kernel/hostname")).strip();
+      if (!kernel.isEmpty()) {
+        return kernel;
+      }
+    } catch (IOException e) {
+      // not Linux: ask the resolver
     }
     try {
       return java.net.InetAddress.getLocalHost().getHostName();

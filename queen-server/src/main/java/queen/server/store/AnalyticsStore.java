@@ -4,7 +4,6 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
-import java.sql.SQLException;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -87,8 +86,8 @@ public final class AnalyticsStore {
                         rs.getLong("failed"),
                         rs.getLong("dead_lettered"),
                         rs.getLong("retention_deleted"),
-                        nullableLong(rs, "lag_messages"),
-                        nullableLong(rs, "max_lag_seconds")));
+                        Sql.nullableLong(rs, "lag_messages"),
+                        Sql.nullableLong(rs, "max_lag_seconds")));
               }
             }
           }
@@ -118,7 +117,7 @@ public final class AnalyticsStore {
                             rs.getString("broker_id"),
                             rs.getString("hostname"),
                             Sql.instant(rs, "started_at"),
-                            nullableLong(rs, "rss_bytes"),
+                            Sql.nullableLong(rs, "rss_bytes"),
                             rs.getLong("heap_used_bytes"),
                             rs.getLong("heap_committed_bytes"),
                             cpuPercent,
@@ -210,10 +209,5 @@ public final class AnalyticsStore {
       throw new IllegalStateException("parked counts are not JSON: " + json, e);
     }
     return parked;
-  }
-
-  private static Long nullableLong(ResultSet rs, String column) throws SQLException {
-    long v = rs.getLong(column);
-    return rs.wasNull() ? null : v;
   }
 }

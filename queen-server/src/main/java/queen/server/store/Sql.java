@@ -21,6 +21,12 @@ final class Sql {
     }
   }
 
+  /** A bigint column that may be null. */
+  static Long nullableLong(ResultSet rs, String column) throws SQLException {
+    long v = rs.getLong(column);
+    return rs.wasNull() ? null : v;
+  }
+
   static Instant instant(ResultSet rs, String column) throws SQLException {
     OffsetDateTime t = rs.getObject(column, OffsetDateTime.class);
     return t == null ? null : t.toInstant();

@@ -197,10 +197,6 @@ public final class StatsStore {
             ps.setInt(6, bucketMinutes);
             try (ResultSet rs = ps.executeQuery()) {
               while (rs.next()) {
-                long lag = rs.getLong("lag_messages");
-                Long lagMessages = rs.wasNull() ? null : lag;
-                long age = rs.getLong("max_lag_seconds");
-                Long maxLag = rs.wasNull() ? null : age;
                 out.add(
                     new Point(
                         Sql.instant(rs, "bucket"),
@@ -209,8 +205,8 @@ public final class StatsStore {
                         rs.getLong("acked"),
                         rs.getLong("failed"),
                         rs.getLong("dead_lettered"),
-                        lagMessages,
-                        maxLag));
+                        Sql.nullableLong(rs, "lag_messages"),
+                        Sql.nullableLong(rs, "max_lag_seconds")));
               }
             }
           }
