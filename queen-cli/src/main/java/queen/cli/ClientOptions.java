@@ -2,6 +2,7 @@ package queen.cli;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import picocli.CommandLine.Option;
 import queen.client.Queen;
 
@@ -36,5 +37,12 @@ final class ClientOptions {
       b.bearerToken(token);
     }
     return b.build();
+  }
+
+  /** Adds a query parameter the user gave; one left out keeps the broker's default. */
+  static void putIfSet(Map<String, String> query, String key, String value) {
+    if (value != null) {
+      query.put(key, value);
+    }
   }
 }

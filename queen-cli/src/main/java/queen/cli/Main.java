@@ -24,6 +24,7 @@ import queen.server.ServeCommand;
       MessageCommands.OneMessage.class,
       MessageCommands.Traces.class,
       ClientCommands.Dlq.class,
+      StatsCommand.class,
       BenchCommand.class,
       CommandLine.HelpCommand.class
     },

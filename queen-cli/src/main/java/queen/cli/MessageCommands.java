@@ -55,11 +55,11 @@ final class MessageCommands {
     @Override
     public Integer call() {
       Map<String, String> q = new LinkedHashMap<>();
-      put(q, "queue", queue);
-      put(q, "partition", partition);
-      put(q, "status", status);
-      put(q, "from", from);
-      put(q, "to", to);
+      ClientOptions.putIfSet(q, "queue", queue);
+      ClientOptions.putIfSet(q, "partition", partition);
+      ClientOptions.putIfSet(q, "status", status);
+      ClientOptions.putIfSet(q, "from", from);
+      ClientOptions.putIfSet(q, "to", to);
       q.put("limit", Integer.toString(limit));
       try (Queen queen = client.connect()) {
         for (JsonNode m : queen.admin().messages(q).path("messages")) {
@@ -67,12 +67,6 @@ final class MessageCommands {
         }
       }
       return 0;
-    }
-
-    private static void put(Map<String, String> q, String key, String value) {
-      if (value != null) {
-        q.put(key, value);
-      }
     }
   }
 

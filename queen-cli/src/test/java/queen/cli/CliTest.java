@@ -1,6 +1,7 @@
 package queen.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import java.io.ByteArrayInputStream;
@@ -10,15 +11,18 @@ import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import picocli.CommandLine;
 import queen.server.TestBroker;
 
 class CliTest {
-  @RegisterExtension static final TestBroker broker = new TestBroker();
+  @RegisterExtension
+  static final TestBroker broker = new TestBroker(Map.of("QUEEN_STATS_INTERVAL_MS", "200"));
 
   record Run(int exit, String out, String err) {
     List<JsonNode> lines() {
@@ -159,6 +163,36 @@ class CliTest {
     assertThat(run("", "message", url(), pid, txn, "--delete").exit()).isZero();
     assertThat(run("", "message", url(), pid, txn).exit()).as("gone").isEqualTo(1);
     assertThat(run("", "messages", url(), "cli-msg").lines()).hasSize(1);
+  }
+
+  @Test
+  void statsPrintOneLinePerMinuteWithItsQueueOrBroker() {
+    run("", "push", url(), "cli-stats", "-p", "p", "{\"n\":1}", "{\"n\":2}", "{\"n\":3}");
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .untilAsserted(
+            () -> {
+              Run ops = run("", "stats", url(), "queue-ops", "-q", "cli-stats");
+              assertThat(ops.exit()).as(ops.err()).isZero();
+              assertThat(ops.lines()).allMatch(l -> l.get("queue").asText().equals("cli-stats"));
+              assertThat(ops.lines().stream().mapToLong(l -> l.get("pushed").asLong()).sum())
+                  .isEqualTo(3);
+            });
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .untilAsserted(
+            () ->
+                assertThat(run("", "stats", url(), "worker-metrics").lines())
+                    .isNotEmpty()
+                    .allMatch(l -> l.has("workerId") && l.has("timestamp") && l.has("pushed")));
+    JsonNode pg = run("", "stats", url(), "postgres-stats").lines().getFirst();
+    assertThat(pg.has("tables")).as(pg.toString()).isTrue();
+
+    Run badSeries = run("", "stats", url(), "nonsense");
+    assertThat(badSeries.exit()).isEqualTo(2);
+    Run badWindow = run("", "stats", url(), "queue-ops", "--from", "yesterday");
+    assertThat(badWindow.exit()).isEqualTo(1);
+    assertThat(badWindow.err()).contains("from");
   }
 
   @Test
