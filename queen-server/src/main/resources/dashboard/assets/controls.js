@@ -88,15 +88,15 @@ export function createTimeRange({ testid, anyLabel, range, from, to, onChange })
 }
 
 /** Previous/next buttons and "1–50 of 213". `total` may be unknown (null). */
-export function createPager({ testid, onChange }) {
+export function createPager({ testid, onChange, prevLabel = '← Newer', nextLabel = 'Older →' }) {
   const label = h('span', { class: 'pager-label', 'aria-live': 'polite' });
-  const prev = h('button', { type: 'button', 'data-testid': `${testid}-prev` }, '← Newer');
-  const next = h('button', { type: 'button', 'data-testid': `${testid}-next` }, 'Older →');
+  const prev = h('button', { type: 'button', 'data-testid': `${testid}-prev` }, prevLabel);
+  const next = h('button', { type: 'button', 'data-testid': `${testid}-next` }, nextLabel);
   let state = { offset: 0, limit: 50 };
   prev.addEventListener('click', () => onChange(Math.max(0, state.offset - state.limit)));
   next.addEventListener('click', () => onChange(state.offset + state.limit));
   return {
-    el: h('nav', { class: 'pager', 'aria-label': 'Pages' }, prev, label, next),
+    el: h('nav', { class: 'pager', 'aria-label': 'Pages', 'data-testid': testid }, prev, label, next),
     update({ offset, limit, count, total }) {
       state = { offset, limit };
       const first = count ? offset + 1 : 0;

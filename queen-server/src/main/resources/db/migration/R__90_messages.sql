@@ -60,10 +60,14 @@ $$;
 
 -- One page of messages, newest first, without payloads: (partition, offset) with its status
 -- (queue_status: in queue mode, null when the partition has no queue-mode cursor) and how many of
--- the other groups reading the partition consumed it; the caller reads transaction ids from the blobs of
--- the page's segments only. Bounded: partitions are taken newest write first, at most
+-- the other groups reading the partition consumed it; the caller reads transaction ids from the
+-- blobs of the page's segments only. Bounded: partitions are taken newest write first, at most
 -- p_limit + p_offset of them (the newest messages can come from no others) or, with a status
 -- filter, at most 1000, each contributing its newest p_limit + p_offset segments in the window.
+-- Each partition first contributes its newest 4 segments, and only the partitions that could still
+-- hold part of the page are read deeper (4x each round; all of them while the page is short, as
+-- under a status filter few messages match): a page of 200 over 200 busy partitions read 40,000
+-- segments before, about 800 now.
 create or replace function queen.messages_list_v1(
     p_queue text, p_partition text, p_namespace text, p_task text, p_status text,
     p_from timestamptz, p_to timestamptz, p_limit integer, p_offset integer)
@@ -77,9 +81,12 @@ set jit = off
 as $$
 #variable_conflict use_column
 declare
-    v_ids  uuid[];
-    v_pid  uuid;
-    v_rows jsonb := '[]';
+    v_ids   uuid[];
+    v_pid   uuid;
+    v_rows  jsonb;
+    v_need  integer := p_limit + p_offset;
+    v_depth integer := least(4, p_limit + p_offset);
+    v_edge  timestamptz;
 begin
     -- the partitions written to most recently that match the filters, at most 1000
     v_ids := array(
@@ -96,6 +103,8 @@ begin
     -- On Citus a statement that reads segments per partition must name one partition to run:
     -- there the page is gathered partition by partition (v_pid), the newest limit + offset of
     -- each, and cut below; on plain PostgreSQL one pass over every partition (v_pid null).
+    loop
+    v_rows := '[]';
     for v_pid in select * from queen.partition_passes(v_ids) loop
     v_rows := v_rows || (
     with parts as (
@@ -112,7 +121,7 @@ begin
                               where ls.partition_id = coalesce(v_pid, pt.id) and ls.base_offset >= pt.retained_from
                                 and ls.created_at >= p_from and ls.created_at <= p_to
                               order by ls.base_offset desc
-                              limit p_limit + p_offset) s),
+                              limit v_depth) s),
     -- without a status filter the page lies in the newest segments holding limit + offset
     -- messages (a segment's messages share their created_at): expand only those
     segs as (
@@ -162,6 +171,29 @@ begin
              where p_status is null or m.status = p_status
              order by m.created_at desc, m.off desc
              limit p_limit + p_offset) r);
+    end loop;
+    exit when v_depth >= v_need;
+    -- the page is complete unless a partition read to the full depth could hold a message at or
+    -- after the page's oldest one (any message, while the page is short)
+    select max((x.e ->> 'created_at')::timestamptz) into v_edge
+      from (select e from jsonb_array_elements(v_rows) as e
+             order by (e ->> 'created_at')::timestamptz desc, (e ->> 'msg_offset')::bigint desc
+            offset v_need - 1 limit 1) x;
+    exit when not exists (
+        select 1
+          from queen.log_partitions p
+         cross join lateral (select count(*) as n, min(s.created_at) as oldest
+                               from (select ls.created_at
+                                       from queen.log_segments ls
+                                      where ls.partition_id = p.id
+                                        and ls.base_offset >= p.retained_from
+                                        and ls.created_at >= p_from and ls.created_at <= p_to
+                                      order by ls.base_offset desc
+                                      limit v_depth) s) d
+         where p.id = any (v_ids)
+           and d.n = v_depth
+           and (v_edge is null or d.oldest >= v_edge));
+    v_depth := least(v_depth * 4, v_need);
     end loop;
     return query
     select r.partition_id, r.msg_offset, r.base_offset, r.created_at, r.queue_name,

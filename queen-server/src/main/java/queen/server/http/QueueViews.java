@@ -3,6 +3,7 @@ package queen.server.http;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.time.Instant;
 import java.util.List;
+import queen.server.store.Page;
 import queen.server.store.ResourceStore;
 import queen.server.store.StatsStore;
 
@@ -33,6 +34,51 @@ final class QueueViews {
         .put("completed", p.completed())
         .put("failed", 0)
         .put("deadLetter", p.deadLetter());
+  }
+
+  /** A page of partitions as a request asks for it and the totals of the whole queue. */
+  record PartitionPage(
+      Page<ResourceStore.PartitionStats> page,
+      int limit,
+      int offset,
+      StatsStore.QueueStats snapshot) {
+    /**
+     * The totals: summed over the partitions when the page holds all of them (exact, live), else
+     * the statistics snapshot's (seconds old), which sums every partition without reading them.
+     */
+    void totals(ObjectNode n) {
+      if (snapshot == null || page.items().size() == page.total()) {
+        QueueViews.totals(n, page.items());
+      } else {
+        counts(n, snapshot);
+        n.put("failed", 0);
+      }
+    }
+
+    void pagination(ObjectNode body) {
+      body.putObject("pagination")
+          .put("limit", limit)
+          .put("offset", offset)
+          .put("total", page.total());
+    }
+  }
+
+  /**
+   * The partitions of a queue detail: {@code limit} (default 100, like every listing here; at most
+   * 10,000) by name from {@code offset}. A queue's detail once listed every partition; at 10,000 of
+   * them that was 2 MB and about half a second.
+   */
+  static PartitionPage partitionPage(
+      ResourceStore store, StatsStore stats, ResourceStore.QueueRow q, Params p) {
+    int limit = Math.min(Math.max(p.integer("limit", 100), 1), 10_000);
+    int offset = Math.max(p.integer("offset", 0), 0);
+    Page<ResourceStore.PartitionStats> page = store.partitions(q.id(), limit, offset);
+    StatsStore.QueueStats snapshot = null;
+    if (page.items().size() < page.total()) {
+      snapshot =
+          stats.queues().stream().filter(s -> s.id().equals(q.id())).findFirst().orElse(null);
+    }
+    return new PartitionPage(page, limit, offset, snapshot);
   }
 
   /** The sums of the partitions' counts. */

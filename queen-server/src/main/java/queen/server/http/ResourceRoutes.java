@@ -74,8 +74,9 @@ public final class ResourceRoutes implements Routes {
   }
 
   private void detail(ServerRequest req, ServerResponse res) {
-    ResourceStore.QueueRow q = QueueViews.queue(store, new Params(req).name("queue"));
-    List<ResourceStore.PartitionStats> partitions = store.partitions(q.id());
+    Params params = new Params(req);
+    ResourceStore.QueueRow q = QueueViews.queue(store, params.name("queue"));
+    QueueViews.PartitionPage partitions = QueueViews.partitionPage(store, stats, q, params);
     ObjectNode body = Json.object();
     body.put("id", q.id().toString());
     body.put("name", q.name());
@@ -83,10 +84,11 @@ public final class ResourceRoutes implements Routes {
     body.put("task", q.task());
     body.put("createdAt", Json.millis(q.createdAt()));
     ArrayNode list = body.putArray("partitions");
-    for (ResourceStore.PartitionStats p : partitions) {
+    for (ResourceStore.PartitionStats p : partitions.page().items()) {
       QueueViews.partition(list.addObject(), p, "stats");
     }
-    QueueViews.totals(body.putObject("totals"), partitions);
+    partitions.totals(body.putObject("totals"));
+    partitions.pagination(body);
     Replies.json(res, 200, body);
   }
 

@@ -181,8 +181,9 @@ public final class StatusRoutes implements Routes {
   }
 
   private void queue(ServerRequest req, ServerResponse res) {
-    ResourceStore.QueueRow q = QueueViews.queue(resources, new Params(req).name("queue"));
-    List<ResourceStore.PartitionStats> partitions = resources.partitions(q.id());
+    Params params = new Params(req);
+    ResourceStore.QueueRow q = QueueViews.queue(resources, params.name("queue"));
+    QueueViews.PartitionPage partitions = QueueViews.partitionPage(resources, stats, q, params);
     ObjectNode body = Json.object();
     ObjectNode queue = body.putObject("queue");
     queue.put("id", q.id().toString());
@@ -201,12 +202,13 @@ public final class StatusRoutes implements Routes {
         .put("retentionSeconds", q.retentionSeconds())
         .put("completedRetentionSeconds", q.completedRetentionSeconds());
     ArrayNode list = body.putArray("partitions");
-    for (ResourceStore.PartitionStats p : partitions) {
+    for (ResourceStore.PartitionStats p : partitions.page().items()) {
       ObjectNode n = QueueViews.partition(list.addObject(), p, "messages");
       n.putObject("cursor").put("totalConsumed", p.totalConsumed()).put("offset", p.lastOffset());
       n.put("lastActivity", Json.millisOrNull(p.lastActivity()));
     }
-    QueueViews.totals(body.putObject("totals").putObject("messages"), partitions);
+    partitions.totals(body.putObject("totals").putObject("messages"));
+    partitions.pagination(body);
     Replies.json(res, 200, body);
   }
 

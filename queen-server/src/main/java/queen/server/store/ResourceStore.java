@@ -121,16 +121,23 @@ public final class ResourceStore {
         });
   }
 
-  /** The queue's partitions with their counts, by name. */
-  public List<PartitionStats> partitions(UUID queueId) {
+  /**
+   * A page of the queue's partitions by name with their counts, and how many partitions the queue
+   * has.
+   */
+  public Page<PartitionStats> partitions(UUID queueId, int limit, int offset) {
     return db.autocommit(
         c -> {
           List<PartitionStats> out = new ArrayList<>();
+          long total = 0;
           try (PreparedStatement ps =
-              c.prepareStatement("select * from queen.queue_partitions_v1(?)")) {
+              c.prepareStatement("select * from queen.queue_partitions_v2(?, ?, ?)")) {
             ps.setObject(1, queueId);
+            ps.setInt(2, limit);
+            ps.setInt(3, offset);
             try (ResultSet rs = ps.executeQuery()) {
               while (rs.next()) {
+                total = rs.getLong("partition_count");
                 out.add(
                     new PartitionStats(
                         rs.getObject("id", UUID.class),
@@ -149,7 +156,10 @@ public final class ResourceStore {
               }
             }
           }
-          return out;
+          if (out.isEmpty() && offset > 0) {
+            return new Page<>(out, partitions(queueId, 1, 0).total());
+          }
+          return new Page<>(out, total);
         });
   }
 

@@ -6,7 +6,11 @@ import {
   card, errorBox, h, headerCell, link, pageHeader, patchContent, setContent, syncRows, table,
   timeEl, toggleEmpty,
 } from '../dom.js';
+import { createPager } from '../controls.js';
 import { duration, num } from '../format.js';
+
+// partitions per page: the broker's default page of a queue detail
+const PAGE = 100;
 
 const PARTITION_COLUMNS = [
   { label: 'Partition' }, { label: 'Total', num: true }, { label: 'Pending', num: true },
@@ -87,12 +91,12 @@ function lagHeaders(head, groupNames) {
 }
 
 /** The queue, the groups reading it and their lag per partition; null for an unknown queue. */
-async function load(name) {
+async function load(name, offset) {
   let detail;
   let groups;
   try {
     [detail, groups] = await Promise.all([
-      api(`/api/v1/status/queues/${enc(name)}`),
+      api(`/api/v1/status/queues/${enc(name)}?limit=${PAGE}&offset=${offset}`),
       api('/api/v1/consumer-groups'),
     ]);
   } catch (error) {
@@ -107,6 +111,13 @@ async function load(name) {
 
 export default function queuePage(name) {
   const partitions = table('partitions-table', `Partitions of ${name}`, PARTITION_COLUMNS);
+  let offset = 0;
+  const pager = createPager({
+    testid: 'partitions-pager',
+    prevLabel: '← Previous',
+    nextLabel: 'Next →',
+    onChange: (next) => { offset = next; refresh(); },
+  });
   const groups = createGroupsTable({ caption: `Consumer groups reading ${name}`, showQueue: false });
   const noGroups = h('p', { class: 'empty', hidden: true },
     'No consumer group reads this queue yet. Pop with ', h('code', null, '?consumerGroup=<name>'),
@@ -116,7 +127,8 @@ export default function queuePage(name) {
   const body = h('div', null,
     h('div', { class: 'card' }, facts),
     card('Partitions', h('p', { class: 'muted small' },
-      'Lag per consumer group: messages not yet consumed, and how old the oldest of them is.'), partitions.wrap),
+      'Lag per consumer group: messages not yet consumed, and how old the oldest of them is.'),
+      partitions.wrap, h('div', { class: 'toolbar' }, pager.el)),
     card('Consumer groups', groups.status, groups.wrap, noGroups));
   const notFound = h('div', { hidden: true });
   const el = h('section', { 'data-page': 'queue', class: 'page', 'data-queue': name },
@@ -140,12 +152,13 @@ export default function queuePage(name) {
     lagHeaders(partitions.head, readers.map((g) => g.name));
     const rows = detail.partitions.map((p) => ({ ...p, lags: readers.map((g) => lags[g.name][p.name] || null) }));
     syncRows(partitions.tbody, rows, (p) => p.name, (p) => renderPartition(name, p));
+    pager.update({ offset, limit: PAGE, count: rows.length, total: detail.pagination?.total ?? null });
     groups.update(readers);
     toggleEmpty(groups.wrap, noGroups, readers.length === 0);
   }
 
   async function refresh() {
-    const data = await load(name);
+    const data = await load(name, offset);
     if (data) {
       show(data);
     } else {

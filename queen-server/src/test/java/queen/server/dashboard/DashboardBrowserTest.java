@@ -111,6 +111,7 @@ class DashboardBrowserTest {
     browser.open(url("queues/orders"), "queue");
     browser.row("partitions-table", "customer-0");
     assertThat(browser.text("[data-page=queue]")).contains("billing").contains("analytics");
+    assertThat(browser.text("[data-testid=partitions-pager]")).contains("1–5 of 5");
     browser.screenshot("queue");
 
     browser.open(url("groups"), "groups");

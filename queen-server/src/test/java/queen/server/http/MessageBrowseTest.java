@@ -3,6 +3,8 @@ package queen.server.http;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -53,6 +55,39 @@ class MessageBrowseTest {
                 .json()
                 .get("messages"))
         .isEmpty();
+  }
+
+  @Test
+  void theQueueWidePageReadsDeeperIntoThePartitionsThatHoldIt() {
+    // one segment per push: "hot" holds 20 of the newest 23 in 20 segments, deeper than the
+    // first round's 4 per partition
+    wire.pushNumbered("deep", "x", 0, 1);
+    wire.pushNumbered("deep", "y", 0, 1);
+    for (int i = 0; i < 20; i++) {
+      wire.pushNumbered("deep", "hot", i, 1);
+    }
+    wire.pushNumbered("deep", "z", 0, 1);
+    List<String> hot = new ArrayList<>();
+    for (int i = 19; i >= 0; i--) {
+      hot.add("deep-hot-" + i);
+    }
+
+    List<String> expected = new ArrayList<>();
+    expected.add("deep-z-0");
+    expected.addAll(hot.subList(0, 14));
+    assertThat(ids("/api/v1/messages?queue=deep&limit=15")).isEqualTo(expected);
+    assertThat(ids("/api/v1/messages?queue=deep&limit=5&offset=19"))
+        .containsExactly("deep-hot-1", "deep-hot-0", "deep-y-0", "deep-x-0");
+    assertThat(ids("/api/v1/status/queues/deep/messages?limit=3&offset=10"))
+        .containsExactly("deep-hot-10", "deep-hot-9", "deep-hot-8");
+  }
+
+  private List<String> ids(String path) {
+    JsonNode body = broker.get(path).json();
+    List<String> out = new ArrayList<>();
+    (body.isArray() ? body : body.get("messages"))
+        .forEach(m -> out.add(m.get("transactionId").asText()));
+    return out;
   }
 
   @Test

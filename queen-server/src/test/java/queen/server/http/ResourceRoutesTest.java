@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import java.net.http.HttpRequest;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import queen.server.TestBroker;
@@ -53,6 +55,40 @@ class ResourceRoutesTest {
     JsonNode after = queue("res-count");
     assertThat(after.get("messages").get("processing").asInt()).isZero();
     assertThat(after.get("messages").get("pending").asInt()).isEqualTo(8);
+  }
+
+  @Test
+  void aQueueDetailIsPagedByPartitionNameWithTheWholeQueuesTotals() {
+    for (int i = 0; i < 5; i++) {
+      wire.pushNumbered("res-paged", "p" + i, 0, i + 1);
+    }
+    wire.ackAll(wire.popPartition("res-paged", "p4", "batch=2").json());
+    // the totals of a partial page come from the snapshot: make it current
+    broker.post("/api/v1/stats/refresh", "{}");
+
+    for (String route : List.of("/api/v1/resources/queues/", "/api/v1/status/queues/")) {
+      List<String> names = new ArrayList<>();
+      for (int offset = 0; offset < 5; offset += 2) {
+        JsonNode page = broker.get(route + "res-paged?limit=2&offset=" + offset).json();
+        assertThat(page.at("/pagination/total").asInt()).as(route).isEqualTo(5);
+        assertThat(page.at("/pagination/limit").asInt()).isEqualTo(2);
+        JsonNode totals =
+            page.get("totals").has("messages") ? page.at("/totals/messages") : page.get("totals");
+        assertThat(totals.get("total").asInt()).as("1+2+3+4+5, on every page").isEqualTo(15);
+        assertThat(totals.get("completed").asInt()).as("two acked on p4").isEqualTo(2);
+        page.get("partitions").forEach(p -> names.add(p.get("name").asText()));
+      }
+      assertThat(names).as(route).containsExactly("p0", "p1", "p2", "p3", "p4");
+
+      JsonNode whole = broker.get(route + "res-paged").json();
+      assertThat(whole.get("partitions")).as("default page of 100").hasSize(5);
+      JsonNode past = broker.get(route + "res-paged?offset=10").json();
+      assertThat(past.get("partitions")).isEmpty();
+      assertThat(past.at("/pagination/total").asInt()).isEqualTo(5);
+      TestBroker.Reply bad = broker.get(route + "res-paged?limit=many");
+      assertThat(bad.status()).isEqualTo(400);
+      assertThat(bad.text()).contains("limit");
+    }
   }
 
   @Test
