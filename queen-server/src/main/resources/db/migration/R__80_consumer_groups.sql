@@ -192,8 +192,10 @@ select c.partition_id, c.consumer_group, c.committed, c.worker_id, c.lease_expir
                       order by s.base_offset desc
                       limit 1) o on p.last_offset > c.committed;
 
--- Every cursor of the group, by queue, with its lag and lease.
-create or replace function queen.group_detail_v1(p_group text)
+-- Every cursor of the group (on one queue, or on all), by queue, with its lag and lease.
+drop function if exists queen.group_detail_v1(text);
+
+create or replace function queen.group_detail_v2(p_group text, p_queue text)
 returns table (queue_name text, partition_name text, partition_id uuid, worker_id uuid,
                last_consumed_at timestamptz, total_consumed bigint, committed bigint,
                offset_lag bigint, time_lag_seconds bigint, lease_active boolean)
@@ -210,6 +212,7 @@ begin
       from queen.cursor_lag l
       join queen.queues q on q.id = l.queue_id
      where l.consumer_group = p_group
+       and (p_queue is null or q.name = p_queue)
      order by q.name, l.partition_name;
 end;
 $$;

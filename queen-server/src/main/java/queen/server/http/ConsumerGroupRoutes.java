@@ -84,8 +84,12 @@ public final class ConsumerGroupRoutes implements Routes {
   }
 
   private void detail(ServerRequest req, ServerResponse res) {
-    String group = new Params(req).name("group");
-    List<ConsumerGroupStore.Cursor> cursors = store.detail(group);
+    Params p = new Params(req);
+    String group = p.name("group");
+    // ?queue= narrows the answer to one queue's cursors (the dashboard's queue page)
+    String only = p.optional("queue");
+    List<ConsumerGroupStore.Cursor> cursors =
+        store.detail(group, only == null ? null : Fields.name(only, "queue"));
     if (cursors.isEmpty()) {
       throw ApiException.notFound("Consumer group not found");
     }

@@ -133,14 +133,18 @@ public final class ConsumerGroupStore {
         });
   }
 
-  /** Every cursor of the group, ordered by queue and partition; empty for an unknown group. */
-  public List<Cursor> detail(String group) {
+  /**
+   * Every cursor of the group on {@code queue} (every queue when null), ordered by queue and
+   * partition; empty for an unknown group.
+   */
+  public List<Cursor> detail(String group, String queue) {
     return db.autocommit(
         c -> {
           List<Cursor> out = new ArrayList<>();
           try (PreparedStatement ps =
-              c.prepareStatement("select * from queen.group_detail_v1(?)")) {
+              c.prepareStatement("select * from queen.group_detail_v2(?, ?)")) {
             ps.setString(1, group);
+            ps.setString(2, queue);
             try (ResultSet rs = ps.executeQuery()) {
               while (rs.next()) {
                 out.add(

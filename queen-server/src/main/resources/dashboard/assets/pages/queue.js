@@ -67,7 +67,7 @@ function renderPartition(queue, p) {
 
 /** {group: {partitionName: cursor}} from the detail answer of every group reading the queue. */
 async function partitionLags(queue, groups) {
-  const details = await Promise.all(groups.map((g) => api(`/api/v1/consumer-groups/${enc(g.name)}`)
+  const details = await Promise.all(groups.map((g) => api(`/api/v1/consumer-groups/${enc(g.name)}?queue=${enc(queue)}`)
     .catch((error) => {
       if (error instanceof ApiError && error.status === 404) {
         return {};

@@ -211,6 +211,18 @@ class ConsumerGroupAdminTest {
     assertThat(c.get("totalConsumed").asInt()).isEqualTo(2);
     assertThat(c.get("leaseActive").asBoolean()).isFalse();
 
+    // ?queue= keeps one queue's cursors of a group that reads two
+    wire.pushNumbered("lagq2", "p", 0, 1);
+    broker.get("/api/v1/pop/queue/lagq2/partition/p?consumerGroup=l&batch=1");
+    assertThat(broker.get("/api/v1/consumer-groups/l").json().fieldNames())
+        .toIterable()
+        .containsExactly("lagq", "lagq2");
+    assertThat(broker.get("/api/v1/consumer-groups/l?queue=lagq2").json().fieldNames())
+        .toIterable()
+        .containsExactly("lagq2");
+    assertError(
+        broker.get("/api/v1/consumer-groups/l?queue=elsewhere"), 404, "Consumer group not found");
+
     JsonNode lagging = broker.get("/api/v1/consumer-groups/lagging?minLagSeconds=0").json();
     assertThat(lagging)
         .anySatisfy(
