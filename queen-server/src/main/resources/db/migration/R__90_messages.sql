@@ -87,6 +87,8 @@ declare
     v_need  integer := p_limit + p_offset;
     v_depth integer := least(4, p_limit + p_offset);
     v_edge  timestamptz;
+    -- the oldest segment read of each partition read to the full depth: it may hold more
+    v_full  timestamptz[];
 begin
     -- the partitions written to most recently that match the filters, at most 1000
     v_ids := array(
@@ -105,6 +107,7 @@ begin
     -- each, and cut below; on plain PostgreSQL one pass over every partition (v_pid null).
     loop
     v_rows := '[]';
+    v_full := '{}';
     for v_pid in select * from queen.partition_passes(v_ids) loop
     v_rows := v_rows || (
     with parts as (
@@ -171,6 +174,20 @@ begin
              where p_status is null or m.status = p_status
              order by m.created_at desc, m.off desc
              limit p_limit + p_offset) r);
+    if v_depth < v_need then
+        v_full := v_full || array(
+            select d.oldest
+              from queen.log_partitions p
+             cross join lateral (select count(*) as n, min(s.created_at) as oldest
+                                   from (select ls.created_at
+                                           from queen.log_segments ls
+                                          where ls.partition_id = coalesce(v_pid, p.id)
+                                            and ls.base_offset >= p.retained_from
+                                            and ls.created_at >= p_from and ls.created_at <= p_to
+                                          order by ls.base_offset desc
+                                          limit v_depth) s) d
+             where p.id = coalesce(v_pid, p.id) and p.id = any (v_ids) and d.n = v_depth);
+    end if;
     end loop;
     exit when v_depth >= v_need;
     -- the page is complete unless a partition read to the full depth could hold a message at or
@@ -179,20 +196,8 @@ begin
       from (select e from jsonb_array_elements(v_rows) as e
              order by (e ->> 'created_at')::timestamptz desc, (e ->> 'msg_offset')::bigint desc
             offset v_need - 1 limit 1) x;
-    exit when not exists (
-        select 1
-          from queen.log_partitions p
-         cross join lateral (select count(*) as n, min(s.created_at) as oldest
-                               from (select ls.created_at
-                                       from queen.log_segments ls
-                                      where ls.partition_id = p.id
-                                        and ls.base_offset >= p.retained_from
-                                        and ls.created_at >= p_from and ls.created_at <= p_to
-                                      order by ls.base_offset desc
-                                      limit v_depth) s) d
-         where p.id = any (v_ids)
-           and d.n = v_depth
-           and (v_edge is null or d.oldest >= v_edge));
+    exit when not exists (select 1 from unnest(v_full) as f(oldest)
+                           where v_edge is null or f.oldest >= v_edge);
     v_depth := least(v_depth * 4, v_need);
     end loop;
     return query
