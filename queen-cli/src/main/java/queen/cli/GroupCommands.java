@@ -1,6 +1,8 @@
 package queen.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.time.Instant;
 import java.util.Iterator;
 import java.util.Map;
@@ -62,12 +64,38 @@ final class GroupCommands extends ClientCommands.Listing {
       description = "One group's cursors: per queue and partition, lag and lease.",
       footer = {"", ClientCommands.EXIT_CODES})
   static final class Show extends ClientCommands.Listing {
+    private static final int PAGE = 10_000;
+
     @Parameters(index = "0", description = "consumer group")
     String group;
 
     @Override
     JsonNode fetch(Queen queen) {
-      return queen.admin().consumerGroup(group);
+      // every page: the broker answers at most PAGE cursors at a time
+      ObjectNode all = Ndjson.MAPPER.createObjectNode();
+      for (int offset = 0; ; offset += PAGE) {
+        JsonNode page =
+            queen
+                .admin()
+                .consumerGroup(
+                    group,
+                    Map.of("limit", Integer.toString(PAGE), "offset", Integer.toString(offset)));
+        int n = 0;
+        for (Iterator<Map.Entry<String, JsonNode>> it = page.fields(); it.hasNext(); ) {
+          Map.Entry<String, JsonNode> queue = it.next();
+          ArrayNode into =
+              all.has(queue.getKey())
+                  ? (ArrayNode) all.get(queue.getKey()).get("partitions")
+                  : all.putObject(queue.getKey()).putArray("partitions");
+          for (JsonNode c : queue.getValue().path("partitions")) {
+            into.add(c);
+            n++;
+          }
+        }
+        if (n < PAGE) {
+          return all;
+        }
+      }
     }
 
     @Override

@@ -37,12 +37,20 @@ public final class Admin {
   }
 
   /**
-   * {@code GET /api/v1/consumer-groups/:group}: the group's cursors keyed by queue name, each
-   * partition with its lag and lease; a {@link QueenException} with status 404 for an unknown
-   * group.
+   * {@code GET /api/v1/consumer-groups/:group}: the group's cursors keyed by queue name (the first
+   * 1,000), each partition with its lag and lease; a {@link QueenException} with status 404 for an
+   * unknown group.
    */
   public JsonNode consumerGroup(String group) {
     return get(GROUPS + Transport.segment(group), Map.of());
+  }
+
+  /**
+   * One page of the group's cursors: query {@code queue} (one queue's only), {@code limit} (the
+   * broker's default 1,000, at most 10,000) and {@code offset}, ordered by queue and partition.
+   */
+  public JsonNode consumerGroup(String group, Map<String, String> query) {
+    return get(GROUPS + Transport.segment(group), query);
   }
 
   /** {@code GET /api/v1/consumer-groups/lagging}: cursors at least {@code minLagSeconds} behind. */

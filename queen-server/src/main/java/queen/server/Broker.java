@@ -45,6 +45,7 @@ import queen.server.http.TransactionRoutes;
 import queen.server.mesh.Hints;
 import queen.server.ops.BrokerSampler;
 import queen.server.ops.ConsumerGroups;
+import queen.server.ops.LagSnapshot;
 import queen.server.ops.MaxWaitSweeper;
 import queen.server.ops.Retention;
 import queen.server.ops.StateRefresher;
@@ -190,7 +191,20 @@ public final class Broker implements AutoCloseable {
       resources.addFirst(retention);
       retention.start();
       ConsumerGroupStore groupStore = new ConsumerGroupStore(db);
-      ConsumerGroups groups = new ConsumerGroups(groupStore, pop::groupReset, hints::refresh);
+      LagSnapshot lags =
+          new LagSnapshot(
+              groupStore,
+              config.statsInterval(),
+              clock,
+              r -> Thread.ofVirtual().name("lag-snapshot").start(r));
+      ConsumerGroups groups =
+          new ConsumerGroups(
+              groupStore,
+              (queue, group) -> {
+                pop.groupReset(queue, group);
+                lags.forget();
+              },
+              hints::refresh);
       groups.start();
       BufferedPush buffered =
           new BufferedPush(
@@ -307,7 +321,7 @@ public final class Broker implements AutoCloseable {
                                       clock,
                                       buffered),
                                   new AnalyticsRoutes(new AnalyticsStore(db), clock),
-                                  new ConsumerGroupRoutes(groups, groupStore, resourceStore),
+                                  new ConsumerGroupRoutes(groups, groupStore, resourceStore, lags),
                                   new TraceRoutes(traces, messages, clock, payloads),
                                   new MessageRoutes(
                                       messages, new MessageRemoval(db), traces, clock, payloads)))))

@@ -192,33 +192,58 @@ select c.partition_id, c.consumer_group, c.committed, c.worker_id, c.lease_expir
                       order by s.base_offset desc
                       limit 1) o on p.last_offset > c.committed;
 
--- Every cursor of the group (on one queue, or on all), by queue, with its lag and lease.
+-- One page of the group's cursors (on one queue, or on all) by queue and partition, with their lag
+-- and lease and how many cursors there are (cursor_count). The oldest unconsumed message is probed
+-- for the page's lagging cursors only.
 drop function if exists queen.group_detail_v1(text);
+drop function if exists queen.group_detail_v2(text, text);
 
-create or replace function queen.group_detail_v2(p_group text, p_queue text)
+create or replace function queen.group_detail_v3(p_group text, p_queue text, p_limit integer,
+                                                 p_offset integer)
 returns table (queue_name text, partition_name text, partition_id uuid, worker_id uuid,
                last_consumed_at timestamptz, total_consumed bigint, committed bigint,
-               offset_lag bigint, time_lag_seconds bigint, lease_active boolean)
+               offset_lag bigint, time_lag_seconds bigint, lease_active boolean,
+               cursor_count bigint)
 language plpgsql
 stable
 as $$
 #variable_conflict use_column
+declare
+    -- a variable, not now() in the lateral below: Citus takes only immutable functions there
+    v_now timestamptz := now();
 begin
     return query
-    select q.name, l.partition_name, l.partition_id, l.worker_id, l.last_consumed_at,
-           l.total_consumed, l.committed, greatest(l.last_offset - l.committed, 0),
-           coalesce(extract(epoch from now() - l.oldest_unconsumed_at)::bigint, 0),
-           l.worker_id is not null and l.lease_expires_at > now()
-      from queen.cursor_lag l
-      join queen.queues q on q.id = l.queue_id
-     where l.consumer_group = p_group
-       and (p_queue is null or q.name = p_queue)
-     order by q.name, l.partition_name;
+    with page as (
+        select q.name as queue_name, p.name as partition_name, p.id, p.last_offset,
+               p.retained_from, c.committed, c.worker_id, c.lease_expires_at,
+               c.last_consumed_at, c.total_consumed, count(*) over () as cursor_count
+          from queen.log_consumers c
+          join queen.log_partitions p on p.id = c.partition_id
+          join queen.queues q on q.id = p.queue_id
+         where c.consumer_group = p_group
+           and (p_queue is null or q.name = p_queue)
+         order by q.name, p.name
+         limit p_limit offset p_offset)
+    select g.queue_name, g.partition_name, g.id, g.worker_id, g.last_consumed_at,
+           g.total_consumed, g.committed, greatest(g.last_offset - g.committed, 0),
+           coalesce(extract(epoch from v_now - o.at)::bigint, 0),
+           g.worker_id is not null and g.lease_expires_at > v_now, g.cursor_count
+      from page g
+      left join lateral (select s.created_at as at
+                           from queen.log_segments s
+                          where s.partition_id = g.id
+                            and s.base_offset <= greatest(g.committed + 1, g.retained_from)
+                          order by s.base_offset desc
+                          limit 1) o on g.last_offset > g.committed
+     order by g.queue_name, g.partition_name;
 end;
 $$;
 
--- Cursors whose oldest uncommitted message is at least p_min_seconds old, most lagging first.
-create or replace function queen.groups_lagging_v1(p_min_seconds integer)
+-- Cursors whose oldest uncommitted message is at least p_min_seconds old, the p_limit most lagging
+-- first.
+drop function if exists queen.groups_lagging_v1(integer);
+
+create or replace function queen.groups_lagging_v2(p_min_seconds integer, p_limit integer)
 returns table (consumer_group text, queue_name text, partition_name text, partition_id uuid,
                worker_id uuid, offset_lag bigint, time_lag_seconds bigint,
                oldest_unconsumed_at timestamptz, last_consumed_at timestamptz)
@@ -236,6 +261,7 @@ begin
       join queen.queues q on q.id = l.queue_id
      where l.last_offset > l.committed
        and l.oldest_unconsumed_at <= now() - make_interval(secs => p_min_seconds)
-     order by l.oldest_unconsumed_at, l.consumer_group, q.name, l.partition_name;
+     order by l.oldest_unconsumed_at, l.consumer_group, q.name, l.partition_name
+     limit p_limit;
 end;
 $$;

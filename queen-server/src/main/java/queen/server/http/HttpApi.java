@@ -69,12 +69,16 @@ public final class HttpApi {
   private static final HeaderName ALLOW_HEADERS =
       HeaderNames.create("Access-Control-Allow-Headers");
   private static final HeaderName MAX_AGE = HeaderNames.create("Access-Control-Max-Age");
+  private static final HeaderName EXPOSE_HEADERS =
+      HeaderNames.create("Access-Control-Expose-Headers");
 
   private static void cors(ServerResponse res) {
     res.header(ALLOW_ORIGIN, "*");
     res.header(ALLOW_METHODS, "GET, POST, PUT, DELETE, OPTIONS");
     res.header(ALLOW_HEADERS, "Content-Type, Authorization");
     res.header(MAX_AGE, "86400");
+    // the count of a paged answer whose body has no room for it (a group's cursors)
+    res.header(EXPOSE_HEADERS, "X-Total-Count");
   }
 
   /**

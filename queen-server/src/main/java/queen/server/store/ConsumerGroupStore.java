@@ -134,19 +134,23 @@ public final class ConsumerGroupStore {
   }
 
   /**
-   * Every cursor of the group on {@code queue} (every queue when null), ordered by queue and
-   * partition; empty for an unknown group.
+   * A page of the group's cursors on {@code queue} (every queue when null), ordered by queue and
+   * partition, and how many there are; empty for an unknown group.
    */
-  public List<Cursor> detail(String group, String queue) {
+  public Page<Cursor> detail(String group, String queue, int limit, int offset) {
     return db.autocommit(
         c -> {
           List<Cursor> out = new ArrayList<>();
+          long total = 0;
           try (PreparedStatement ps =
-              c.prepareStatement("select * from queen.group_detail_v2(?, ?)")) {
+              c.prepareStatement("select * from queen.group_detail_v3(?, ?, ?, ?)")) {
             ps.setString(1, group);
             ps.setString(2, queue);
+            ps.setInt(3, limit);
+            ps.setInt(4, offset);
             try (ResultSet rs = ps.executeQuery()) {
               while (rs.next()) {
+                total = rs.getLong("cursor_count");
                 out.add(
                     new Cursor(
                         rs.getString("queue_name"),
@@ -162,18 +166,25 @@ public final class ConsumerGroupStore {
               }
             }
           }
-          return out;
+          if (out.isEmpty() && offset > 0) {
+            return new Page<>(out, detail(group, queue, 1, 0).total());
+          }
+          return new Page<>(out, total);
         });
   }
 
-  /** Cursors whose oldest uncommitted message is at least {@code minSeconds} old. */
-  public List<Lagging> lagging(int minSeconds) {
+  /**
+   * Cursors whose oldest uncommitted message is at least {@code minSeconds} old, the {@code limit}
+   * oldest first.
+   */
+  public List<Lagging> lagging(int minSeconds, int limit) {
     return db.autocommit(
         c -> {
           List<Lagging> out = new ArrayList<>();
           try (PreparedStatement ps =
-              c.prepareStatement("select * from queen.groups_lagging_v1(?)")) {
+              c.prepareStatement("select * from queen.groups_lagging_v2(?, ?)")) {
             ps.setInt(1, minSeconds);
+            ps.setInt(2, limit);
             try (ResultSet rs = ps.executeQuery()) {
               while (rs.next()) {
                 out.add(

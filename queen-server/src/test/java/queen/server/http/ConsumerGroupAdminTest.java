@@ -222,6 +222,17 @@ class ConsumerGroupAdminTest {
         .containsExactly("lagq2");
     assertError(
         broker.get("/api/v1/consumer-groups/l?queue=elsewhere"), 404, "Consumer group not found");
+    // paged by queue and partition; the count travels in X-Total-Count
+    TestBroker.Reply first = broker.get("/api/v1/consumer-groups/l?limit=1");
+    assertThat(first.json().fieldNames()).toIterable().containsExactly("lagq");
+    assertThat(first.headers().firstValue("X-Total-Count")).hasValue("2");
+    assertThat(broker.get("/api/v1/consumer-groups/l?limit=1&offset=1").json().fieldNames())
+        .toIterable()
+        .containsExactly("lagq2");
+    TestBroker.Reply past = broker.get("/api/v1/consumer-groups/l?offset=5");
+    assertThat(past.json().size()).isZero();
+    assertThat(past.headers().firstValue("X-Total-Count")).hasValue("2");
+    assertError(broker.get("/api/v1/consumer-groups/l?limit=x"), 400, "limit must be an integer");
 
     JsonNode lagging = broker.get("/api/v1/consumer-groups/lagging?minLagSeconds=0").json();
     assertThat(lagging)

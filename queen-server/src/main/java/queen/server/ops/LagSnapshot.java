@@ -1,0 +1,122 @@
+package queen.server.ops;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.time.InstantSource;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.Executor;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import queen.server.store.ConsumerGroupStore;
+import queen.server.store.ConsumerGroupStore.Lagging;
+
+/**
+ * The most lagging cursors of every group (at most {@link #CAPACITY}, oldest unconsumed message
+ * first), as of a snapshot at most about one statistics interval old. Finding a cursor's oldest
+ * unconsumed message costs a probe into its segments; with 10,000 lagging cursors that was 0.3 s
+ * per request under load, for a view a dashboard polls. The snapshot is taken when asked for and
+ * refreshed ahead: a request that finds it older than the interval is answered from it while a new
+ * one is taken in the background, and waits only when there is none or it is older than two
+ * intervals. A group reset through this broker drops it, so the next request sees the new cursors.
+ */
+public final class LagSnapshot {
+  /** Rows kept: the oldest first, which is what the lagging view shows first. */
+  public static final int CAPACITY = 10_000;
+
+  private static final Logger log = LoggerFactory.getLogger(LagSnapshot.class);
+
+  private record Snapshot(Instant takenAt, List<Lagging> rows) {}
+
+  private final ConsumerGroupStore store;
+  private final Duration interval;
+  private final InstantSource clock;
+  private final Executor background;
+  private volatile Snapshot current;
+  private CompletableFuture<Snapshot> taking;
+  // a snapshot begun before a forget() is not kept
+  private long generation;
+
+  public LagSnapshot(
+      ConsumerGroupStore store, Duration interval, InstantSource clock, Executor background) {
+    this.store = store;
+    this.interval = interval;
+    this.clock = clock;
+    this.background = background;
+  }
+
+  /**
+   * Cursors whose oldest unconsumed message is at least {@code minSeconds} old at the snapshot,
+   * oldest first, with their time lag counted to now.
+   */
+  public List<Lagging> lagging(int minSeconds) {
+    Instant now = clock.instant();
+    Instant edge = now.minusSeconds(minSeconds);
+    List<Lagging> out = new ArrayList<>();
+    for (Lagging l : fresh(now).rows()) {
+      if (l.oldestUnconsumedAt().isAfter(edge)) {
+        break;
+      }
+      out.add(
+          new Lagging(
+              l.group(),
+              l.queue(),
+              l.partition(),
+              l.partitionId(),
+              l.workerId(),
+              l.offsetLag(),
+              Math.max(0, Duration.between(l.oldestUnconsumedAt(), now).toSeconds()),
+              l.oldestUnconsumedAt(),
+              l.lastConsumedAt()));
+    }
+    return out;
+  }
+
+  /** Drops the snapshot: a group's cursors moved (a seek or a delete). */
+  public synchronized void forget() {
+    generation++;
+    current = null;
+  }
+
+  private Snapshot fresh(Instant now) {
+    Snapshot s = current;
+    if (s == null || s.takenAt().isBefore(now.minus(interval.multipliedBy(2)))) {
+      try {
+        return take().join();
+      } catch (CompletionException e) {
+        throw e.getCause() instanceof RuntimeException r ? r : e;
+      }
+    }
+    if (s.takenAt().isBefore(now.minus(interval))) {
+      take();
+    }
+    return s;
+  }
+
+  /** The snapshot being taken, started if none is: one at a time per broker. */
+  private synchronized CompletableFuture<Snapshot> take() {
+    if (taking == null) {
+      Instant at = clock.instant();
+      long begun = generation;
+      taking =
+          CompletableFuture.supplyAsync(
+                  () -> new Snapshot(at, store.lagging(0, CAPACITY)), background)
+              .whenComplete((s, failure) -> taken(begun, s, failure));
+    }
+    return taking;
+  }
+
+  private synchronized void taken(long begun, Snapshot s, Throwable failure) {
+    taking = null;
+    if (failure == null) {
+      if (begun == generation) {
+        current = s;
+      }
+    } else {
+      // the request that waits for it reports the failure; one refreshing ahead keeps the old
+      log.debug("lag snapshot failed", failure);
+    }
+  }
+}
