@@ -192,13 +192,14 @@ select c.partition_id, c.consumer_group, c.committed, c.worker_id, c.lease_expir
                       order by s.base_offset desc
                       limit 1) o on p.last_offset > c.committed;
 
--- One page of the group's cursors (on one queue, or on all) by queue and partition, with their lag
--- and lease and how many cursors there are (cursor_count). The oldest unconsumed message is probed
--- for the page's lagging cursors only.
+-- One page of the group's cursors (on one queue, or on all; from a partition name on) by queue and
+-- partition, with their lag and lease and how many cursors there are (cursor_count). The oldest
+-- unconsumed message is probed for the page's lagging cursors only.
 drop function if exists queen.group_detail_v1(text);
 drop function if exists queen.group_detail_v2(text, text);
 
-create or replace function queen.group_detail_v3(p_group text, p_queue text, p_limit integer,
+create or replace function queen.group_detail_v3(p_group text, p_queue text,
+                                                 p_partition_from text, p_limit integer,
                                                  p_offset integer)
 returns table (queue_name text, partition_name text, partition_id uuid, worker_id uuid,
                last_consumed_at timestamptz, total_consumed bigint, committed bigint,
@@ -222,6 +223,7 @@ begin
           join queen.queues q on q.id = p.queue_id
          where c.consumer_group = p_group
            and (p_queue is null or q.name = p_queue)
+           and (p_partition_from is null or p.name >= p_partition_from)
          order by q.name, p.name
          limit p_limit offset p_offset)
     select g.queue_name, g.partition_name, g.id, g.worker_id, g.last_consumed_at,

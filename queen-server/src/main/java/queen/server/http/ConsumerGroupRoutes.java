@@ -94,8 +94,15 @@ public final class ConsumerGroupRoutes implements Routes {
     // a page of cursors: a group reading 10,000 partitions answered 1.5 MB in 0.3 s unpaged
     int limit = Math.min(Math.max(p.integer("limit", 1000), 1), 10_000);
     int offset = Math.max(p.integer("offset", 0), 0);
+    // ?partitionFrom= starts at a partition name: the cursors of a page of a queue's partitions
+    String from = p.optional("partitionFrom");
     Page<ConsumerGroupStore.Cursor> cursors =
-        store.detail(group, only == null ? null : Fields.name(only, "queue"), limit, offset);
+        store.detail(
+            group,
+            only == null ? null : Fields.name(only, "queue"),
+            from == null ? null : Fields.name(from, "partitionFrom"),
+            limit,
+            offset);
     if (cursors.total() == 0) {
       throw ApiException.notFound("Consumer group not found");
     }
@@ -124,9 +131,11 @@ public final class ConsumerGroupRoutes implements Routes {
   }
 
   private void lagging(ServerRequest req, ServerResponse res) {
-    int min = Math.max(new Params(req).integer("minLagSeconds", 3600), 0);
+    Params p = new Params(req);
+    int min = Math.max(p.integer("minLagSeconds", 3600), 0);
+    int limit = Math.min(Math.max(p.integer("limit", 1000), 1), LagSnapshot.CAPACITY);
     ArrayNode list = Json.MAPPER.createArrayNode();
-    for (ConsumerGroupStore.Lagging l : lags.lagging(min)) {
+    for (ConsumerGroupStore.Lagging l : lags.lagging(min, limit)) {
       list.addObject()
           .put("consumer_group", l.group())
           .put("queue_name", l.queue())

@@ -48,15 +48,15 @@ public final class LagSnapshot {
   }
 
   /**
-   * Cursors whose oldest unconsumed message is at least {@code minSeconds} old at the snapshot,
-   * oldest first, with their time lag counted to now.
+   * The first {@code limit} cursors whose oldest unconsumed message is at least {@code minSeconds}
+   * old at the snapshot, oldest first, with their time lag counted to now.
    */
-  public List<Lagging> lagging(int minSeconds) {
+  public List<Lagging> lagging(int minSeconds, int limit) {
     Instant now = clock.instant();
     Instant edge = now.minusSeconds(minSeconds);
     List<Lagging> out = new ArrayList<>();
     for (Lagging l : fresh(now).rows()) {
-      if (l.oldestUnconsumedAt().isAfter(edge)) {
+      if (out.size() == limit || l.oldestUnconsumedAt().isAfter(edge)) {
         break;
       }
       out.add(

@@ -134,20 +134,23 @@ public final class ConsumerGroupStore {
   }
 
   /**
-   * A page of the group's cursors on {@code queue} (every queue when null), ordered by queue and
-   * partition, and how many there are; empty for an unknown group.
+   * A page of the group's cursors on {@code queue} (every queue when null; from the partition named
+   * {@code partitionFrom} on when not null), ordered by queue and partition, and how many there
+   * are; empty for an unknown group.
    */
-  public Page<Cursor> detail(String group, String queue, int limit, int offset) {
+  public Page<Cursor> detail(
+      String group, String queue, String partitionFrom, int limit, int offset) {
     return db.autocommit(
         c -> {
           List<Cursor> out = new ArrayList<>();
           long total = 0;
           try (PreparedStatement ps =
-              c.prepareStatement("select * from queen.group_detail_v3(?, ?, ?, ?)")) {
+              c.prepareStatement("select * from queen.group_detail_v3(?, ?, ?, ?, ?)")) {
             ps.setString(1, group);
             ps.setString(2, queue);
-            ps.setInt(3, limit);
-            ps.setInt(4, offset);
+            ps.setString(3, partitionFrom);
+            ps.setInt(4, limit);
+            ps.setInt(5, offset);
             try (ResultSet rs = ps.executeQuery()) {
               while (rs.next()) {
                 total = rs.getLong("cursor_count");
@@ -167,7 +170,7 @@ public final class ConsumerGroupStore {
             }
           }
           if (out.isEmpty() && offset > 0) {
-            return new Page<>(out, detail(group, queue, 1, 0).total());
+            return new Page<>(out, detail(group, queue, partitionFrom, 1, 0).total());
           }
           return new Page<>(out, total);
         });

@@ -65,9 +65,16 @@ function renderPartition(queue, p) {
     p.lags.map(lagCell));
 }
 
-/** {group: {partitionName: cursor}} from the detail answer of every group reading the queue. */
-async function partitionLags(queue, groups) {
-  const details = await Promise.all(groups.map((g) => api(`/api/v1/consumer-groups/${enc(g.name)}?queue=${enc(queue)}`)
+/**
+ * {group: {partitionName: cursor}} for the partitions shown, from every group reading the queue:
+ * its cursors from the page's first partition name on, as many as the page holds.
+ */
+async function partitionLags(queue, groups, partitions) {
+  if (partitions.length === 0) {
+    return Object.fromEntries(groups.map((g) => [g.name, {}]));
+  }
+  const query = { queue, partitionFrom: partitions[0].name, limit: PAGE };
+  const details = await Promise.all(groups.map((g) => api(`/api/v1/consumer-groups/${enc(g.name)}`, { query })
     .catch((error) => {
       if (error instanceof ApiError && error.status === 404) {
         return {};
@@ -106,7 +113,7 @@ async function load(name, offset) {
     throw error;
   }
   const readers = sortGroups(groups.filter((g) => g.queueName === name));
-  return { detail, readers, lags: await partitionLags(name, readers) };
+  return { detail, readers, lags: await partitionLags(name, readers, detail.partitions) };
 }
 
 export default function queuePage(name) {

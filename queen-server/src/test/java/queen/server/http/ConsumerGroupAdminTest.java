@@ -248,6 +248,34 @@ class ConsumerGroupAdminTest {
   }
 
   @Test
+  void groupDetailStartsAtAPartitionNameAndLaggingTakesALimit() {
+    for (String partition : List.of("a", "b", "c", "d")) {
+      wire.pushNumbered("pf", partition, 0, 2);
+      wire.ackAll(
+          broker
+              .get("/api/v1/pop/queue/pf/partition/" + partition + "?consumerGroup=pfg&batch=1")
+              .json());
+    }
+    TestBroker.Reply page =
+        broker.get("/api/v1/consumer-groups/pfg?queue=pf&partitionFrom=b&limit=2");
+    assertThat(page.json().at("/pf/partitions"))
+        .extracting(c -> c.get("partition").asText())
+        .containsExactly("b", "c");
+    assertThat(page.headers().firstValue("X-Total-Count")).hasValue("3");
+
+    // the view is a snapshot up to an interval old: the four cursors above appear within it
+    Awaitility.await()
+        .atMost(Duration.ofSeconds(15))
+        .untilAsserted(
+            () ->
+                assertThat(
+                        broker
+                            .get("/api/v1/consumer-groups/lagging?minLagSeconds=0&limit=2")
+                            .json())
+                    .hasSize(2));
+  }
+
+  @Test
   void badInputIsA4xxNamingTheProblem() {
     wire.pushNumbered("bad", "p", 0, 1);
     assertError(broker.get("/api/v1/consumer-groups/nobody"), 404, "Consumer group not found");
