@@ -191,12 +191,7 @@ public final class Broker implements AutoCloseable {
       resources.addFirst(retention);
       retention.start();
       ConsumerGroupStore groupStore = new ConsumerGroupStore(db);
-      LagSnapshot lags =
-          new LagSnapshot(
-              groupStore,
-              config.statsInterval(),
-              clock,
-              r -> Thread.ofVirtual().name("lag-snapshot").start(r));
+      LagSnapshot lags = new LagSnapshot(groupStore, config.statsInterval(), clock);
       ConsumerGroups groups =
           new ConsumerGroups(
               groupStore,
@@ -214,12 +209,7 @@ public final class Broker implements AutoCloseable {
               config.buffer().maxBytes(),
               config.buffer().failover());
       resources.addFirst(buffered);
-      meters.gauge("queen_buffer_pending_messages", buffered, b -> b.status().pending());
-      FunctionCounter.builder("queen_buffer_drained_messages", buffered, b -> b.status().drained())
-          .register(meters);
-      FunctionCounter.builder("queen_buffer_failed", buffered, b -> b.status().failed())
-          .description("pushes that could not be buffered, and buffered messages set aside")
-          .register(meters);
+      buffered.register(meters);
       StateRefresher refresher =
           new StateRefresher(
               system,

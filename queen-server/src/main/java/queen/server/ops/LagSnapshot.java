@@ -33,18 +33,16 @@ public final class LagSnapshot {
   private final ConsumerGroupStore store;
   private final Duration interval;
   private final InstantSource clock;
-  private final Executor background;
+  private final Executor background = r -> Thread.ofVirtual().name("lag-snapshot").start(r);
   private volatile Snapshot current;
   private CompletableFuture<Snapshot> taking;
   // a snapshot begun before a forget() is not kept
   private long generation;
 
-  public LagSnapshot(
-      ConsumerGroupStore store, Duration interval, InstantSource clock, Executor background) {
+  public LagSnapshot(ConsumerGroupStore store, Duration interval, InstantSource clock) {
     this.store = store;
     this.interval = interval;
     this.clock = clock;
-    this.background = background;
   }
 
   /**

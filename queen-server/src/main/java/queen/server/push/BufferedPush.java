@@ -1,5 +1,7 @@
 package queen.server.push;
 
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -165,6 +167,16 @@ public final class BufferedPush implements AutoCloseable {
         drained.get(),
         dbHealthy,
         buffer != null);
+  }
+
+  /** The buffer's gauges and counters: waiting to drain, drained, failed. */
+  public void register(MeterRegistry meters) {
+    meters.gauge("queen_buffer_pending_messages", this, b -> b.status().pending());
+    FunctionCounter.builder("queen_buffer_drained_messages", this, b -> b.status().drained())
+        .register(meters);
+    FunctionCounter.builder("queen_buffer_failed", this, b -> b.status().failed())
+        .description("pushes that could not be buffered, and buffered messages set aside")
+        .register(meters);
   }
 
   private void wake() {

@@ -103,6 +103,7 @@ class PushMaintenanceTest {
     pushThousand(null, "mnt");
     assertThat(segments("mnt")).as("nothing written to PostgreSQL").isZero();
     assertThat(broker.get("/api/v1/status/buffers").json().get("pending").asLong()).isEqualTo(1000);
+    assertThat(broker.metric("queen_buffer_pending_messages", "")).isEqualTo(1000);
     JsonNode state = broker.get("/api/v1/system/maintenance").json();
     assertThat(state.get("bufferedMessages").asLong()).isEqualTo(1000);
     assertThat(broker.get("/api/v1/pop/queue/mnt?batch=10").status()).isEqualTo(204);
@@ -112,6 +113,8 @@ class PushMaintenanceTest {
         .atMost(Duration.ofSeconds(30))
         .until(() -> broker.get("/api/v1/status/buffers").json().get("pending").asLong() == 0);
     assertEveryMessageOnceInOrder("mnt", 1000);
+    assertThat(broker.metric("queen_buffer_drained_messages_total", ""))
+        .isGreaterThanOrEqualTo(1000);
   }
 
   @Test
