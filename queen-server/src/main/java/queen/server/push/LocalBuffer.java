@@ -81,7 +81,7 @@ public final class LocalBuffer implements AutoCloseable {
     }
     LocalBuffer b = new LocalBuffer(dir, maxBytes, lockChannel, lock);
     long last = 0;
-    for (Path f : b.sealedFiles()) {
+    for (Path f : b.files(Long.MAX_VALUE)) {
       last = Math.max(last, sequence(f));
       b.bytesOnDisk += Files.size(f);
       forEachRecord(f, r -> b.pending.addAndGet(BufferRecord.count(r)));
@@ -140,13 +140,20 @@ public final class LocalBuffer implements AutoCloseable {
         throw e;
       }
       bytesOnDisk += HEADER + body.length;
+      // counted before a seal can hand the record to a drain: counted after the fsync, a drain
+      // could store it first and leave it pending for ever
+      pending.addAndGet(messages);
       mine = new Written(current, written);
       tail = mine;
     } finally {
       appendLock.unlock();
     }
-    sync(mine);
-    pending.addAndGet(messages);
+    try {
+      sync(mine);
+    } catch (IOException e) {
+      pending.addAndGet(-messages); // cut back with the rest of its file: never drained
+      throw e;
+    }
   }
 
   /**
@@ -281,18 +288,28 @@ public final class LocalBuffer implements AutoCloseable {
     }
   }
 
-  /** The files closed for appends, oldest first. */
+  /**
+   * The files closed for appends, oldest first: those numbered below the file being (or about to
+   * be) appended to. Not "every file but the open one": an append may open the next file between
+   * that question and the listing, and a drain that took that file as sealed deleted records
+   * appended to it after it was read.
+   */
   public List<Path> sealedFiles() throws IOException {
-    long open;
+    long next;
     appendLock.lock();
     try {
-      open = current == null ? -1 : currentSequence;
+      next = currentSequence;
     } finally {
       appendLock.unlock();
     }
+    return files(next);
+  }
+
+  /** The buffer files numbered below {@code below}, oldest first. */
+  private List<Path> files(long below) throws IOException {
     try (Stream<Path> s = Files.list(dir)) {
       return s.filter(p -> p.getFileName().toString().matches("buffer-\\d{20}\\.log"))
-          .filter(p -> sequence(p) != open)
+          .filter(p -> sequence(p) < below)
           .sorted((a, b) -> Long.compare(sequence(a), sequence(b)))
           .toList();
     }
