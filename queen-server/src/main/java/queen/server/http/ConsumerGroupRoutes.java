@@ -92,8 +92,8 @@ public final class ConsumerGroupRoutes implements Routes {
     // ?queue= narrows the answer to one queue's cursors (the dashboard's queue page)
     String only = p.optional("queue");
     // a page of cursors: a group reading 10,000 partitions answered 1.5 MB in 0.3 s unpaged
-    int limit = Math.min(Math.max(p.integer("limit", 1000), 1), 10_000);
-    int offset = Math.max(p.integer("offset", 0), 0);
+    int limit = p.limit(1000, 10_000);
+    int offset = p.offset();
     // ?partitionFrom= starts at a partition name: the cursors of a page of a queue's partitions
     String from = p.optional("partitionFrom");
     Page<ConsumerGroupStore.Cursor> cursors =
@@ -133,7 +133,7 @@ public final class ConsumerGroupRoutes implements Routes {
   private void lagging(ServerRequest req, ServerResponse res) {
     Params p = new Params(req);
     int min = Math.max(p.integer("minLagSeconds", 3600), 0);
-    int limit = Math.min(Math.max(p.integer("limit", 1000), 1), LagSnapshot.CAPACITY);
+    int limit = p.limit(1000, LagSnapshot.CAPACITY);
     ArrayNode list = Json.MAPPER.createArrayNode();
     for (ConsumerGroupStore.Lagging l : lags.lagging(min, limit)) {
       list.addObject()

@@ -32,8 +32,8 @@ public final class DeadLetterRoutes implements Routes {
         Access.READ_ONLY,
         (req, res) -> {
           Params p = new Params(req);
-          int limit = Math.min(Math.max(p.integer("limit", 100), 1), 1000);
-          int offset = Math.max(p.integer("offset", 0), 0);
+          int limit = p.limit(100, 1000);
+          int offset = p.offset();
           DeadLetterStore.Filter filter =
               new DeadLetterStore.Filter(
                   p.optional("queue"),

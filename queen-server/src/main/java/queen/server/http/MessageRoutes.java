@@ -108,8 +108,8 @@ public final class MessageRoutes implements Routes {
     if (to == null) {
       to = now.truncatedTo(ChronoUnit.MINUTES).plus(Duration.ofMinutes(1));
     }
-    int limit = Math.min(Math.max(p.integer("limit", 200), 1), 1000);
-    int offset = Math.min(Math.max(p.integer("offset", 0), 0), 100_000);
+    int limit = p.limit(200, 1000);
+    int offset = p.offset(100_000);
     MessageStore.Filter filter =
         new MessageStore.Filter(
             p.optional("queue"),

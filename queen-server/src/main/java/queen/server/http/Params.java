@@ -59,6 +59,21 @@ final class Params {
     }
   }
 
+  /** A page size: {@code limit}, default {@code fallback}, held between 1 and {@code max}. */
+  int limit(int fallback, int max) {
+    return Math.min(Math.max(integer("limit", fallback), 1), max);
+  }
+
+  /** Where a page starts: {@code offset}, default 0, not below 0. */
+  int offset() {
+    return offset(Integer.MAX_VALUE);
+  }
+
+  /** Where a page starts: {@code offset}, default 0, held between 0 and {@code max}. */
+  int offset(int max) {
+    return Math.min(Math.max(integer("offset", 0), 0), max);
+  }
+
   /** A path parameter that names a queue, partition or consumer group (see {@link Fields#name}). */
   String name(String param) {
     return Fields.name(path(param), param);

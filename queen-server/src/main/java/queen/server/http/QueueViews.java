@@ -70,8 +70,8 @@ final class QueueViews {
    */
   static PartitionPage partitionPage(
       ResourceStore store, StatsStore stats, ResourceStore.QueueRow q, Params p) {
-    int limit = Math.min(Math.max(p.integer("limit", 100), 1), 10_000);
-    int offset = Math.max(p.integer("offset", 0), 0);
+    int limit = p.limit(100, 10_000);
+    int offset = p.offset();
     Page<ResourceStore.PartitionStats> page = store.partitions(q.id(), limit, offset);
     StatsStore.QueueStats snapshot = null;
     if (page.items().size() < page.total()) {

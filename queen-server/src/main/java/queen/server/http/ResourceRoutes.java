@@ -94,8 +94,8 @@ public final class ResourceRoutes implements Routes {
 
   private void partitions(ServerRequest req, ServerResponse res) {
     Params p = new Params(req);
-    int limit = Math.min(Math.max(p.integer("limit", 100), 1), 1000);
-    int offset = Math.max(p.integer("offset", 0), 0);
+    int limit = p.limit(100, 1000);
+    int offset = p.offset();
     Page<ResourceStore.PartitionSummary> page =
         store.partitionList(p.optional("queue"), limit, offset);
     ObjectNode body = Json.object();

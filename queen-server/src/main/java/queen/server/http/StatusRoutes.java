@@ -159,8 +159,8 @@ public final class StatusRoutes implements Routes {
 
   private void queues(ServerRequest req, ServerResponse res) {
     Params p = new Params(req);
-    int limit = Math.min(Math.max(p.integer("limit", 100), 1), 1000);
-    int offset = Math.max(p.integer("offset", 0), 0);
+    int limit = p.limit(100, 1000);
+    int offset = p.offset();
     String namespace = p.optional("namespace");
     String task = p.optional("task");
     List<StatsStore.QueueStats> matching =
@@ -215,8 +215,8 @@ public final class StatusRoutes implements Routes {
   private void queueMessages(ServerRequest req, ServerResponse res) {
     Params p = new Params(req);
     ResourceStore.QueueRow q = QueueViews.queue(resources, p.name("queue"));
-    int limit = Math.min(Math.max(p.integer("limit", 50), 1), 1000);
-    int offset = Math.min(Math.max(p.integer("offset", 0), 0), 100_000);
+    int limit = p.limit(50, 1000);
+    int offset = p.offset(100_000);
     MessageStore.Filter all =
         new MessageStore.Filter(
             q.name(), null, null, null, null, Instant.EPOCH, clock.instant().plusSeconds(60));

@@ -129,8 +129,8 @@ public final class TraceRoutes implements Routes {
 
   private void byName(ServerRequest req, ServerResponse res) {
     Params p = new Params(req);
-    int limit = Math.min(Math.max(p.integer("limit", 100), 1), 1000);
-    int offset = Math.max(p.integer("offset", 0), 0);
+    int limit = p.limit(100, 1000);
+    int offset = p.offset();
     Page<TraceStore.Named> page = traces.byName(p.path("name"), limit, offset);
     List<UUID> pids = new ArrayList<>();
     List<Long> offsets = new ArrayList<>();
@@ -163,8 +163,8 @@ public final class TraceRoutes implements Routes {
 
   private void names(ServerRequest req, ServerResponse res) {
     Params p = new Params(req);
-    int limit = Math.min(Math.max(p.integer("limit", 50), 1), 1000);
-    int offset = Math.max(p.integer("offset", 0), 0);
+    int limit = p.limit(50, 1000);
+    int offset = p.offset();
     Page<TraceStore.Name> page = traces.names(limit, offset);
     ObjectNode body = Json.object();
     ArrayNode list = body.putArray("trace_names");
