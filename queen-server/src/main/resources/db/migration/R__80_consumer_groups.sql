@@ -194,7 +194,8 @@ select c.partition_id, c.consumer_group, c.committed, c.worker_id, c.lease_expir
 
 -- One page of the group's cursors (on one queue, or on all; from a partition name on) by queue and
 -- partition, with their lag and lease and how many cursors there are (cursor_count). The oldest
--- unconsumed message is probed for the page's lagging cursors only.
+-- unconsumed message is probed for the page's lagging cursors only. The page is chosen first, into
+-- an array: Citus plans no lateral join next to a CTE.
 drop function if exists queen.group_detail_v1(text);
 drop function if exists queen.group_detail_v2(text, text);
 
@@ -210,34 +211,29 @@ stable
 as $$
 #variable_conflict use_column
 declare
-    -- a variable, not now() in the lateral below: Citus takes only immutable functions there
-    v_now timestamptz := now();
+    v_ids   uuid[];
+    v_count bigint;
 begin
+    select coalesce(array_agg(x.partition_id), '{}'), coalesce(max(x.n), 0) into v_ids, v_count
+      from (select c.partition_id, count(*) over () as n
+              from queen.log_consumers c
+              join queen.log_partitions p on p.id = c.partition_id
+              join queen.queues q on q.id = p.queue_id
+             where c.consumer_group = p_group
+               and (p_queue is null or q.name = p_queue)
+               and (p_partition_from is null or p.name >= p_partition_from)
+             order by q.name, p.name
+             limit p_limit offset p_offset) x;
     return query
-    with page as (
-        select q.name as queue_name, p.name as partition_name, p.id, p.last_offset,
-               p.retained_from, c.committed, c.worker_id, c.lease_expires_at,
-               c.last_consumed_at, c.total_consumed, count(*) over () as cursor_count
-          from queen.log_consumers c
-          join queen.log_partitions p on p.id = c.partition_id
-          join queen.queues q on q.id = p.queue_id
-         where c.consumer_group = p_group
-           and (p_queue is null or q.name = p_queue)
-           and (p_partition_from is null or p.name >= p_partition_from)
-         order by q.name, p.name
-         limit p_limit offset p_offset)
-    select g.queue_name, g.partition_name, g.id, g.worker_id, g.last_consumed_at,
-           g.total_consumed, g.committed, greatest(g.last_offset - g.committed, 0),
-           coalesce(extract(epoch from v_now - o.at)::bigint, 0),
-           g.worker_id is not null and g.lease_expires_at > v_now, g.cursor_count
-      from page g
-      left join lateral (select s.created_at as at
-                           from queen.log_segments s
-                          where s.partition_id = g.id
-                            and s.base_offset <= greatest(g.committed + 1, g.retained_from)
-                          order by s.base_offset desc
-                          limit 1) o on g.last_offset > g.committed
-     order by g.queue_name, g.partition_name;
+    select q.name, l.partition_name, l.partition_id, l.worker_id, l.last_consumed_at,
+           l.total_consumed, l.committed, greatest(l.last_offset - l.committed, 0),
+           coalesce(extract(epoch from now() - l.oldest_unconsumed_at)::bigint, 0),
+           l.worker_id is not null and l.lease_expires_at > now(), v_count
+      from queen.cursor_lag l
+      join queen.queues q on q.id = l.queue_id
+     where l.consumer_group = p_group
+       and l.partition_id = any (v_ids)
+     order by q.name, l.partition_name;
 end;
 $$;
 

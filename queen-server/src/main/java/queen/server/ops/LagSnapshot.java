@@ -38,6 +38,7 @@ public final class LagSnapshot {
   private CompletableFuture<Snapshot> taking;
   // a snapshot begun before a forget() is not kept
   private long generation;
+  private long takingGeneration;
 
   public LagSnapshot(ConsumerGroupStore store, Duration interval, InstantSource clock) {
     this.store = store;
@@ -95,9 +96,12 @@ public final class LagSnapshot {
 
   /** The snapshot being taken, started if none is: one at a time per broker. */
   private synchronized CompletableFuture<Snapshot> take() {
-    if (taking == null) {
+    // done, not null: a snapshot finished before whenComplete was attached runs taken() here;
+    // and one begun before a forget() is not what a request after it should wait for
+    if (taking == null || taking.isDone() || takingGeneration != generation) {
       Instant at = clock.instant();
       long begun = generation;
+      takingGeneration = begun;
       taking =
           CompletableFuture.supplyAsync(
                   () -> new Snapshot(at, store.lagging(0, CAPACITY)), background)
@@ -107,7 +111,6 @@ public final class LagSnapshot {
   }
 
   private synchronized void taken(long begun, Snapshot s, Throwable failure) {
-    taking = null;
     if (failure == null) {
       if (begun == generation) {
         current = s;
