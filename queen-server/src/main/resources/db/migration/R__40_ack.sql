@@ -124,8 +124,10 @@ begin
             v_live := found and cur.lease_expires_at > v_now;
             v_done := cur.committed;
             if not found then
+                -- a lease released by its own ack: what it committed counts as done for a retry
                 select c.committed into v_done from queen.log_consumers c
-                 where c.partition_id = g.pid and c.consumer_group = p_group;
+                 where c.partition_id = g.pid and c.consumer_group = p_group
+                   and c.released_by = g.lease;
             end if;
         else
             select * into cur from queen.log_consumers c
@@ -278,7 +280,7 @@ begin
             update queen.log_consumers c
                set committed = v_new, worker_id = null, lease_expires_at = null,
                    lease_acquired_at = null, batch_end = null, acked_offsets = null,
-                   retry_count = v_count, retry_end = v_retry_end,
+                   released_by = cur.worker_id, retry_count = v_count, retry_end = v_retry_end,
                    total_consumed = c.total_consumed + (v_new - cur.committed),
                    last_consumed_at = case when v_new > cur.committed then v_now
                                            else c.last_consumed_at end
@@ -344,6 +346,7 @@ begin
         update queen.log_consumers c
            set committed = a.batch_end, worker_id = null, lease_expires_at = null,
                lease_acquired_at = null, batch_end = null, acked_offsets = null,
+               released_by = c.worker_id,
                retry_count = case when c.retry_end is null or a.batch_end >= c.retry_end
                                   then 0 else c.retry_count end,
                retry_end = case when c.retry_end is null or a.batch_end >= c.retry_end

@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -211,6 +212,34 @@ class PopAckTest {
     JsonNode stale = ackOne(next.get("messages").get(0), lease, "__QUEUE_MODE__").json().get(0);
     assertThat(stale.get("error").asText()).isEqualTo("Invalid or expired lease");
     assertThat(broker.sqlLong(cursorOf("retried", "__QUEUE_MODE__", "committed"))).isEqualTo(1);
+  }
+
+  @Test
+  void aLateAckFromAnExpiredLeaseIsRefusedWhenAnotherLeaseProcessedTheMessage() {
+    wire.configure("late", object().put("leaseTime", 1));
+    wire.pushNumbered("late", "Default", 0, 2);
+    JsonNode first = wire.popPartition("late", "Default", "batch=2").json();
+    // the first consumer stalls past its lease; a second one gets the batch and processes it
+    AtomicReference<JsonNode> redelivered = new AtomicReference<>();
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(
+            () -> {
+              TestBroker.Reply r = wire.popPartition("late", "Default", "batch=2");
+              redelivered.set(r.status() == 200 ? r.json() : null);
+              return redelivered.get() != null;
+            });
+    JsonNode second = redelivered.get();
+    assertThat(second.get("messages")).hasSize(2);
+    for (JsonNode a : wire.ackAll(second)) {
+      assertThat(a.get("success").asBoolean()).isTrue();
+    }
+    // one message, one success: the stalled consumer must not be told it processed them too
+    for (JsonNode a : wire.ackAll(first)) {
+      assertThat(a.get("success").asBoolean()).as(a.toString()).isFalse();
+      assertThat(a.get("error").asText()).isEqualTo("Invalid or expired lease");
+    }
+    assertThat(broker.sqlLong(cursorOf("late", "__QUEUE_MODE__", "committed"))).isEqualTo(1);
   }
 
   @Test
