@@ -122,10 +122,11 @@ begin
              where c.partition_id = g.pid and c.worker_id = g.lease
                for update;
             v_live := found and cur.lease_expires_at > v_now;
-            v_done := cur.committed;
+            -- a lease released by its own ack: what it had committed then counts as done for a
+            -- retry; not what others committed since, nor anything under a lease that expired
+            v_done := null;
             if not found then
-                -- a lease released by its own ack: what it committed counts as done for a retry
-                select c.committed into v_done from queen.log_consumers c
+                select least(c.committed, c.released_to) into v_done from queen.log_consumers c
                  where c.partition_id = g.pid and c.consumer_group = p_group
                    and c.released_by = g.lease;
             end if;
@@ -280,7 +281,8 @@ begin
             update queen.log_consumers c
                set committed = v_new, worker_id = null, lease_expires_at = null,
                    lease_acquired_at = null, batch_end = null, acked_offsets = null,
-                   released_by = cur.worker_id, retry_count = v_count, retry_end = v_retry_end,
+                   released_by = cur.worker_id, released_to = v_new,
+                   retry_count = v_count, retry_end = v_retry_end,
                    total_consumed = c.total_consumed + (v_new - cur.committed),
                    last_consumed_at = case when v_new > cur.committed then v_now
                                            else c.last_consumed_at end
@@ -346,7 +348,7 @@ begin
         update queen.log_consumers c
            set committed = a.batch_end, worker_id = null, lease_expires_at = null,
                lease_acquired_at = null, batch_end = null, acked_offsets = null,
-               released_by = c.worker_id,
+               released_by = c.worker_id, released_to = a.batch_end,
                retry_count = case when c.retry_end is null or a.batch_end >= c.retry_end
                                   then 0 else c.retry_count end,
                retry_end = case when c.retry_end is null or a.batch_end >= c.retry_end

@@ -267,6 +267,8 @@ public final class LocalBuffer implements AutoCloseable {
       fail(closing);
       throw e;
     }
+    // everything in it is on disk: a force of it failing later must not cut it back
+    closing.forcedTo = written;
     closing.closedForced = true;
     current = null;
     currentSequence++;

@@ -142,38 +142,45 @@ public final class ConsumerGroupStore {
       String group, String queue, String partitionFrom, int limit, int offset) {
     return db.autocommit(
         c -> {
-          List<Cursor> out = new ArrayList<>();
-          long total = 0;
-          try (PreparedStatement ps =
-              c.prepareStatement("select * from queen.group_detail_v3(?, ?, ?, ?, ?)")) {
-            ps.setString(1, group);
-            ps.setString(2, queue);
-            ps.setString(3, partitionFrom);
-            ps.setInt(4, limit);
-            ps.setInt(5, offset);
-            try (ResultSet rs = ps.executeQuery()) {
-              while (rs.next()) {
-                total = rs.getLong("cursor_count");
-                out.add(
-                    new Cursor(
-                        rs.getString("queue_name"),
-                        rs.getString("partition_name"),
-                        rs.getObject("partition_id", UUID.class),
-                        rs.getObject("worker_id", UUID.class),
-                        Sql.instant(rs, "last_consumed_at"),
-                        rs.getLong("total_consumed"),
-                        rs.getLong("committed"),
-                        rs.getLong("offset_lag"),
-                        rs.getLong("time_lag_seconds"),
-                        rs.getBoolean("lease_active")));
-              }
-            }
-          }
-          if (out.isEmpty() && offset > 0) {
-            return new Page<>(out, detail(group, queue, partitionFrom, 1, 0).total());
-          }
-          return new Page<>(out, total);
+          Page<Cursor> page = detail(c, group, queue, partitionFrom, limit, offset);
+          // past the end the rows carry no count: ask for the first row on the same connection
+          return page.items().isEmpty() && offset > 0
+              ? new Page<>(page.items(), detail(c, group, queue, partitionFrom, 1, 0).total())
+              : page;
         });
+  }
+
+  private static Page<Cursor> detail(
+      Connection c, String group, String queue, String partitionFrom, int limit, int offset)
+      throws SQLException {
+    List<Cursor> out = new ArrayList<>();
+    long total = 0;
+    try (PreparedStatement ps =
+        c.prepareStatement("select * from queen.group_detail_v3(?, ?, ?, ?, ?)")) {
+      ps.setString(1, group);
+      ps.setString(2, queue);
+      ps.setString(3, partitionFrom);
+      ps.setInt(4, limit);
+      ps.setInt(5, offset);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          total = rs.getLong("cursor_count");
+          out.add(
+              new Cursor(
+                  rs.getString("queue_name"),
+                  rs.getString("partition_name"),
+                  rs.getObject("partition_id", UUID.class),
+                  rs.getObject("worker_id", UUID.class),
+                  Sql.instant(rs, "last_consumed_at"),
+                  rs.getLong("total_consumed"),
+                  rs.getLong("committed"),
+                  rs.getLong("offset_lag"),
+                  rs.getLong("time_lag_seconds"),
+                  rs.getBoolean("lease_active")));
+        }
+      }
+    }
+    return new Page<>(out, total);
   }
 
   /**

@@ -1,7 +1,9 @@
 package queen.server.store;
 
+import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -128,39 +130,45 @@ public final class ResourceStore {
   public Page<PartitionStats> partitions(UUID queueId, int limit, int offset) {
     return db.autocommit(
         c -> {
-          List<PartitionStats> out = new ArrayList<>();
-          long total = 0;
-          try (PreparedStatement ps =
-              c.prepareStatement("select * from queen.queue_partitions_v2(?, ?, ?)")) {
-            ps.setObject(1, queueId);
-            ps.setInt(2, limit);
-            ps.setInt(3, offset);
-            try (ResultSet rs = ps.executeQuery()) {
-              while (rs.next()) {
-                total = rs.getLong("partition_count");
-                out.add(
-                    new PartitionStats(
-                        rs.getObject("id", UUID.class),
-                        rs.getString("name"),
-                        Sql.instant(rs, "created_at"),
-                        rs.getLong("total"),
-                        rs.getLong("pending"),
-                        rs.getLong("processing"),
-                        rs.getLong("completed"),
-                        rs.getLong("dead_letter"),
-                        rs.getLong("total_consumed"),
-                        Sql.instant(rs, "last_activity"),
-                        Sql.instant(rs, "oldest_message"),
-                        Sql.instant(rs, "newest_message"),
-                        rs.getLong("last_offset")));
-              }
-            }
-          }
-          if (out.isEmpty() && offset > 0) {
-            return new Page<>(out, partitions(queueId, 1, 0).total());
-          }
-          return new Page<>(out, total);
+          Page<PartitionStats> page = partitions(c, queueId, limit, offset);
+          // past the end the rows carry no count: ask for the first row on the same connection
+          return page.items().isEmpty() && offset > 0
+              ? new Page<>(page.items(), partitions(c, queueId, 1, 0).total())
+              : page;
         });
+  }
+
+  private static Page<PartitionStats> partitions(Connection c, UUID queueId, int limit, int offset)
+      throws SQLException {
+    List<PartitionStats> out = new ArrayList<>();
+    long total = 0;
+    try (PreparedStatement ps =
+        c.prepareStatement("select * from queen.queue_partitions_v2(?, ?, ?)")) {
+      ps.setObject(1, queueId);
+      ps.setInt(2, limit);
+      ps.setInt(3, offset);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          total = rs.getLong("partition_count");
+          out.add(
+              new PartitionStats(
+                  rs.getObject("id", UUID.class),
+                  rs.getString("name"),
+                  Sql.instant(rs, "created_at"),
+                  rs.getLong("total"),
+                  rs.getLong("pending"),
+                  rs.getLong("processing"),
+                  rs.getLong("completed"),
+                  rs.getLong("dead_letter"),
+                  rs.getLong("total_consumed"),
+                  Sql.instant(rs, "last_activity"),
+                  Sql.instant(rs, "oldest_message"),
+                  Sql.instant(rs, "newest_message"),
+                  rs.getLong("last_offset")));
+        }
+      }
+    }
+    return new Page<>(out, total);
   }
 
   /** A page of partitions (of one queue, or all), most recently written first, and the total. */

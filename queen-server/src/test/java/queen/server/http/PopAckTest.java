@@ -243,6 +243,26 @@ class PopAckTest {
   }
 
   @Test
+  void anAckFromALeaseReleasedByRetryIsRefusedForWhatTheNextLeaseAcked() {
+    wire.pushNumbered("reacked", "Default", 0, 3);
+    JsonNode first = wire.popPartition("reacked", "Default", "batch=3").json();
+    String firstLease = first.get("leaseId").asText();
+    // the first consumer gives the batch back; the next one acks two of its three messages
+    JsonNode back = ackOne(first.get("messages").get(0), firstLease, null, "retry").json();
+    assertThat(back.get(0).get("leaseReleased").asBoolean()).isTrue();
+    JsonNode second = wire.popPartition("reacked", "Default", "batch=3").json();
+    String secondLease = second.get("leaseId").asText();
+    for (int i = 0; i < 2; i++) {
+      JsonNode ok = ackOne(second.get("messages").get(i), secondLease, null).json();
+      assertThat(ok.get(0).get("success").asBoolean()).isTrue();
+    }
+    // the first lease released the cursor at -1: what the second acked since is not its to ack
+    JsonNode late = ackOne(first.get("messages").get(1), firstLease, null).json().get(0);
+    assertThat(late.get("success").asBoolean()).as(late.toString()).isFalse();
+    assertThat(late.get("error").asText()).isEqualTo("Invalid or expired lease");
+  }
+
+  @Test
   void theLeaseDecidesTheGroupOfAnAckThatNamesNone() {
     wire.pushNumbered("leasegroup", "Default", 0, 1);
     JsonNode pop = wire.popPartition("leasegroup", "Default", "consumerGroup=workers").json();
@@ -397,11 +417,15 @@ class PopAckTest {
   }
 
   private TestBroker.Reply ackOne(JsonNode message, String leaseId, String group) {
+    return ackOne(message, leaseId, group, "completed");
+  }
+
+  private TestBroker.Reply ackOne(JsonNode message, String leaseId, String group, String status) {
     ObjectNode ack =
         object()
             .put("transactionId", message.get("transactionId").asText())
             .put("partitionId", message.get("partitionId").asText())
-            .put("status", "completed");
+            .put("status", status);
     if (leaseId != null) {
       ack.put("leaseId", leaseId);
     }
