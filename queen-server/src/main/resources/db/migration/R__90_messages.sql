@@ -120,12 +120,16 @@ begin
     segs_all as (
         select pt.*, s.base_offset, s.msg_count, s.created_at
           from parts pt
+         -- a partition's segments are created in offset order: the window's start is applied
+         -- after the limit, or an index scan for the newest in-window segments of a partition with
+         -- fewer than that many reads every older segment it has before it gives up
          cross join lateral (select ls.base_offset, ls.msg_count, ls.created_at
                                from queen.log_segments ls
                               where ls.partition_id = coalesce(v_pid, pt.id) and ls.base_offset >= pt.retained_from
-                                and ls.created_at >= p_from and ls.created_at <= p_to
+                                and ls.created_at <= p_to
                               order by ls.base_offset desc
-                              limit v_depth) s),
+                              limit v_depth) s
+         where s.created_at >= p_from),
     -- without a status filter the page lies in the newest segments holding limit + offset
     -- messages (a segment's messages share their created_at): expand only those
     segs as (
@@ -184,9 +188,10 @@ begin
                                            from queen.log_segments ls
                                           where ls.partition_id = coalesce(v_pid, p.id)
                                             and ls.base_offset >= p.retained_from
-                                            and ls.created_at >= p_from and ls.created_at <= p_to
+                                            and ls.created_at <= p_to
                                           order by ls.base_offset desc
-                                          limit v_depth) s) d
+                                          limit v_depth) s
+                                  where s.created_at >= p_from) d
              where p.id = coalesce(v_pid, p.id) and p.id = any (v_ids) and d.n = v_depth);
     end if;
     end loop;

@@ -80,6 +80,17 @@ class MessageBrowseTest {
         .containsExactly("deep-hot-1", "deep-hot-0", "deep-y-0", "deep-x-0");
     assertThat(ids("/api/v1/status/queues/deep/messages?limit=3&offset=10"))
         .containsExactly("deep-hot-10", "deep-hot-9", "deep-hot-8");
+
+    // a window that starts inside the hot partition: its older segments are not read
+    String from =
+        broker.sqlText(
+            "select to_char(s.created_at at time zone 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')"
+                + " from queen.log_segments s join queen.log_partitions p on p.id = s.partition_id"
+                + " where p.name = 'hot' and s.base_offset = 10");
+    List<String> windowed = new ArrayList<>();
+    windowed.add("deep-z-0");
+    windowed.addAll(hot.subList(0, 10));
+    assertThat(ids("/api/v1/messages?queue=deep&limit=50&from=" + from)).isEqualTo(windowed);
   }
 
   private List<String> ids(String path) {
