@@ -99,4 +99,37 @@ public final class Wire {
       throw new AssertionError("configure answered " + r.status() + ": " + r.text());
     }
   }
+
+  /** POST /api/v1/ack of one message with a status, naming a lease and a group when not null. */
+  public TestBroker.Reply ackOne(JsonNode message, String leaseId, String group, String status) {
+    ObjectNode ack =
+        object()
+            .put("transactionId", message.get("transactionId").asText())
+            .put("partitionId", message.get("partitionId").asText())
+            .put("status", status);
+    if (leaseId != null) {
+      ack.put("leaseId", leaseId);
+    }
+    if (group != null) {
+      ack.put("consumerGroup", group);
+    }
+    return broker.post("/api/v1/ack", ack);
+  }
+
+  /** As {@link #ackOne(JsonNode, String, String, String)}, {@code completed}. */
+  public TestBroker.Reply ackOne(JsonNode message, String leaseId, String group) {
+    return ackOne(message, leaseId, group, "completed");
+  }
+
+  /** A query of one column of the cursor row of (the queue's only partition, group). */
+  public static String cursorOf(String queue, String group, String column) {
+    return "select "
+        + column
+        + " from queen.log_consumers c join queen.log_partitions p on p.id = c.partition_id"
+        + " join queen.queues q on q.id = p.queue_id where q.name = '"
+        + queue
+        + "' and c.consumer_group = '"
+        + group
+        + "'";
+  }
 }

@@ -233,7 +233,7 @@ public final class BufferedPush implements AutoCloseable {
     for (Path file : buffer.sealedFiles()) {
       FileDrain d = new FileDrain();
       try {
-        LocalBuffer.forEachRecord(file, d::add);
+        RecordFraming.forEachRecord(file, d::add);
         d.flush();
       } catch (Stopped | StoreException e) {
         buffer.stored(-d.stored); // the file is drained again from its start

@@ -1,7 +1,5 @@
 package queen.server.push;
 
-import java.io.BufferedInputStream;
-import java.io.DataInputStream;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.ClosedChannelException;
@@ -15,25 +13,20 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.stream.Stream;
-import java.util.zip.CRC32C;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The durable local buffer of pushes that cannot or may not go to PostgreSQL now: an append-only
  * log of files {@code buffer-<sequence>.log} in one directory that one broker owns (a lock file
- * keeps a second broker out). A record is {@code [u32 length][u32 CRC-32C][body]}; it is written
- * and fsynced before its push is answered, concurrent appends sharing one fsync. A record cut short
- * by a crash fails its length or checksum: it was never answered, so reading stops there and the
- * torn tail is dropped. Appends go to a fresh file after every start and every {@link #seal()};
- * sealed files are drained oldest first and deleted once drained.
+ * keeps a second broker out). A record ({@link RecordFraming}) is written and fsynced before its
+ * push is answered, concurrent appends sharing one fsync. Appends go to a fresh file after every
+ * start and every {@link #seal()}; sealed files are drained oldest first and deleted once drained.
  */
 public final class LocalBuffer implements AutoCloseable {
   private static final String PREFIX = "buffer-";
   private static final Logger log = LoggerFactory.getLogger(LocalBuffer.class);
   private static final String SUFFIX = ".log";
-  private static final int HEADER = 8;
-  private static final int MAX_RECORD = 256 << 20;
 
   /** A file is sealed for draining past this size, so a drain reads and deletes in steps. */
   private static final long ROTATE_BYTES = 16 << 20;
@@ -84,7 +77,7 @@ public final class LocalBuffer implements AutoCloseable {
     for (Path f : b.files(Long.MAX_VALUE)) {
       last = Math.max(last, sequence(f));
       b.bytesOnDisk += Files.size(f);
-      forEachRecord(f, r -> b.pending.addAndGet(BufferRecord.count(r)));
+      RecordFraming.forEachRecord(f, r -> b.pending.addAndGet(BufferRecord.count(r)));
     }
     b.currentSequence = last + 1;
     return b;
@@ -106,20 +99,18 @@ public final class LocalBuffer implements AutoCloseable {
    * IOException} means it was not written and must not be answered as buffered.
    */
   public void append(byte[] body, int messages) throws IOException {
-    ByteBuffer record = ByteBuffer.allocate(HEADER + body.length);
-    CRC32C crc = new CRC32C();
-    crc.update(body);
-    record.putInt(body.length).putInt((int) crc.getValue()).put(body).flip();
+    ByteBuffer record = RecordFraming.frame(body);
+    int size = record.remaining();
     Written mine;
     appendLock.lock();
     try {
-      if (bytesOnDisk + record.remaining() > maxBytes) {
+      if (bytesOnDisk + size > maxBytes) {
         failedWrites.incrementAndGet();
         throw new IOException(
             "the buffer is full (QUEEN_BUFFER_MAX_MB allows " + maxBytes + " bytes)");
       }
       try {
-        if (current != null && written + record.remaining() > ROTATE_BYTES) {
+        if (current != null && written + size > ROTATE_BYTES) {
           closeCurrent();
         }
         if (current == null) {
@@ -139,7 +130,7 @@ public final class LocalBuffer implements AutoCloseable {
         }
         throw e;
       }
-      bytesOnDisk += HEADER + body.length;
+      bytesOnDisk += size;
       // counted before a seal can hand the record to a drain: counted after the fsync, a drain
       // could store it first and leave it pending for ever
       pending.addAndGet(messages);
@@ -317,40 +308,6 @@ public final class LocalBuffer implements AutoCloseable {
     }
   }
 
-  /** A record body handed over while a file is read. */
-  public interface RecordSink {
-    void accept(byte[] body) throws IOException;
-  }
-
-  /**
-   * Streams the whole records of a file, in order, to {@code sink}; reading stops at a torn or
-   * corrupt record (never answered: its append did not return).
-   */
-  public static void forEachRecord(Path file, RecordSink sink) throws IOException {
-    try (DataInputStream in =
-        new DataInputStream(new BufferedInputStream(Files.newInputStream(file), 1 << 16))) {
-      while (true) {
-        byte[] header = in.readNBytes(HEADER);
-        if (header.length < HEADER) {
-          return;
-        }
-        ByteBuffer h = ByteBuffer.wrap(header);
-        int length = h.getInt();
-        int checksum = h.getInt();
-        if (length < 0 || length > MAX_RECORD) {
-          return;
-        }
-        byte[] body = in.readNBytes(length);
-        CRC32C crc = new CRC32C();
-        crc.update(body);
-        if (body.length < length || (int) crc.getValue() != checksum) {
-          return;
-        }
-        sink.accept(body);
-      }
-    }
-  }
-
   /** Messages of a sealed file stored in the database: no longer pending. */
   public void stored(long messages) {
     pending.addAndGet(-messages);
@@ -374,7 +331,7 @@ public final class LocalBuffer implements AutoCloseable {
    */
   public long quarantine(Path file) throws IOException {
     long[] messages = new long[1];
-    forEachRecord(file, r -> messages[0] += BufferRecord.count(r));
+    RecordFraming.forEachRecord(file, r -> messages[0] += BufferRecord.count(r));
     Files.move(file, file.resolveSibling(file.getFileName() + ".failed"));
     return messages[0];
   }

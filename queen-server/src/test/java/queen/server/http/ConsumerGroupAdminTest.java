@@ -1,6 +1,7 @@
 package queen.server.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static queen.server.http.ApiErrors.assertError;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import java.net.URI;
@@ -199,83 +200,6 @@ class ConsumerGroupAdminTest {
   }
 
   @Test
-  void groupDetailAndLaggingDescribeTheCursors() {
-    wire.pushNumbered("lagq", "p", 0, 5);
-    JsonNode leased =
-        broker.get("/api/v1/pop/queue/lagq/partition/p?consumerGroup=l&batch=2").json();
-    wire.ackAll(leased);
-    JsonNode detail = broker.get("/api/v1/consumer-groups/l").json();
-    JsonNode c = detail.at("/lagq/partitions/0");
-    assertThat(c.get("partition").asText()).isEqualTo("p");
-    assertThat(c.get("offsetLag").asInt()).isEqualTo(3);
-    assertThat(c.get("totalConsumed").asInt()).isEqualTo(2);
-    assertThat(c.get("leaseActive").asBoolean()).isFalse();
-
-    // ?queue= keeps one queue's cursors of a group that reads two
-    wire.pushNumbered("lagq2", "p", 0, 1);
-    broker.get("/api/v1/pop/queue/lagq2/partition/p?consumerGroup=l&batch=1");
-    assertThat(broker.get("/api/v1/consumer-groups/l").json().fieldNames())
-        .toIterable()
-        .containsExactly("lagq", "lagq2");
-    assertThat(broker.get("/api/v1/consumer-groups/l?queue=lagq2").json().fieldNames())
-        .toIterable()
-        .containsExactly("lagq2");
-    assertError(
-        broker.get("/api/v1/consumer-groups/l?queue=elsewhere"), 404, "Consumer group not found");
-    // paged by queue and partition; the count travels in X-Total-Count
-    TestBroker.Reply first = broker.get("/api/v1/consumer-groups/l?limit=1");
-    assertThat(first.json().fieldNames()).toIterable().containsExactly("lagq");
-    assertThat(first.headers().firstValue("X-Total-Count")).hasValue("2");
-    assertThat(broker.get("/api/v1/consumer-groups/l?limit=1&offset=1").json().fieldNames())
-        .toIterable()
-        .containsExactly("lagq2");
-    TestBroker.Reply past = broker.get("/api/v1/consumer-groups/l?offset=5");
-    assertThat(past.json().size()).isZero();
-    assertThat(past.headers().firstValue("X-Total-Count")).hasValue("2");
-    assertError(broker.get("/api/v1/consumer-groups/l?limit=x"), 400, "limit must be an integer");
-
-    JsonNode lagging = broker.get("/api/v1/consumer-groups/lagging?minLagSeconds=0").json();
-    assertThat(lagging)
-        .anySatisfy(
-            l -> {
-              assertThat(l.get("consumer_group").asText()).isEqualTo("l");
-              assertThat(l.get("queue_name").asText()).isEqualTo("lagq");
-              assertThat(l.get("offset_lag").asInt()).isEqualTo(3);
-              assertThat(l.get("oldest_unconsumed_at").asText()).endsWith("Z");
-            });
-    assertThat(broker.get("/api/v1/consumer-groups/lagging?minLagSeconds=3600").json())
-        .noneSatisfy(l -> assertThat(l.get("consumer_group").asText()).isEqualTo("l"));
-  }
-
-  @Test
-  void groupDetailStartsAtAPartitionNameAndLaggingTakesALimit() {
-    for (String partition : List.of("a", "b", "c", "d")) {
-      wire.pushNumbered("pf", partition, 0, 2);
-      wire.ackAll(
-          broker
-              .get("/api/v1/pop/queue/pf/partition/" + partition + "?consumerGroup=pfg&batch=1")
-              .json());
-    }
-    TestBroker.Reply page =
-        broker.get("/api/v1/consumer-groups/pfg?queue=pf&partitionFrom=b&limit=2");
-    assertThat(page.json().at("/pf/partitions"))
-        .extracting(c -> c.get("partition").asText())
-        .containsExactly("b", "c");
-    assertThat(page.headers().firstValue("X-Total-Count")).hasValue("3");
-
-    // the view is a snapshot up to an interval old: the four cursors above appear within it
-    Awaitility.await()
-        .atMost(Duration.ofSeconds(15))
-        .untilAsserted(
-            () ->
-                assertThat(
-                        broker
-                            .get("/api/v1/consumer-groups/lagging?minLagSeconds=0&limit=2")
-                            .json())
-                    .hasSize(2));
-  }
-
-  @Test
   void badInputIsA4xxNamingTheProblem() {
     wire.pushNumbered("bad", "p", 0, 1);
     assertError(broker.get("/api/v1/consumer-groups/nobody"), 404, "Consumer group not found");
@@ -306,11 +230,6 @@ class ConsumerGroupAdminTest {
     JsonNode nothing = broker.delete("/api/v1/consumer-groups/never-seen").json();
     assertThat(nothing.get("success").asBoolean()).isTrue();
     assertThat(nothing.get("deletedPartitions").asInt()).isZero();
-  }
-
-  private static void assertError(TestBroker.Reply r, int status, String error) {
-    assertThat(r.status()).as(r.text()).isEqualTo(status);
-    assertThat(r.json().get("error").asText()).isEqualTo(error);
   }
 
   /**

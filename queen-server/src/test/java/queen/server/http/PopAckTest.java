@@ -10,7 +10,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -41,7 +40,8 @@ class PopAckTest {
     }
     assertThat(seen).isEqualTo(IntStream.range(0, 1000).boxed().toList());
     assertThat(pops).isEqualTo(7);
-    assertThat(broker.sqlLong(cursorOf("ordered", "__QUEUE_MODE__", "committed"))).isEqualTo(999);
+    assertThat(broker.sqlLong(Wire.cursorOf("ordered", "__QUEUE_MODE__", "committed")))
+        .isEqualTo(999);
   }
 
   @Test
@@ -111,7 +111,8 @@ class PopAckTest {
     assertThat(wire.popPartition("leases", "Default", "batch=10").status())
         .as("the lease holds the partition")
         .isEqualTo(204);
-    assertThat(broker.sqlLong(cursorOf("leases", "__QUEUE_MODE__", "attempt_count"))).isEqualTo(1);
+    assertThat(broker.sqlLong(Wire.cursorOf("leases", "__QUEUE_MODE__", "attempt_count")))
+        .isEqualTo(1);
 
     TestBroker.Reply again =
         await()
@@ -122,13 +123,14 @@ class PopAckTest {
     assertThat(Wire.numbers(again.json())).containsExactly(0, 1, 2);
     assertThat(again.json().get("leaseId").asText())
         .isNotEqualTo(first.json().get("leaseId").asText());
-    assertThat(broker.sqlLong(cursorOf("leases", "__QUEUE_MODE__", "attempt_count")))
+    assertThat(broker.sqlLong(Wire.cursorOf("leases", "__QUEUE_MODE__", "attempt_count")))
         .as("redelivery from the same offset counts as a new attempt")
         .isEqualTo(2);
-    assertThat(broker.sqlLong(cursorOf("leases", "__QUEUE_MODE__", "retry_count")))
+    assertThat(broker.sqlLong(Wire.cursorOf("leases", "__QUEUE_MODE__", "retry_count")))
         .as("lease expiry never charges the retry budget")
         .isZero();
-    assertThat(broker.sqlLong(cursorOf("leases", "__QUEUE_MODE__", "committed"))).isEqualTo(-1);
+    assertThat(broker.sqlLong(Wire.cursorOf("leases", "__QUEUE_MODE__", "committed")))
+        .isEqualTo(-1);
   }
 
   @Test
@@ -138,8 +140,8 @@ class PopAckTest {
     assertThat(Wire.numbers(r)).containsExactly(0, 1, 2);
     assertThat(r.get("leaseId").asText()).isEmpty();
     assertThat(r.get("messages").get(0).get("leaseId").asText()).isEmpty();
-    assertThat(broker.sqlLong(cursorOf("auto", "__QUEUE_MODE__", "committed"))).isEqualTo(2);
-    assertThat(broker.sqlLong(cursorOf("auto", "__QUEUE_MODE__", "(worker_id is null)::int")))
+    assertThat(broker.sqlLong(Wire.cursorOf("auto", "__QUEUE_MODE__", "committed"))).isEqualTo(2);
+    assertThat(broker.sqlLong(Wire.cursorOf("auto", "__QUEUE_MODE__", "(worker_id is null)::int")))
         .isEqualTo(1);
     JsonNode next = wire.popPartition("auto", "Default", "batch=3&autoAck=1").json();
     assertThat(Wire.numbers(next)).containsExactly(3, 4);
@@ -152,188 +154,6 @@ class PopAckTest {
     JsonNode b = wire.popPartition("fanout", "Default", "consumerGroup=b&autoAck=true").json();
     assertThat(Wire.numbers(a)).containsExactly(0, 1, 2, 3);
     assertThat(Wire.numbers(b)).containsExactly(0, 1, 2, 3);
-  }
-
-  @Test
-  void anAckWithAStaleLeaseChangesNothing() {
-    wire.pushNumbered("stale", "Default", 0, 2);
-    JsonNode pop = wire.popPartition("stale", "Default", "batch=2").json();
-    JsonNode m = pop.get("messages").get(0);
-    for (String lease : List.of(UUID.randomUUID().toString(), "not-a-uuid")) {
-      JsonNode ack = ackOne(m, lease, "__QUEUE_MODE__").json();
-      assertThat(ack).hasSize(1);
-      assertThat(ack.get(0).get("success").asBoolean()).isFalse();
-      assertThat(ack.get(0).get("error").asText()).isEqualTo("Invalid or expired lease");
-    }
-    assertThat(broker.sqlLong(cursorOf("stale", "__QUEUE_MODE__", "committed"))).isEqualTo(-1);
-    assertThat(broker.sqlLong(cursorOf("stale", "__QUEUE_MODE__", "(worker_id is not null)::int")))
-        .isEqualTo(1);
-
-    JsonNode good = ackOne(m, pop.get("leaseId").asText(), "__QUEUE_MODE__").json().get(0);
-    assertThat(good.get("success").asBoolean()).isTrue();
-    assertThat(good.get("leaseReleased").asBoolean()).as("one of two acked").isFalse();
-    assertThat(broker.sqlLong(cursorOf("stale", "__QUEUE_MODE__", "committed"))).isZero();
-  }
-
-  @Test
-  void anAckOnAnExpiredLeaseChangesNothing() {
-    wire.configure("expired", object().put("leaseTime", 1));
-    wire.pushNumbered("expired", "Default", 0, 1);
-    JsonNode pop = wire.popPartition("expired", "Default", "batch=1").json();
-    await()
-        .atMost(Duration.ofSeconds(5))
-        .until(
-            () ->
-                broker.sqlLong(
-                        cursorOf("expired", "__QUEUE_MODE__", "(lease_expires_at < now())::int"))
-                    == 1);
-    JsonNode ack =
-        ackOne(pop.get("messages").get(0), pop.get("leaseId").asText(), "__QUEUE_MODE__").json();
-    assertThat(ack.get(0).get("success").asBoolean()).isFalse();
-    assertThat(ack.get(0).get("error").asText()).isEqualTo("Invalid or expired lease");
-    assertThat(broker.sqlLong(cursorOf("expired", "__QUEUE_MODE__", "committed"))).isEqualTo(-1);
-  }
-
-  @Test
-  void aRetriedAckWhoseFirstAnswerWasLostSucceedsAndChangesNothing() {
-    wire.pushNumbered("retried", "Default", 0, 3);
-    JsonNode pop = wire.popPartition("retried", "Default", "batch=2").json();
-    String lease = pop.get("leaseId").asText();
-    JsonNode first = wire.ackAll(pop);
-    assertThat(first.get(1).get("leaseReleased").asBoolean()).isTrue();
-    // the client never saw that answer (its broker died) and sends the same acks again
-    JsonNode again = wire.ackAll(pop);
-    for (JsonNode a : again) {
-      assertThat(a.get("success").asBoolean()).as(a.toString()).isTrue();
-    }
-    assertThat(broker.sqlLong(cursorOf("retried", "__QUEUE_MODE__", "committed"))).isEqualTo(1);
-    // what the released lease never committed stays refused: the batch rule of WIRE section 8
-    JsonNode next = wire.popPartition("retried", "Default", "batch=1").json();
-    JsonNode stale = ackOne(next.get("messages").get(0), lease, "__QUEUE_MODE__").json().get(0);
-    assertThat(stale.get("error").asText()).isEqualTo("Invalid or expired lease");
-    assertThat(broker.sqlLong(cursorOf("retried", "__QUEUE_MODE__", "committed"))).isEqualTo(1);
-  }
-
-  @Test
-  void aLateAckFromAnExpiredLeaseIsRefusedWhenAnotherLeaseProcessedTheMessage() {
-    wire.configure("late", object().put("leaseTime", 1));
-    wire.pushNumbered("late", "Default", 0, 2);
-    JsonNode first = wire.popPartition("late", "Default", "batch=2").json();
-    // the first consumer stalls past its lease; a second one gets the batch and processes it
-    AtomicReference<JsonNode> redelivered = new AtomicReference<>();
-    await()
-        .atMost(Duration.ofSeconds(10))
-        .until(
-            () -> {
-              TestBroker.Reply r = wire.popPartition("late", "Default", "batch=2");
-              redelivered.set(r.status() == 200 ? r.json() : null);
-              return redelivered.get() != null;
-            });
-    JsonNode second = redelivered.get();
-    assertThat(second.get("messages")).hasSize(2);
-    for (JsonNode a : wire.ackAll(second)) {
-      assertThat(a.get("success").asBoolean()).isTrue();
-    }
-    // one message, one success: the stalled consumer must not be told it processed them too
-    for (JsonNode a : wire.ackAll(first)) {
-      assertThat(a.get("success").asBoolean()).as(a.toString()).isFalse();
-      assertThat(a.get("error").asText()).isEqualTo("Invalid or expired lease");
-    }
-    assertThat(broker.sqlLong(cursorOf("late", "__QUEUE_MODE__", "committed"))).isEqualTo(1);
-  }
-
-  @Test
-  void anAckFromALeaseReleasedByRetryIsRefusedForWhatTheNextLeaseAcked() {
-    wire.pushNumbered("reacked", "Default", 0, 3);
-    JsonNode first = wire.popPartition("reacked", "Default", "batch=3").json();
-    String firstLease = first.get("leaseId").asText();
-    // the first consumer gives the batch back; the next one acks two of its three messages
-    JsonNode back = ackOne(first.get("messages").get(0), firstLease, null, "retry").json();
-    assertThat(back.get(0).get("leaseReleased").asBoolean()).isTrue();
-    JsonNode second = wire.popPartition("reacked", "Default", "batch=3").json();
-    String secondLease = second.get("leaseId").asText();
-    for (int i = 0; i < 2; i++) {
-      JsonNode ok = ackOne(second.get("messages").get(i), secondLease, null).json();
-      assertThat(ok.get(0).get("success").asBoolean()).isTrue();
-    }
-    // the first lease released the cursor at -1: what the second acked since is not its to ack
-    JsonNode late = ackOne(first.get("messages").get(1), firstLease, null).json().get(0);
-    assertThat(late.get("success").asBoolean()).as(late.toString()).isFalse();
-    assertThat(late.get("error").asText()).isEqualTo("Invalid or expired lease");
-  }
-
-  @Test
-  void theLeaseDecidesTheGroupOfAnAckThatNamesNone() {
-    wire.pushNumbered("leasegroup", "Default", 0, 1);
-    JsonNode pop = wire.popPartition("leasegroup", "Default", "consumerGroup=workers").json();
-    JsonNode ack = ackOne(pop.get("messages").get(0), pop.get("leaseId").asText(), null).json();
-    assertThat(ack.get(0).get("success").asBoolean()).isTrue();
-    assertThat(ack.get(0).get("leaseReleased").asBoolean()).isTrue();
-    assertThat(broker.sqlLong(cursorOf("leasegroup", "workers", "committed"))).isZero();
-  }
-
-  @Test
-  void partialAcksAdvanceOverTheContiguousPrefixOnly() {
-    wire.pushNumbered("prefix", "Default", 0, 4);
-    JsonNode pop = wire.popPartition("prefix", "Default", "batch=4").json();
-    String lease = pop.get("leaseId").asText();
-    JsonNode msgs = pop.get("messages");
-    ackOne(msgs.get(2), lease, null);
-    assertThat(broker.sqlLong(cursorOf("prefix", "__QUEUE_MODE__", "committed"))).isEqualTo(-1);
-    ackOne(msgs.get(0), lease, null);
-    assertThat(broker.sqlLong(cursorOf("prefix", "__QUEUE_MODE__", "committed"))).isZero();
-    ackOne(msgs.get(1), lease, null);
-    assertThat(broker.sqlLong(cursorOf("prefix", "__QUEUE_MODE__", "committed"))).isEqualTo(2);
-    JsonNode last = ackOne(msgs.get(3), lease, null).json().get(0);
-    assertThat(last.get("leaseReleased").asBoolean()).isTrue();
-    assertThat(broker.sqlLong(cursorOf("prefix", "__QUEUE_MODE__", "committed"))).isEqualTo(3);
-    assertThat(broker.sqlLong(cursorOf("prefix", "__QUEUE_MODE__", "(worker_id is null)::int")))
-        .isEqualTo(1);
-  }
-
-  @Test
-  void anAckOfAnAlreadyCommittedMessageNeverMovesTheCursorBack() {
-    wire.pushNumbered("noback", "Default", 0, 3);
-    JsonNode first = wire.popPartition("noback", "Default", "batch=3").json();
-    wire.ackAll(first);
-    JsonNode again = ackOne(first.get("messages").get(0), null, null).json().get(0);
-    assertThat(again.get("success").asBoolean()).isTrue();
-    assertThat(broker.sqlLong(cursorOf("noback", "__QUEUE_MODE__", "committed"))).isEqualTo(2);
-  }
-
-  @Test
-  void aLeaselessAckCommitsTheCursorUpToTheMessage() {
-    wire.pushNumbered("leaseless", "Default", 0, 3);
-    JsonNode pop = wire.popPartition("leaseless", "Default", "batch=3").json();
-    for (JsonNode m : pop.get("messages")) {
-      assertThat(ackOne(m, null, null).json().get(0).get("success").asBoolean()).isTrue();
-    }
-    assertThat(broker.sqlLong(cursorOf("leaseless", "__QUEUE_MODE__", "committed"))).isEqualTo(2);
-    assertThat(broker.sqlLong(cursorOf("leaseless", "__QUEUE_MODE__", "(worker_id is null)::int")))
-        .as("the whole leased batch acked releases the lease")
-        .isEqualTo(1);
-  }
-
-  @Test
-  void outsideALeaseOnlyTheNextMessageMovesTheCursor() {
-    wire.configure("next-only", object().put("leaseTime", 1));
-    wire.pushNumbered("next-only", "Default", 0, 3);
-    JsonNode pop = wire.popPartition("next-only", "Default", "batch=3").json();
-    await()
-        .atMost(Duration.ofSeconds(5))
-        .until(
-            () ->
-                broker.sqlLong(
-                        cursorOf("next-only", "__QUEUE_MODE__", "(lease_expires_at < now())::int"))
-                    == 1);
-    JsonNode later = ackOne(pop.get("messages").get(2), null, null).json().get(0);
-    assertThat(later.get("success").asBoolean()).isFalse();
-    assertThat(later.get("error").asText()).contains("next one");
-    assertThat(broker.sqlLong(cursorOf("next-only", "__QUEUE_MODE__", "committed"))).isEqualTo(-1);
-    assertThat(
-            ackOne(pop.get("messages").get(0), null, null).json().get(0).get("success").asBoolean())
-        .isTrue();
-    assertThat(broker.sqlLong(cursorOf("next-only", "__QUEUE_MODE__", "committed"))).isZero();
   }
 
   @Test
@@ -398,7 +218,8 @@ class PopAckTest {
         "/api/v1/ack/batch",
         "{\"acknowledgments\":[{\"transactionId\":\"t\"}]}",
         "valid partitionId string");
-    assertThat(broker.sqlLong(cursorOf("badack", "__QUEUE_MODE__", "committed"))).isEqualTo(-1);
+    assertThat(broker.sqlLong(Wire.cursorOf("badack", "__QUEUE_MODE__", "committed")))
+        .isEqualTo(-1);
     assertThat(broker.post("/api/v1/ack/batch", "{\"acknowledgments\":[]}").json()).isEmpty();
   }
 
@@ -414,36 +235,5 @@ class PopAckTest {
     TestBroker.Reply r = broker.post(path, body);
     assertThat(r.status()).as(body).isEqualTo(400);
     assertThat(r.json().get("error").asText()).as(body).contains(message);
-  }
-
-  private TestBroker.Reply ackOne(JsonNode message, String leaseId, String group) {
-    return ackOne(message, leaseId, group, "completed");
-  }
-
-  private TestBroker.Reply ackOne(JsonNode message, String leaseId, String group, String status) {
-    ObjectNode ack =
-        object()
-            .put("transactionId", message.get("transactionId").asText())
-            .put("partitionId", message.get("partitionId").asText())
-            .put("status", status);
-    if (leaseId != null) {
-      ack.put("leaseId", leaseId);
-    }
-    if (group != null) {
-      ack.put("consumerGroup", group);
-    }
-    return broker.post("/api/v1/ack", ack);
-  }
-
-  /** A column of the cursor row of (queue's only partition, group). */
-  private static String cursorOf(String queue, String group, String column) {
-    return "select "
-        + column
-        + " from queen.log_consumers c join queen.log_partitions p on p.id = c.partition_id"
-        + " join queen.queues q on q.id = p.queue_id where q.name = '"
-        + queue
-        + "' and c.consumer_group = '"
-        + group
-        + "'";
   }
 }

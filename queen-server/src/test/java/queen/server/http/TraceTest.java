@@ -1,6 +1,7 @@
 package queen.server.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static queen.server.http.ApiErrors.assertError;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -110,10 +111,5 @@ class TraceTest {
             broker.sqlLong(
                 "select count(*) from queen.message_traces where partition_id = '" + pid + "'"))
         .isZero();
-  }
-
-  private static void assertError(TestBroker.Reply r, int status, String error) {
-    assertThat(r.status()).as(r.text()).isEqualTo(status);
-    assertThat(r.json().get("error").asText()).isEqualTo(error);
   }
 }

@@ -40,7 +40,7 @@ class LocalBufferTest {
 
   private static List<byte[]> records(Path file) throws IOException {
     List<byte[]> out = new java.util.ArrayList<>();
-    LocalBuffer.forEachRecord(file, out::add);
+    RecordFraming.forEachRecord(file, out::add);
     return out;
   }
 

@@ -1,0 +1,227 @@
+package queen.server.http;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+import static queen.server.Wire.object;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import queen.server.TestBroker;
+import queen.server.Wire;
+
+/**
+ * Acks and the lease they name (WIRE.md section 8): a stale, expired or released lease changes
+ * nothing, a retried ack whose first answer was lost succeeds, one message never gets two
+ * successful acks, and what an ack without a lease commits.
+ */
+class LeaseAckTest {
+  @RegisterExtension static final TestBroker broker = new TestBroker();
+  private final Wire wire = new Wire(broker);
+
+  @Test
+  void anAckWithAStaleLeaseChangesNothing() {
+    wire.pushNumbered("stale", "Default", 0, 2);
+    JsonNode pop = wire.popPartition("stale", "Default", "batch=2").json();
+    JsonNode m = pop.get("messages").get(0);
+    for (String lease : List.of(UUID.randomUUID().toString(), "not-a-uuid")) {
+      JsonNode ack = wire.ackOne(m, lease, "__QUEUE_MODE__").json();
+      assertThat(ack).hasSize(1);
+      assertThat(ack.get(0).get("success").asBoolean()).isFalse();
+      assertThat(ack.get(0).get("error").asText()).isEqualTo("Invalid or expired lease");
+    }
+    assertThat(broker.sqlLong(Wire.cursorOf("stale", "__QUEUE_MODE__", "committed"))).isEqualTo(-1);
+    assertThat(
+            broker.sqlLong(
+                Wire.cursorOf("stale", "__QUEUE_MODE__", "(worker_id is not null)::int")))
+        .isEqualTo(1);
+
+    JsonNode good = wire.ackOne(m, pop.get("leaseId").asText(), "__QUEUE_MODE__").json().get(0);
+    assertThat(good.get("success").asBoolean()).isTrue();
+    assertThat(good.get("leaseReleased").asBoolean()).as("one of two acked").isFalse();
+    assertThat(broker.sqlLong(Wire.cursorOf("stale", "__QUEUE_MODE__", "committed"))).isZero();
+  }
+
+  @Test
+  void anAckOnAnExpiredLeaseChangesNothing() {
+    wire.configure("expired", object().put("leaseTime", 1));
+    wire.pushNumbered("expired", "Default", 0, 1);
+    JsonNode pop = wire.popPartition("expired", "Default", "batch=1").json();
+    await()
+        .atMost(Duration.ofSeconds(5))
+        .until(
+            () ->
+                broker.sqlLong(
+                        Wire.cursorOf(
+                            "expired", "__QUEUE_MODE__", "(lease_expires_at < now())::int"))
+                    == 1);
+    JsonNode ack =
+        wire.ackOne(pop.get("messages").get(0), pop.get("leaseId").asText(), "__QUEUE_MODE__")
+            .json();
+    assertThat(ack.get(0).get("success").asBoolean()).isFalse();
+    assertThat(ack.get(0).get("error").asText()).isEqualTo("Invalid or expired lease");
+    assertThat(broker.sqlLong(Wire.cursorOf("expired", "__QUEUE_MODE__", "committed")))
+        .isEqualTo(-1);
+  }
+
+  @Test
+  void aRetriedAckWhoseFirstAnswerWasLostSucceedsAndChangesNothing() {
+    wire.pushNumbered("retried", "Default", 0, 3);
+    JsonNode pop = wire.popPartition("retried", "Default", "batch=2").json();
+    String lease = pop.get("leaseId").asText();
+    JsonNode first = wire.ackAll(pop);
+    assertThat(first.get(1).get("leaseReleased").asBoolean()).isTrue();
+    // the client never saw that answer (its broker died) and sends the same acks again
+    JsonNode again = wire.ackAll(pop);
+    for (JsonNode a : again) {
+      assertThat(a.get("success").asBoolean()).as(a.toString()).isTrue();
+    }
+    assertThat(broker.sqlLong(Wire.cursorOf("retried", "__QUEUE_MODE__", "committed")))
+        .isEqualTo(1);
+    // what the released lease never committed stays refused: the batch rule of WIRE section 8
+    JsonNode next = wire.popPartition("retried", "Default", "batch=1").json();
+    JsonNode stale =
+        wire.ackOne(next.get("messages").get(0), lease, "__QUEUE_MODE__").json().get(0);
+    assertThat(stale.get("error").asText()).isEqualTo("Invalid or expired lease");
+    assertThat(broker.sqlLong(Wire.cursorOf("retried", "__QUEUE_MODE__", "committed")))
+        .isEqualTo(1);
+  }
+
+  @Test
+  void aLateAckFromAnExpiredLeaseIsRefusedWhenAnotherLeaseProcessedTheMessage() {
+    wire.configure("late", object().put("leaseTime", 1));
+    wire.pushNumbered("late", "Default", 0, 2);
+    JsonNode first = wire.popPartition("late", "Default", "batch=2").json();
+    // the first consumer stalls past its lease; a second one gets the batch and processes it
+    AtomicReference<JsonNode> redelivered = new AtomicReference<>();
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(
+            () -> {
+              TestBroker.Reply r = wire.popPartition("late", "Default", "batch=2");
+              redelivered.set(r.status() == 200 ? r.json() : null);
+              return redelivered.get() != null;
+            });
+    JsonNode second = redelivered.get();
+    assertThat(second.get("messages")).hasSize(2);
+    for (JsonNode a : wire.ackAll(second)) {
+      assertThat(a.get("success").asBoolean()).isTrue();
+    }
+    // one message, one success: the stalled consumer must not be told it processed them too
+    for (JsonNode a : wire.ackAll(first)) {
+      assertThat(a.get("success").asBoolean()).as(a.toString()).isFalse();
+      assertThat(a.get("error").asText()).isEqualTo("Invalid or expired lease");
+    }
+    assertThat(broker.sqlLong(Wire.cursorOf("late", "__QUEUE_MODE__", "committed"))).isEqualTo(1);
+  }
+
+  @Test
+  void anAckFromALeaseReleasedByRetryIsRefusedForWhatTheNextLeaseAcked() {
+    wire.pushNumbered("reacked", "Default", 0, 3);
+    JsonNode first = wire.popPartition("reacked", "Default", "batch=3").json();
+    String firstLease = first.get("leaseId").asText();
+    // the first consumer gives the batch back; the next one acks two of its three messages
+    JsonNode back = wire.ackOne(first.get("messages").get(0), firstLease, null, "retry").json();
+    assertThat(back.get(0).get("leaseReleased").asBoolean()).isTrue();
+    JsonNode second = wire.popPartition("reacked", "Default", "batch=3").json();
+    String secondLease = second.get("leaseId").asText();
+    for (int i = 0; i < 2; i++) {
+      JsonNode ok = wire.ackOne(second.get("messages").get(i), secondLease, null).json();
+      assertThat(ok.get(0).get("success").asBoolean()).isTrue();
+    }
+    // the first lease released the cursor at -1: what the second acked since is not its to ack
+    JsonNode late = wire.ackOne(first.get("messages").get(1), firstLease, null).json().get(0);
+    assertThat(late.get("success").asBoolean()).as(late.toString()).isFalse();
+    assertThat(late.get("error").asText()).isEqualTo("Invalid or expired lease");
+  }
+
+  @Test
+  void theLeaseDecidesTheGroupOfAnAckThatNamesNone() {
+    wire.pushNumbered("leasegroup", "Default", 0, 1);
+    JsonNode pop = wire.popPartition("leasegroup", "Default", "consumerGroup=workers").json();
+    JsonNode ack =
+        wire.ackOne(pop.get("messages").get(0), pop.get("leaseId").asText(), null).json();
+    assertThat(ack.get(0).get("success").asBoolean()).isTrue();
+    assertThat(ack.get(0).get("leaseReleased").asBoolean()).isTrue();
+    assertThat(broker.sqlLong(Wire.cursorOf("leasegroup", "workers", "committed"))).isZero();
+  }
+
+  @Test
+  void partialAcksAdvanceOverTheContiguousPrefixOnly() {
+    wire.pushNumbered("prefix", "Default", 0, 4);
+    JsonNode pop = wire.popPartition("prefix", "Default", "batch=4").json();
+    String lease = pop.get("leaseId").asText();
+    JsonNode msgs = pop.get("messages");
+    wire.ackOne(msgs.get(2), lease, null);
+    assertThat(broker.sqlLong(Wire.cursorOf("prefix", "__QUEUE_MODE__", "committed")))
+        .isEqualTo(-1);
+    wire.ackOne(msgs.get(0), lease, null);
+    assertThat(broker.sqlLong(Wire.cursorOf("prefix", "__QUEUE_MODE__", "committed"))).isZero();
+    wire.ackOne(msgs.get(1), lease, null);
+    assertThat(broker.sqlLong(Wire.cursorOf("prefix", "__QUEUE_MODE__", "committed"))).isEqualTo(2);
+    JsonNode last = wire.ackOne(msgs.get(3), lease, null).json().get(0);
+    assertThat(last.get("leaseReleased").asBoolean()).isTrue();
+    assertThat(broker.sqlLong(Wire.cursorOf("prefix", "__QUEUE_MODE__", "committed"))).isEqualTo(3);
+    assertThat(
+            broker.sqlLong(Wire.cursorOf("prefix", "__QUEUE_MODE__", "(worker_id is null)::int")))
+        .isEqualTo(1);
+  }
+
+  @Test
+  void anAckOfAnAlreadyCommittedMessageNeverMovesTheCursorBack() {
+    wire.pushNumbered("noback", "Default", 0, 3);
+    JsonNode first = wire.popPartition("noback", "Default", "batch=3").json();
+    wire.ackAll(first);
+    JsonNode again = wire.ackOne(first.get("messages").get(0), null, null).json().get(0);
+    assertThat(again.get("success").asBoolean()).isTrue();
+    assertThat(broker.sqlLong(Wire.cursorOf("noback", "__QUEUE_MODE__", "committed"))).isEqualTo(2);
+  }
+
+  @Test
+  void aLeaselessAckCommitsTheCursorUpToTheMessage() {
+    wire.pushNumbered("leaseless", "Default", 0, 3);
+    JsonNode pop = wire.popPartition("leaseless", "Default", "batch=3").json();
+    for (JsonNode m : pop.get("messages")) {
+      assertThat(wire.ackOne(m, null, null).json().get(0).get("success").asBoolean()).isTrue();
+    }
+    assertThat(broker.sqlLong(Wire.cursorOf("leaseless", "__QUEUE_MODE__", "committed")))
+        .isEqualTo(2);
+    assertThat(
+            broker.sqlLong(
+                Wire.cursorOf("leaseless", "__QUEUE_MODE__", "(worker_id is null)::int")))
+        .as("the whole leased batch acked releases the lease")
+        .isEqualTo(1);
+  }
+
+  @Test
+  void outsideALeaseOnlyTheNextMessageMovesTheCursor() {
+    wire.configure("next-only", object().put("leaseTime", 1));
+    wire.pushNumbered("next-only", "Default", 0, 3);
+    JsonNode pop = wire.popPartition("next-only", "Default", "batch=3").json();
+    await()
+        .atMost(Duration.ofSeconds(5))
+        .until(
+            () ->
+                broker.sqlLong(
+                        Wire.cursorOf(
+                            "next-only", "__QUEUE_MODE__", "(lease_expires_at < now())::int"))
+                    == 1);
+    JsonNode later = wire.ackOne(pop.get("messages").get(2), null, null).json().get(0);
+    assertThat(later.get("success").asBoolean()).isFalse();
+    assertThat(later.get("error").asText()).contains("next one");
+    assertThat(broker.sqlLong(Wire.cursorOf("next-only", "__QUEUE_MODE__", "committed")))
+        .isEqualTo(-1);
+    assertThat(
+            wire.ackOne(pop.get("messages").get(0), null, null)
+                .json()
+                .get(0)
+                .get("success")
+                .asBoolean())
+        .isTrue();
+    assertThat(broker.sqlLong(Wire.cursorOf("next-only", "__QUEUE_MODE__", "committed"))).isZero();
+  }
+}
