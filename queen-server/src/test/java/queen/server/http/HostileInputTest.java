@@ -32,6 +32,9 @@ class HostileInputTest {
   private static final long SEED = 0x5eedL;
   private static final int REQUESTS = 10_000;
 
+  /** Helidon's default limit on a request's header section (16 KiB). */
+  private static final int MAX_HEADERS_BYTES = 16_384;
+
   @RegisterExtension
   static final TestBroker broker =
       // no statistics ticks during the run: their rows would move under the row counts
@@ -135,7 +138,18 @@ class HostileInputTest {
       } catch (IOException e) {
         // a kept-alive connection closed under the request: the client's own retry, once
         reused.add(req.method() + " " + req.uri() + ": " + e.getMessage());
-        r = http.send(req, HttpResponse.BodyHandlers.ofString());
+        try {
+          r = http.send(req, HttpResponse.BodyHandlers.ofString());
+        } catch (IOException again) {
+          if (!oversizedHeaders(req)) {
+            throw new AssertionError("no answer twice: " + req.method() + " " + req.uri(), again);
+          }
+          // Helidon answers 400 and closes without reading the rest (no lingering close), so
+          // the client's TCP stack may drop that answer when the reset arrives (RFC 9112 9.6)
+          byClass.merge("closed", 1, Integer::sum);
+          assertThat(counts(count)).as("rows after closed " + req.uri()).isEqualTo(counts);
+          continue;
+        }
       }
       int status = r.statusCode();
       byClass.merge(status / 100 + "xx", 1, Integer::sum);
@@ -151,6 +165,10 @@ class HostileInputTest {
         counts = counts(count);
       }
     }
+  }
+
+  private static boolean oversizedHeaders(HttpRequest req) {
+    return req.headers().firstValue("X-Padding").orElse("").length() > MAX_HEADERS_BYTES - 1024;
   }
 
   private HttpRequest request(List<RouteTable.Route> routes) {
