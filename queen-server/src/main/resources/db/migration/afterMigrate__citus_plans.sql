@@ -1,3 +1,7 @@
+-- Whether the log is distributed, pinned again: a database that got Citus since the last start
+-- was distributed by hand (docs/operations.md, Running on Citus).
+select queen.pin_distributed();
+
 -- On Citus, the functions that keep one generic plan per session on plain PostgreSQL
 -- (plan_cache_mode = force_generic_plan) plan each call instead: Citus routes a statement to the
 -- worker of its partition by the partition id's value, which a generic plan does not know (it

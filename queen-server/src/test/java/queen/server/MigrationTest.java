@@ -104,6 +104,33 @@ class MigrationTest {
   }
 
   @Test
+  void whetherTheLogIsDistributedIsPinnedAgainWhenTheCatalogChangedSinceTheLastStart()
+      throws Exception {
+    try (Broker first = Broker.start(config())) {
+      assertThat(first.port()).isPositive();
+    }
+    // a constant, so that a push does not query the catalog three times
+    assertThat(
+            scalar(
+                "select count(*) from pg_proc where proname = 'distributed'"
+                    + " and provolatile = 'i' and not queen.distributed()"))
+        .isEqualTo(1);
+    // the pin of a database whose Citus extension went away since (the mirror of one that got it)
+    exec(
+        "create or replace function queen.distributed() returns boolean"
+            + " language sql immutable as 'select true'");
+    try (Broker again = Broker.start(config())) {
+      assertThat(again.port()).isPositive();
+    }
+    assertThat(
+            scalar(
+                "select count(*) from pg_proc where proname = 'distributed'"
+                    + " and provolatile = 'i' and not queen.distributed()"))
+        .as("the start migrated again and pinned the catalog's answer")
+        .isEqualTo(1);
+  }
+
+  @Test
   void aDatabaseOfAnOlderBuildGetsDerivedPartitionIdsWithEverythingThatNamesThem()
       throws Exception {
     // the schema as the builds before derived partition ids (V12) left it, with random ids

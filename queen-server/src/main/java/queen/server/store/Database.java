@@ -6,6 +6,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
@@ -80,18 +81,25 @@ public final class Database implements AutoCloseable {
         });
   }
 
-  /** The fingerprint stored by the last migration, or null (no schema yet, or an older build). */
+  /**
+   * The fingerprint stored by the last migration, or null (no schema yet, an older build, or a
+   * database whose Citus extension came or went since).
+   */
   private String storedFingerprint() {
     try (Connection c = pool.getConnection();
         PreparedStatement ps =
             c.prepareStatement(
                 "select value ->> 'sha256' from queen.system_state"
-                    + " where key = 'schema_fingerprint'");
+                    + " where key = 'schema_fingerprint'"
+                    // a database distributed by hand since (it got Citus) migrates again, and
+                    // the migration's end (afterMigrate) pins the new answer
+                    + " and queen.distributed()"
+                    + " = exists (select 1 from pg_extension where extname = 'citus')");
         ResultSet rs = ps.executeQuery()) {
       return rs.next() ? rs.getString(1) : null;
     } catch (SQLException e) {
-      if ("42P01".equals(e.getSQLState()) || "3F000".equals(e.getSQLState())) {
-        return null; // no queen schema yet
+      if (List.of("42P01", "3F000", "42883").contains(e.getSQLState())) {
+        return null; // no queen schema yet, or one older than queen.distributed()
       }
       throw StoreException.from(e);
     }

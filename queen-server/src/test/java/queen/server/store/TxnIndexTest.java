@@ -177,7 +177,7 @@ class TxnIndexTest {
     for (int p = 0; p < los.size(); p++) {
       Long[] e = entries.get(p);
       assertThat(e.length % 2).isZero();
-      assertThat(e.length / 2).as("page %d size", p).isBetween(1, 64);
+      assertThat(e.length / 2).as("page %d size", p).isBetween(1, 112);
       long previous = Long.MAX_VALUE;
       for (int i = 0; i < e.length; i += 2) {
         long h = e[i];
