@@ -110,11 +110,7 @@ class MigrationTest {
       assertThat(first.port()).isPositive();
     }
     // a constant, so that a push does not query the catalog three times
-    assertThat(
-            scalar(
-                "select count(*) from pg_proc where proname = 'distributed'"
-                    + " and provolatile = 'i' and not queen.distributed()"))
-        .isEqualTo(1);
+    assertThat(pinnedToPlainPostgres()).isEqualTo(1);
     // the pin of a database whose Citus extension went away since (the mirror of one that got it)
     exec(
         "create or replace function queen.distributed() returns boolean"
@@ -122,10 +118,7 @@ class MigrationTest {
     try (Broker again = Broker.start(config())) {
       assertThat(again.port()).isPositive();
     }
-    assertThat(
-            scalar(
-                "select count(*) from pg_proc where proname = 'distributed'"
-                    + " and provolatile = 'i' and not queen.distributed()"))
+    assertThat(pinnedToPlainPostgres())
         .as("the start migrated again and pinned the catalog's answer")
         .isEqualTo(1);
   }
@@ -210,6 +203,13 @@ class MigrationTest {
       rs.next();
       return rs.getLong(1);
     }
+  }
+
+  /** 1 when queen.distributed() is a constant saying false, as on a database without Citus. */
+  private long pinnedToPlainPostgres() throws Exception {
+    return scalar(
+        "select count(*) from pg_proc where proname = 'distributed'"
+            + " and provolatile = 'i' and not queen.distributed()");
   }
 
   private void exec(String... statements) throws Exception {
