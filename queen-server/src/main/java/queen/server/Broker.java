@@ -149,7 +149,8 @@ public final class Broker implements AutoCloseable {
                 statistics.pushed(queue, count);
                 hints.pushed(queue, partition);
               },
-              sealing);
+              sealing,
+              config.pushConcurrency());
       ReleaseListener released =
           (queue, partition, group, hasMore) -> {
             hot.released(queue, partition, group, hasMore);

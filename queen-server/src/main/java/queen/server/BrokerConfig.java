@@ -38,6 +38,8 @@ import queen.server.store.DbConfig;
  *     the per-minute statistics and one broker refreshes the per-queue snapshot
  * @param auth JWT_*, bearer-token authentication (off by default)
  * @param pushLimits QUEEN_MAX_PUSH_ITEMS and QUEEN_MAX_PAYLOAD_BYTES
+ * @param pushConcurrency QUEEN_PUSH_CONCURRENCY, the most push calls to PostgreSQL at once; pushes
+ *     that arrive meanwhile are merged into the next call
  * @param cipher QUEEN_ENCRYPTION_KEY and QUEEN_ENCRYPTION_KEYS_OLD, payload encryption at rest;
  *     null when neither is set
  * @param tls TLS_CERT_FILE and TLS_KEY_FILE, HTTPS on the listener; null for plain HTTP
@@ -60,6 +62,7 @@ public record BrokerConfig(
     Duration statsInterval,
     AuthSettings auth,
     PushLimits pushLimits,
+    int pushConcurrency,
     PayloadCipher cipher,
     TlsFiles tls,
     Buffer buffer,
@@ -114,6 +117,9 @@ public record BrokerConfig(
                 PushLimits.DEFAULT.maxPayloadBytes(),
                 1,
                 Integer.MAX_VALUE)),
+        // 2: on a 2-core PostgreSQL, pushes merged over 2 calls pushed 15-20% more than over 4
+        // (docs/benchmarks.md); the merged calls of a busy broker grow instead
+        r.integer("QUEEN_PUSH_CONCURRENCY", Math.min(2, db.poolSize()), 1, db.poolSize()),
         cipher(r),
         tls(r),
         new Buffer(

@@ -18,22 +18,24 @@ import queen.server.store.PushStore;
  * decides (see {@link PushStore#append}).
  */
 public final class PushService {
-  /** Merged push calls running at once, each on one pooled connection. */
-  static final int MAX_FLUSHES = 4;
-
   private final GroupCommit commit;
   private final PartitionDirectory directory;
   private final UuidV7 ids;
   private final PushListener listener;
   private final PayloadSealing sealing;
 
+  /**
+   * @param concurrency merged push calls running at once, each on one pooled connection; pushes
+   *     that arrive meanwhile wait and go together into the next call
+   */
   public PushService(
       PushStore store,
       PartitionDirectory directory,
       InstantSource clock,
       PushListener listener,
-      PayloadSealing sealing) {
-    this.commit = new GroupCommit(store, MAX_FLUSHES);
+      PayloadSealing sealing,
+      int concurrency) {
+    this.commit = new GroupCommit(store, concurrency);
     this.directory = directory;
     this.ids = new UuidV7(clock);
     this.listener = listener;

@@ -1,6 +1,7 @@
 package queen.server.push;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import java.nio.charset.StandardCharsets;
@@ -16,6 +17,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import queen.server.BrokerConfig;
 import queen.server.TestBroker;
 import queen.server.Wire;
 import queen.server.store.Database;
@@ -76,6 +78,16 @@ class GroupCommitTest {
         .hasSize(32)
         .doesNotHaveDuplicates()
         .containsSubsequence("r0-a", "r0-b", "r0-c", "r10-new");
+  }
+
+  @Test
+  void pushCallsAtOnceDefaultToTwoAndCannotPassThePool() {
+    assertThat(BrokerConfig.fromEnv(Map.of()).pushConcurrency()).isEqualTo(2);
+    assertThat(BrokerConfig.fromEnv(Map.of("DB_POOL_SIZE", "1")).pushConcurrency()).isEqualTo(1);
+    assertThatThrownBy(
+            () -> BrokerConfig.fromEnv(Map.of("DB_POOL_SIZE", "4", "QUEEN_PUSH_CONCURRENCY", "5")))
+        .isInstanceOf(BrokerConfig.InvalidConfigException.class)
+        .hasMessageStartingWith("QUEEN_PUSH_CONCURRENCY must be between 1 and 4");
   }
 
   /**
