@@ -156,7 +156,8 @@ public final class Broker implements AutoCloseable {
             hot.released(queue, partition, group, hasMore);
             hints.released(queue, partition, group, hasMore);
           };
-      AckService ack = new AckService(new AckStore(db), registry, released);
+      AckService ack =
+          new AckService(new AckStore(db), registry, released, config.ackConcurrency());
       DeliveryListener deliveries =
           new DeliveryListener() {
             @Override

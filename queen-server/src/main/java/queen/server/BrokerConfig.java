@@ -40,6 +40,7 @@ import queen.server.store.DbConfig;
  * @param pushLimits QUEEN_MAX_PUSH_ITEMS and QUEEN_MAX_PAYLOAD_BYTES
  * @param pushConcurrency QUEEN_PUSH_CONCURRENCY, the most push calls to PostgreSQL at once; pushes
  *     that arrive meanwhile are merged into the next call
+ * @param ackConcurrency QUEEN_ACK_CONCURRENCY, the same for acks
  * @param cipher QUEEN_ENCRYPTION_KEY and QUEEN_ENCRYPTION_KEYS_OLD, payload encryption at rest;
  *     null when neither is set
  * @param tls TLS_CERT_FILE and TLS_KEY_FILE, HTTPS on the listener; null for plain HTTP
@@ -63,6 +64,7 @@ public record BrokerConfig(
     AuthSettings auth,
     PushLimits pushLimits,
     int pushConcurrency,
+    int ackConcurrency,
     PayloadCipher cipher,
     TlsFiles tls,
     Buffer buffer,
@@ -117,9 +119,10 @@ public record BrokerConfig(
                 PushLimits.DEFAULT.maxPayloadBytes(),
                 1,
                 Integer.MAX_VALUE)),
-        // 2: on a 2-core PostgreSQL, pushes merged over 2 calls pushed 15-20% more than over 4
-        // (docs/benchmarks.md); the merged calls of a busy broker grow instead
+        // 2: on a 2-core PostgreSQL, pushes merged over 2 calls pushed 15-20% more than over 4,
+        // acks 1-40% (docs/benchmarks.md); the merged calls of a busy broker grow instead
         r.integer("QUEEN_PUSH_CONCURRENCY", Math.min(2, db.poolSize()), 1, db.poolSize()),
+        r.integer("QUEEN_ACK_CONCURRENCY", Math.min(2, db.poolSize()), 1, db.poolSize()),
         cipher(r),
         tls(r),
         new Buffer(

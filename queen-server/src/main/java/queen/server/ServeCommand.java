@@ -28,6 +28,7 @@ import picocli.CommandLine.Command;
       "  QUEEN_PUSH_CONCURRENCY  most push calls to PostgreSQL at once, at most",
       "                  DB_POOL_SIZE (default 2); pushes arriving meanwhile are merged",
       "                  into the next call",
+      "  QUEEN_ACK_CONCURRENCY  the same for acks (default 2)",
       "  QUEEN_SWEEP_INTERVAL_MS  how often messages past maxWaitTimeSeconds are",
       "                  dead-lettered (default 5000; Queen's EVICTION_INTERVAL too)",
       "  RETENTION_INTERVAL  ms between retention cycles, which delete segments and",

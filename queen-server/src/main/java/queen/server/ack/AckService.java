@@ -21,17 +21,19 @@ import queen.server.store.BatchAck;
 public final class AckService {
   static final String INVALID_LEASE = "Invalid or expired lease";
 
-  /** Concurrent merged ack statements at most, as for pushes. */
-  static final int MAX_FLUSHES = 4;
-
   private final AckStore store;
   private final AckCommit commit;
   private final AckRegistry registry;
   private final ReleaseListener listener;
 
-  public AckService(AckStore store, AckRegistry registry, ReleaseListener listener) {
+  /**
+   * @param concurrency merged ack statements running at once; acks that arrive meanwhile go
+   *     together into the next one
+   */
+  public AckService(
+      AckStore store, AckRegistry registry, ReleaseListener listener, int concurrency) {
     this.store = store;
-    this.commit = new AckCommit(store, MAX_FLUSHES);
+    this.commit = new AckCommit(store, concurrency);
     this.registry = registry;
     this.listener = listener;
   }

@@ -81,8 +81,9 @@ class GroupCommitTest {
   }
 
   @Test
-  void pushCallsAtOnceDefaultToTwoAndCannotPassThePool() {
+  void pushAndAckCallsAtOnceDefaultToTwoAndCannotPassThePool() {
     assertThat(BrokerConfig.fromEnv(Map.of()).pushConcurrency()).isEqualTo(2);
+    assertThat(BrokerConfig.fromEnv(Map.of()).ackConcurrency()).isEqualTo(2);
     assertThat(BrokerConfig.fromEnv(Map.of("DB_POOL_SIZE", "1")).pushConcurrency()).isEqualTo(1);
     assertThatThrownBy(
             () -> BrokerConfig.fromEnv(Map.of("DB_POOL_SIZE", "4", "QUEEN_PUSH_CONCURRENCY", "5")))
