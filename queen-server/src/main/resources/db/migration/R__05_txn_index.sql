@@ -147,11 +147,11 @@ $$;
 -- The common case is one statement: each page that still fits gets its new pairs prepended (and
 -- its dead pairs dropped). Pages that would pass 112 pairs, and first pages, are rebuilt by a
 -- second statement into pages of about 32 pairs, cut between distinct hashes so that equal hashes
--- share a page. A page so splits once every 80 new pairs, where at 64 pairs it split every 32 and
--- the second statement ran in about half of all pushes of 24 messages (their SQL took 1.2 ms against
--- 0.97 ms on pages with room, docs/benchmarks.md "Push speed"). 112 pairs
--- keep a row at 1.86 kB at most, under the 2 kB past which PostgreSQL would move it to TOAST, where
--- updates cannot be HOT.
+-- share a page. A page so splits once every 80 new pairs; at 64 pairs it split every 32, and the
+-- second statement ran in about half of all pushes of 24 messages (their SQL took 1.2 ms against
+-- 0.97 ms on pages with room: docs/benchmarks.md, "Push at batch 10"). 112 pairs keep a row at
+-- 1.86 kB at most, under the 2 kB past which PostgreSQL would move it to TOAST, where updates
+-- cannot be HOT.
 drop function if exists queen.log_txn_add_v1(uuid[], bigint[], bigint[]);
 
 create or replace function queen.log_txn_add_v1(
