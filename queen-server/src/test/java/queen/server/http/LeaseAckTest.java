@@ -48,17 +48,7 @@ class LeaseAckTest {
 
   @Test
   void anAckOnAnExpiredLeaseChangesNothing() {
-    wire.configure("expired", object().put("leaseTime", 1));
-    wire.pushNumbered("expired", "Default", 0, 1);
-    JsonNode pop = wire.popPartition("expired", "Default", "batch=1").json();
-    await()
-        .atMost(Duration.ofSeconds(5))
-        .until(
-            () ->
-                broker.sqlLong(
-                        Wire.cursorOf(
-                            "expired", "__QUEUE_MODE__", "(lease_expires_at < now())::int"))
-                    == 1);
+    JsonNode pop = popUntilTheLeaseExpires("expired", 1);
     JsonNode ack =
         wire.ackOne(pop.get("messages").get(0), pop.get("leaseId").asText(), "__QUEUE_MODE__")
             .json();
@@ -199,17 +189,7 @@ class LeaseAckTest {
 
   @Test
   void outsideALeaseOnlyTheNextMessageMovesTheCursor() {
-    wire.configure("next-only", object().put("leaseTime", 1));
-    wire.pushNumbered("next-only", "Default", 0, 3);
-    JsonNode pop = wire.popPartition("next-only", "Default", "batch=3").json();
-    await()
-        .atMost(Duration.ofSeconds(5))
-        .until(
-            () ->
-                broker.sqlLong(
-                        Wire.cursorOf(
-                            "next-only", "__QUEUE_MODE__", "(lease_expires_at < now())::int"))
-                    == 1);
+    JsonNode pop = popUntilTheLeaseExpires("next-only", 3);
     JsonNode later = wire.ackOne(pop.get("messages").get(2), null, null).json().get(0);
     assertThat(later.get("success").asBoolean()).isFalse();
     assertThat(later.get("error").asText()).contains("next one");
@@ -223,5 +203,20 @@ class LeaseAckTest {
                 .asBoolean())
         .isTrue();
     assertThat(broker.sqlLong(Wire.cursorOf("next-only", "__QUEUE_MODE__", "committed"))).isZero();
+  }
+
+  /** Pops the queue's first n messages under a 1 s lease and waits until that lease expired. */
+  private JsonNode popUntilTheLeaseExpires(String queue, int n) {
+    wire.configure(queue, object().put("leaseTime", 1));
+    wire.pushNumbered(queue, "Default", 0, n);
+    JsonNode pop = wire.popPartition(queue, "Default", "batch=" + n).json();
+    await()
+        .atMost(Duration.ofSeconds(5))
+        .until(
+            () ->
+                broker.sqlLong(
+                        Wire.cursorOf(queue, "__QUEUE_MODE__", "(lease_expires_at < now())::int"))
+                    == 1);
+    return pop;
   }
 }
