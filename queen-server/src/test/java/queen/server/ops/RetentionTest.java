@@ -1,8 +1,20 @@
 package queen.server.ops;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import queen.server.TestBroker;
+import queen.server.Wire;
+import queen.server.store.Database;
+import queen.server.store.RetentionStore;
 
 /** The Retention contract on plain PostgreSQL. */
 class RetentionTest extends RetentionContract {
@@ -12,5 +24,38 @@ class RetentionTest extends RetentionContract {
   @Override
   TestBroker broker() {
     return broker;
+  }
+
+  // with autovacuum off nothing else gathers statistics, and the admin reads were planned blind
+  @Test
+  void aCycleThatVacuumsAlsoGivesThePlannerStatistics() {
+    new Wire(broker).pushNumbered("analyzed", "p", 0, 20);
+    List<String> tables = List.of("log_segments", "log_partitions", "log_consumers", "queues");
+    Map<String, Long> before = new HashMap<>();
+    tables.forEach(t -> before.put(t, analyzed(t)));
+    try (Database db = Database.open(broker.db())) {
+      new Retention(
+              new RetentionStore(db),
+              new Retention.Settings(Duration.ofHours(1), 100, Retention.Vacuum.ON),
+              Instant::now,
+              new SimpleMeterRegistry(),
+              (q, n) -> {})
+          .runOnce();
+    }
+    for (String table : tables) {
+      await()
+          .atMost(Duration.ofSeconds(10))
+          .untilAsserted(
+              () -> assertThat(analyzed(table)).as(table).isGreaterThan(before.get(table)));
+    }
+  }
+
+  /** How many times a table of the schema was analyzed. */
+  private static long analyzed(String table) {
+    return broker.sqlLong(
+        "select analyze_count + autoanalyze_count from pg_stat_user_tables"
+            + " where schemaname = 'queen' and relname = '"
+            + table
+            + "'");
   }
 }
