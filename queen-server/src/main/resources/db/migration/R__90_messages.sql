@@ -91,18 +91,30 @@ declare
     -- the oldest segment read of each partition read to the full depth: it may hold more
     v_full  timestamptz[];
 begin
-    -- the partitions written to most recently that match the filters, at most 1000
-    v_ids := array(
-        select p.id
-          from queen.log_partitions p
-          join queen.queues q on q.id = p.queue_id
-         where (p_queue is null or q.name = p_queue)
-           and (p_partition is null or p.name = p_partition)
-           and (p_namespace is null or q.namespace = p_namespace)
-           and (p_task is null or q.task = p_task)
-           and p.newest_created_at >= p_from
-         order by p.newest_created_at desc
-         limit case when p_status is null then p_limit + p_offset else 1000 end);
+    -- the partitions written to most recently that match the filters, at most 1000; a named
+    -- partition by its derived id (a statement of its own: a generic plan of "p_partition is null
+    -- or ..." scanned all 10,000 partitions, 38 ms against 0.2)
+    if p_partition is not null then
+        v_ids := array(
+            select p.id
+              from queen.queues q
+              join queen.log_partitions p on p.id = queen.partition_uuid(q.id, p_partition)
+             where (p_queue is null or q.name = p_queue)
+               and (p_namespace is null or q.namespace = p_namespace)
+               and (p_task is null or q.task = p_task)
+               and p.newest_created_at >= p_from);
+    else
+        v_ids := array(
+            select p.id
+              from queen.log_partitions p
+              join queen.queues q on q.id = p.queue_id
+             where (p_queue is null or q.name = p_queue)
+               and (p_namespace is null or q.namespace = p_namespace)
+               and (p_task is null or q.task = p_task)
+               and p.newest_created_at >= p_from
+             order by p.newest_created_at desc
+             limit case when p_status is null then p_limit + p_offset else 1000 end);
+    end if;
     -- On Citus a statement that reads segments per partition must name one partition to run:
     -- there the page is gathered partition by partition (v_pid), the newest limit + offset of
     -- each, and cut below; on plain PostgreSQL one pass over every partition (v_pid null).
