@@ -115,6 +115,9 @@ public final class Broker implements AutoCloseable {
     List<AutoCloseable> resources = new ArrayList<>();
     Database db = Database.open(config.db());
     resources.add(db);
+    Database adminDb =
+        Database.open(config.db().withPoolSize(config.adminPoolSize()), "queen-admin");
+    resources.add(adminDb);
     try {
       db.migrate();
       PrometheusMeterRegistry meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
@@ -192,11 +195,11 @@ public final class Broker implements AutoCloseable {
               new RetentionStore(db), config.retention(), clock, meters, statistics::retained);
       resources.addFirst(retention);
       retention.start();
-      ConsumerGroupStore groupStore = new ConsumerGroupStore(db);
-      LagSnapshot lags = new LagSnapshot(groupStore, config.statsInterval(), clock);
+      ConsumerGroupStore groupReads = new ConsumerGroupStore(adminDb);
+      LagSnapshot lags = new LagSnapshot(groupReads, config.statsInterval(), clock);
       ConsumerGroups groups =
           new ConsumerGroups(
-              groupStore,
+              new ConsumerGroupStore(db),
               (queue, group) -> {
                 pop.groupReset(queue, group);
                 lags.forget();
@@ -253,8 +256,8 @@ public final class Broker implements AutoCloseable {
             }
           });
       buffered.start(); // after the first state read: a restart in maintenance must not drain
-      ResourceStore resourceStore = new ResourceStore(db);
-      MessageStore messages = new MessageStore(db);
+      ResourceStore resourceStore = new ResourceStore(adminDb);
+      MessageStore messages = new MessageStore(adminDb);
       TraceStore traces = new TraceStore(db);
 
       Gate gate = Gate.of(config.auth());
@@ -312,11 +315,15 @@ public final class Broker implements AutoCloseable {
                                       db,
                                       clock,
                                       buffered),
-                                  new AnalyticsRoutes(new AnalyticsStore(db), clock),
-                                  new ConsumerGroupRoutes(groups, groupStore, resourceStore, lags),
+                                  new AnalyticsRoutes(new AnalyticsStore(adminDb), clock),
+                                  new ConsumerGroupRoutes(groups, groupReads, resourceStore, lags),
                                   new TraceRoutes(traces, messages, clock, payloads),
                                   new MessageRoutes(
-                                      messages, new MessageRemoval(db), traces, clock, payloads)))))
+                                      messages,
+                                      new MessageRemoval(adminDb),
+                                      traces,
+                                      clock,
+                                      payloads)))))
               .build()
               .start();
       sampler.listening(server.port());

@@ -41,6 +41,8 @@ import queen.server.store.DbConfig;
  * @param pushConcurrency QUEEN_PUSH_CONCURRENCY, the most push calls to PostgreSQL at once; pushes
  *     that arrive meanwhile are merged into the next call
  * @param ackConcurrency QUEEN_ACK_CONCURRENCY, the same for acks
+ * @param adminPoolSize QUEEN_ADMIN_POOL_SIZE, the connections of the pool that serves the admin,
+ *     status, message-browsing and analytics reads, apart from DB_POOL_SIZE's
  * @param cipher QUEEN_ENCRYPTION_KEY and QUEEN_ENCRYPTION_KEYS_OLD, payload encryption at rest;
  *     null when neither is set
  * @param tls TLS_CERT_FILE and TLS_KEY_FILE, HTTPS on the listener; null for plain HTTP
@@ -65,6 +67,7 @@ public record BrokerConfig(
     PushLimits pushLimits,
     int pushConcurrency,
     int ackConcurrency,
+    int adminPoolSize,
     PayloadCipher cipher,
     TlsFiles tls,
     Buffer buffer,
@@ -123,6 +126,10 @@ public record BrokerConfig(
         // acks 1-40% (docs/benchmarks.md); the merged calls of a busy broker grow instead
         r.integer("QUEEN_PUSH_CONCURRENCY", Math.min(2, db.poolSize()), 1, db.poolSize()),
         r.integer("QUEEN_ACK_CONCURRENCY", Math.min(2, db.poolSize()), 1, db.poolSize()),
+        // apart: a dashboard's reads never take a connection from pushes and pops, and few
+        // connections each plan the admin functions once (a first call on a connection costs
+        // 35-65 ms of planning; 20 of them were the admin bench's p99)
+        r.integer("QUEEN_ADMIN_POOL_SIZE", 2, 1, 1_000),
         cipher(r),
         tls(r),
         new Buffer(

@@ -24,20 +24,30 @@ import org.slf4j.LoggerFactory;
  */
 public final class Database implements AutoCloseable {
   private final HikariDataSource pool;
+  private final DbConfig config;
   private static final Logger log = LoggerFactory.getLogger(Database.class);
 
   private final LongAdder calls = new LongAdder();
   private final AtomicBoolean reachable = new AtomicBoolean(true);
   private volatile long downSince;
 
-  private Database(HikariDataSource pool) {
+  private Database(HikariDataSource pool, DbConfig config) {
     this.pool = pool;
+    this.config = config;
   }
 
   /** Opens the pool. It does not connect yet: the first use does, and fails if PG is down. */
   public static Database open(DbConfig config) {
+    return open(config, "queen");
+  }
+
+  /**
+   * Opens a pool named {@code name}, which is also its connections' application_name in
+   * pg_stat_activity.
+   */
+  public static Database open(DbConfig config, String name) {
     HikariConfig hikari = new HikariConfig();
-    hikari.setPoolName("queen");
+    hikari.setPoolName(name);
     hikari.setJdbcUrl(config.jdbcUrl());
     hikari.setUsername(config.user());
     hikari.setPassword(config.password());
@@ -45,9 +55,9 @@ public final class Database implements AutoCloseable {
     hikari.setMinimumIdle(Math.min(2, config.poolSize()));
     hikari.setConnectionTimeout(5_000);
     hikari.setInitializationFailTimeout(-1);
-    hikari.addDataSourceProperty("ApplicationName", "queen");
+    hikari.addDataSourceProperty("ApplicationName", name);
     hikari.addDataSourceProperty("tcpKeepAlive", "true");
-    return new Database(new HikariDataSource(hikari));
+    return new Database(new HikariDataSource(hikari), config);
   }
 
   /**
@@ -60,7 +70,9 @@ public final class Database implements AutoCloseable {
       return;
     }
     Flyway.configure()
-        .dataSource(pool)
+        // connections of its own: Flyway holds up to three at once, more than a DB_POOL_SIZE of 1
+        // or 2 has, and a start waited for them until it failed
+        .dataSource(config.jdbcUrl(), config.user(), config.password())
         .schemas("queen")
         .createSchemas(true)
         .locations("classpath:db/migration")

@@ -25,4 +25,8 @@ public record DbConfig(
   public DbConfig withDatabase(String other) {
     return new DbConfig(host, port, user, password, other, poolSize);
   }
+
+  public DbConfig withPoolSize(int size) {
+    return new DbConfig(host, port, user, password, database, size);
+  }
 }
