@@ -25,9 +25,18 @@ final class AdminCommand implements Callable<Integer> {
       description = "Measure on this queue, filled by an earlier run, instead of filling one.")
   String queue;
 
+  @Option(
+      names = "--push-rate",
+      defaultValue = "0",
+      description =
+          "Messages a second the producers push between them (batches of 10) and the consumers"
+              + " pop (100 at a time) from the standing backlog; 0 (default) for both as fast as"
+              + " they go.")
+  int pushRate;
+
   @Override
   public Integer call() throws Exception {
-    Result r = AdminRun.run(options.url, queue, partitions, messages, options.seconds);
+    Result r = AdminRun.run(options.url, queue, partitions, messages, options.seconds, pushRate);
     System.out.println(r.summary());
     Report.append(options.out, r);
     return r.errors() > 0 ? 1 : 0;

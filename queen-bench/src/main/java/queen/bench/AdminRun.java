@@ -20,9 +20,13 @@ final class AdminRun {
   static final int PRODUCERS = 4;
   static final int CONSUMERS = 4;
 
-  /** The GETs a dashboard makes; {q} is the queue, {g} the consumer group. */
+  /**
+   * The GETs a dashboard makes; {q} is the queue, {g} the consumer group. {@code /health} first,
+   * the floor: what the trivial request costs on the machine under the same load.
+   */
   static final List<String> ROUTES =
       List.of(
+          "/health",
           "/api/v1/resources/queues",
           "/api/v1/resources/overview",
           "/api/v1/resources/namespaces",
@@ -46,15 +50,20 @@ final class AdminRun {
           "/api/v1/traces/names",
           "/api/v1/resources/queues/{q}",
           "/api/v1/status/queues/{q}",
-          "/api/v1/consumer-groups/{g}");
+          "/api/v1/consumer-groups/{g}",
+          // the dashboard's queue page: the group's cursors of the partitions it shows
+          "/api/v1/consumer-groups/{g}?queue={q}&partitionFrom=p5000&limit=100");
 
   private AdminRun() {}
 
   /**
    * Fills a new queue, or with {@code queue} set measures on that existing queue (filled by an
-   * earlier run) without filling.
+   * earlier run) without filling. The producers push {@code pushRate} messages a second between
+   * them and the consumers pop (100 at a time) as many, or both go as fast as they can when it is
+   * 0.
    */
-  static Result run(String url, String queue, int partitions, long messages, int seconds)
+  static Result run(
+      String url, String queue, int partitions, long messages, int seconds, int pushRate)
       throws Exception {
     String q =
         queue != null ? queue : "bench-admin-" + Long.toString(System.currentTimeMillis(), 36);
@@ -78,10 +87,10 @@ final class AdminRun {
       try (ExecutorService pool = Executors.newVirtualThreadPerTaskExecutor()) {
         List<Future<?>> workers = new ArrayList<>();
         for (int w = 0; w < PRODUCERS; w++) {
-          workers.add(pool.submit(load.producer(10)));
+          workers.add(pool.submit(load.producer(10, pushRate / 10.0 / PRODUCERS)));
         }
         for (int w = 0; w < CONSUMERS; w++) {
-          workers.add(pool.submit(load.consumer(group, 100)));
+          workers.add(pool.submit(load.consumer(group, 100, pushRate / 100.0 / CONSUMERS)));
         }
         long end = start + TimeUnit.SECONDS.toNanos(seconds);
         while (System.nanoTime() < end) {
@@ -131,6 +140,8 @@ final class AdminRun {
               messages,
               "seconds",
               seconds,
+              "pushRate",
+              pushRate,
               "producers",
               PRODUCERS,
               "consumers",
