@@ -326,6 +326,13 @@ public final class Broker implements AutoCloseable {
                                       payloads)))))
               .build()
               .start();
+      if (!server.isRunning()) {
+        // Helidon logs a listener that could not bind and returns: without this the broker ran
+        // its background work with no port, and `queen serve` said it listened on port -1
+        server.stop();
+        throw new IllegalStateException(
+            "cannot listen on " + config.host() + ":" + config.port() + " (in use?)");
+      }
       sampler.listening(server.port());
       return new Broker(resources, server, List.copyOf(routes), pop::stopWaiting);
     } catch (RuntimeException e) {

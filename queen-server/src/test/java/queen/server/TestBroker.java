@@ -119,7 +119,7 @@ public final class TestBroker implements BeforeAllCallback, AfterAllCallback {
     vars.put("PG_USER", db.user());
     vars.put("PG_PASSWORD", db.password());
     vars.put("PG_DB", db.database());
-    vars.put("PORT", "0");
+    vars.putIfAbsent("PORT", "0");
     vars.put("HOST", "127.0.0.1");
     if (!vars.containsKey("FILE_BUFFER_DIR")) {
       try {

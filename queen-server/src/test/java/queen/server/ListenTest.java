@@ -1,0 +1,32 @@
+package queen.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/** A broker that cannot listen does not start. */
+class ListenTest {
+  @RegisterExtension static final TestBroker broker = new TestBroker();
+
+  // it ran its background work with no port and said it listened on port -1
+  @Test
+  void aBrokerWhosePortIsTakenFailsToStartNamingThePortAndLeavesNoConnections() {
+    String port = Integer.toString(broker.port());
+    long before = connections();
+    assertThatThrownBy(() -> broker.startAnother(Map.of("PORT", port)).close())
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessage("cannot listen on 127.0.0.1:" + port + " (in use?)");
+    assertThat(connections()).isLessThanOrEqualTo(before);
+    assertThat(broker.get("/health").status()).isEqualTo(200);
+  }
+
+  private static long connections() {
+    return broker.sqlLong(
+        "select count(*) from pg_stat_activity where datname = '"
+            + broker.db().database()
+            + "' and application_name like 'queen%'");
+  }
+}
