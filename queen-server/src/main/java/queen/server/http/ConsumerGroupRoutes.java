@@ -78,6 +78,13 @@ public final class ConsumerGroupRoutes implements Routes {
     return list;
   }
 
+  /** Seconds from the oldest unconsumed message to now; 0 when there is none. */
+  private static long timeLag(Instant oldestUnconsumedAt, Instant now) {
+    return oldestUnconsumedAt == null
+        ? 0
+        : Math.max(0, Duration.between(oldestUnconsumedAt, now).toSeconds());
+  }
+
   private static String state(ResourceStore.GroupSummary g, Instant deadBefore) {
     if (g.partitionsWithLag() == 0) {
       return "Stable";
@@ -102,12 +109,14 @@ public final class ConsumerGroupRoutes implements Routes {
             only == null ? null : Fields.name(only, "queue"),
             from == null ? null : Fields.name(from, "partitionFrom"),
             limit,
-            offset);
+            offset,
+            lags.knownOldest());
     if (cursors.total() == 0) {
       throw ApiException.notFound("Consumer group not found");
     }
     // the body is keyed by queue name, so the count travels in a header
     res.header("X-Total-Count", Long.toString(cursors.total()));
+    Instant now = Instant.now();
     ObjectNode body = Json.object();
     for (ConsumerGroupStore.Cursor c : cursors.items()) {
       ObjectNode queue = (ObjectNode) body.get(c.queue());
@@ -124,7 +133,7 @@ public final class ConsumerGroupRoutes implements Routes {
           .put("totalConsumed", c.totalConsumed())
           .put("committedOffset", c.committed())
           .put("offsetLag", c.offsetLag())
-          .put("timeLagSeconds", c.timeLagSeconds())
+          .put("timeLagSeconds", timeLag(c.oldestUnconsumedAt(), now))
           .put("leaseActive", c.leaseActive());
     }
     Replies.json(res, 200, body);

@@ -4,7 +4,10 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.InstantSource;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.Executor;
@@ -28,7 +31,17 @@ public final class LagSnapshot {
 
   private static final Logger log = LoggerFactory.getLogger(LagSnapshot.class);
 
-  private record Snapshot(Instant takenAt, List<Lagging> rows) {}
+  private record Cursor(String group, UUID partitionId) {}
+
+  private record Snapshot(Instant takenAt, List<Lagging> rows, Map<Cursor, Instant> oldest) {
+    static Snapshot of(Instant takenAt, List<Lagging> rows) {
+      Map<Cursor, Instant> oldest = HashMap.newHashMap(rows.size());
+      for (Lagging l : rows) {
+        oldest.put(new Cursor(l.group(), l.partitionId()), l.oldestUnconsumedAt());
+      }
+      return new Snapshot(takenAt, rows, oldest);
+    }
+  }
 
   private final ConsumerGroupStore store;
   private final Duration interval;
@@ -73,6 +86,16 @@ public final class LagSnapshot {
     return out;
   }
 
+  /**
+   * The oldest unconsumed message of the cursors the snapshot holds, for a group's detail: a cursor
+   * that consumed since the snapshot shows a time lag up to one interval too old, one that began to
+   * lag since is not held (and is probed by the caller).
+   */
+  public ConsumerGroupStore.KnownOldest knownOldest() {
+    Map<Cursor, Instant> oldest = fresh(clock.instant()).oldest();
+    return (group, partitionId) -> oldest.get(new Cursor(group, partitionId));
+  }
+
   /** Drops the snapshot: a group's cursors moved (a seek or a delete). */
   public synchronized void forget() {
     generation++;
@@ -104,7 +127,7 @@ public final class LagSnapshot {
       takingGeneration = begun;
       taking =
           CompletableFuture.supplyAsync(
-                  () -> new Snapshot(at, store.lagging(0, CAPACITY)), background)
+                  () -> Snapshot.of(at, store.lagging(0, CAPACITY)), background)
               .whenComplete((s, failure) -> taken(begun, s, failure));
     }
     return taking;

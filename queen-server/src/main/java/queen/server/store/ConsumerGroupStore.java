@@ -6,7 +6,9 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 
 /**
@@ -32,7 +34,10 @@ public final class ConsumerGroupStore {
    */
   public record PartitionSought(boolean queueFound, Long cursor) {}
 
-  /** One cursor of a group and how far it trails its partition. */
+  /**
+   * One cursor of a group and how far it trails its partition: {@code oldestUnconsumedAt} is the
+   * created_at of its oldest unconsumed message, null when it has none.
+   */
   public record Cursor(
       String queue,
       String partition,
@@ -42,8 +47,32 @@ public final class ConsumerGroupStore {
       long totalConsumed,
       long committed,
       long offsetLag,
-      long timeLagSeconds,
-      boolean leaseActive) {}
+      Instant oldestUnconsumedAt,
+      boolean leaseActive) {
+
+    Cursor withOldestUnconsumedAt(Instant at) {
+      return new Cursor(
+          queue,
+          partition,
+          partitionId,
+          workerId,
+          lastConsumedAt,
+          totalConsumed,
+          committed,
+          offsetLag,
+          at,
+          leaseActive);
+    }
+  }
+
+  /**
+   * What the caller already knows of a lagging cursor: the created_at of its oldest unconsumed
+   * message, or null, and the store probes the segments for it.
+   */
+  @FunctionalInterface
+  public interface KnownOldest {
+    Instant oldestUnconsumedAt(String group, UUID partitionId);
+  }
 
   /** A cursor whose oldest uncommitted message is older than asked. */
   public record Lagging(
@@ -136,17 +165,19 @@ public final class ConsumerGroupStore {
   /**
    * A page of the group's cursors on {@code queue} (every queue when null; from the partition named
    * {@code partitionFrom} on when not null), ordered by queue and partition, and how many there
-   * are; empty for an unknown group.
+   * are; empty for an unknown group. The oldest unconsumed message of a lagging cursor comes from
+   * {@code known} when it knows it, else from a probe into the cursor's segments.
    */
   public Page<Cursor> detail(
-      String group, String queue, String partitionFrom, int limit, int offset) {
+      String group, String queue, String partitionFrom, int limit, int offset, KnownOldest known) {
     return db.autocommit(
         c -> {
           Page<Cursor> page = detail(c, group, queue, partitionFrom, limit, offset);
           // past the end the rows carry no count: ask for the first row on the same connection
-          return page.items().isEmpty() && offset > 0
-              ? new Page<>(page.items(), detail(c, group, queue, partitionFrom, 1, 0).total())
-              : page;
+          if (page.items().isEmpty() && offset > 0) {
+            return new Page<>(page.items(), detail(c, group, queue, partitionFrom, 1, 0).total());
+          }
+          return new Page<>(withOldest(c, group, page.items(), known), page.total());
         });
   }
 
@@ -156,7 +187,7 @@ public final class ConsumerGroupStore {
     List<Cursor> out = new ArrayList<>();
     long total = 0;
     try (PreparedStatement ps =
-        c.prepareStatement("select * from queen.group_detail_v3(?, ?, ?, ?, ?)")) {
+        c.prepareStatement("select * from queen.group_detail_v4(?, ?, ?, ?, ?)")) {
       ps.setString(1, group);
       ps.setString(2, queue);
       ps.setString(3, partitionFrom);
@@ -175,12 +206,42 @@ public final class ConsumerGroupStore {
                   rs.getLong("total_consumed"),
                   rs.getLong("committed"),
                   rs.getLong("offset_lag"),
-                  rs.getLong("time_lag_seconds"),
+                  null,
                   rs.getBoolean("lease_active")));
         }
       }
     }
     return new Page<>(out, total);
+  }
+
+  /** The cursors with the oldest unconsumed message of each lagging one: known, or probed. */
+  private static List<Cursor> withOldest(
+      Connection c, String group, List<Cursor> cursors, KnownOldest known) throws SQLException {
+    List<Cursor> out = new ArrayList<>(cursors.size());
+    Map<UUID, Integer> unknown = new HashMap<>();
+    for (Cursor cursor : cursors) {
+      Instant at =
+          cursor.offsetLag() > 0 ? known.oldestUnconsumedAt(group, cursor.partitionId()) : null;
+      if (cursor.offsetLag() > 0 && at == null) {
+        unknown.put(cursor.partitionId(), out.size());
+      }
+      out.add(cursor.withOldestUnconsumedAt(at));
+    }
+    if (unknown.isEmpty()) {
+      return out;
+    }
+    try (PreparedStatement ps =
+        c.prepareStatement("select * from queen.group_oldest_unconsumed_v1(?, ?)")) {
+      ps.setString(1, group);
+      ps.setArray(2, c.createArrayOf("uuid", unknown.keySet().toArray()));
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          int i = unknown.get(rs.getObject("partition_id", UUID.class));
+          out.set(i, out.get(i).withOldestUnconsumedAt(Sql.instant(rs, "oldest_unconsumed_at")));
+        }
+      }
+    }
+    return out;
   }
 
   /**
