@@ -1,8 +1,5 @@
 package queen.server;
 
-import io.helidon.common.configurable.Resource;
-import io.helidon.common.pki.Keys;
-import io.helidon.common.tls.Tls;
 import io.helidon.webserver.WebServer;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
@@ -10,7 +7,6 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -115,8 +111,10 @@ public final class Broker implements AutoCloseable {
     List<AutoCloseable> resources = new ArrayList<>();
     Database db = Database.open(config.db());
     resources.add(db);
+    // opened by the first admin read, closed after ten idle minutes: a broker nobody browses
+    // holds no admin connection
     Database adminDb =
-        Database.open(config.db().withPoolSize(config.adminPoolSize()), "queen-admin");
+        Database.open(config.db().withPoolSize(config.adminPoolSize()), "queen-admin", 0);
     resources.add(adminDb);
     try {
       db.migrate();
@@ -275,7 +273,7 @@ public final class Broker implements AutoCloseable {
               .connectionOptions(socket -> socket.tcpNoDelay(true))
               .shutdownHook(false)
               .shutdownGracePeriod(config.shutdownTimeout())
-              .update(b -> tls(config.tls()).ifPresent(b::tls))
+              .update(b -> ListenerTls.of(config.tls()).ifPresent(b::tls))
               .directHandlers(HttpApi.directHandlers())
               .routing(
                   routing ->
@@ -338,34 +336,6 @@ public final class Broker implements AutoCloseable {
     } catch (RuntimeException e) {
       closeAll(resources);
       throw e;
-    }
-  }
-
-  /** TLS on the listener from PEM files, when TLS_CERT_FILE and TLS_KEY_FILE are set. */
-  private static Optional<Tls> tls(BrokerConfig.TlsFiles files) {
-    if (files == null) {
-      return Optional.empty();
-    }
-    try {
-      Keys keys =
-          Keys.builder()
-              .pem(
-                  pem ->
-                      pem.key(Resource.create(files.key()))
-                          .certChain(Resource.create(files.certificate())))
-              .build();
-      if (keys.privateKey().isEmpty() || keys.certChain().isEmpty()) {
-        throw new IllegalArgumentException("no private key or no certificate found");
-      }
-      return Optional.of(Tls.builder().privateKey(keys).privateKeyCertChain(keys).build());
-    } catch (RuntimeException e) {
-      throw new BrokerConfig.InvalidConfigException(
-          "TLS_CERT_FILE "
-              + files.certificate()
-              + " and TLS_KEY_FILE "
-              + files.key()
-              + " must be PEM files of a certificate chain and its private key: "
-              + e.getMessage());
     }
   }
 

@@ -38,21 +38,22 @@ public final class Database implements AutoCloseable {
 
   /** Opens the pool. It does not connect yet: the first use does, and fails if PG is down. */
   public static Database open(DbConfig config) {
-    return open(config, "queen");
+    return open(config, "queen", Math.min(2, config.poolSize()));
   }
 
   /**
    * Opens a pool named {@code name}, which is also its connections' application_name in
-   * pg_stat_activity.
+   * pg_stat_activity, that keeps {@code minIdle} connections open while idle (more are closed after
+   * ten idle minutes).
    */
-  public static Database open(DbConfig config, String name) {
+  public static Database open(DbConfig config, String name, int minIdle) {
     HikariConfig hikari = new HikariConfig();
     hikari.setPoolName(name);
     hikari.setJdbcUrl(config.jdbcUrl());
     hikari.setUsername(config.user());
     hikari.setPassword(config.password());
     hikari.setMaximumPoolSize(config.poolSize());
-    hikari.setMinimumIdle(Math.min(2, config.poolSize()));
+    hikari.setMinimumIdle(minIdle);
     hikari.setConnectionTimeout(5_000);
     hikari.setInitializationFailTimeout(-1);
     hikari.addDataSourceProperty("ApplicationName", name);
