@@ -87,13 +87,22 @@ public final class LagSnapshot {
   }
 
   /**
-   * The oldest unconsumed message of the cursors the snapshot holds, for a group's detail: a cursor
-   * that consumed since the snapshot shows a time lag up to one interval too old, one that began to
-   * lag since is not held (and is probed by the caller).
+   * The oldest unconsumed message of the cursors the snapshot holds, for a group's detail, which
+   * probes the others: a cursor that consumed since the snapshot shows a time lag up to two
+   * intervals too old, one that began to lag since is not held. Never waits: with no snapshot
+   * younger than two intervals (the lagging view takes them) it knows nothing, and an older one is
+   * refreshed in the background.
    */
   public ConsumerGroupStore.KnownOldest knownOldest() {
-    Map<Cursor, Instant> oldest = fresh(clock.instant()).oldest();
-    return (group, partitionId) -> oldest.get(new Cursor(group, partitionId));
+    Instant now = clock.instant();
+    Snapshot s = current;
+    if (s == null || s.takenAt().isBefore(now.minus(interval.multipliedBy(2)))) {
+      return (group, partitionId) -> null;
+    }
+    if (s.takenAt().isBefore(now.minus(interval))) {
+      take();
+    }
+    return (group, partitionId) -> s.oldest().get(new Cursor(group, partitionId));
   }
 
   /** Drops the snapshot: a group's cursors moved (a seek or a delete). */

@@ -26,7 +26,8 @@ class GroupTimeLagTest {
     wire.pushNumbered("aged", "held", 0, 3);
     wire.ackAll(
         broker.get("/api/v1/pop/queue/aged/partition/held?consumerGroup=tl&batch=1").json());
-    // the first detail takes the snapshot, which holds the lagging cursor
+    // the lagging view takes the snapshot, which holds the lagging cursor
+    assertThat(broker.get("/api/v1/consumer-groups/lagging?minLagSeconds=0").json()).hasSize(1);
     assertThat(cursor("held").get("offsetLag").asInt()).isEqualTo(2);
     wire.pushNumbered("aged", "later", 0, 3);
     wire.ackAll(

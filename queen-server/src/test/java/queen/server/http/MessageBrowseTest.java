@@ -57,6 +57,23 @@ class MessageBrowseTest {
         .isEmpty();
   }
 
+  // a named partition is found by the id derived from each matching queue and its name
+  @Test
+  void aPartitionNamedWithoutItsQueueIsListedFromEveryQueueThatHasItNewestFirst() {
+    wire.pushNumbered("named-1", "shared", 0, 2);
+    wire.pushNumbered("named-2", "shared", 0, 2);
+    wire.pushNumbered("named-2", "other", 0, 1);
+    assertThat(broker.get("/api/v1/messages?partition=shared").json().get("messages"))
+        .extracting(m -> m.get("transactionId").asText())
+        .containsExactly(
+            "named-2-shared-1", "named-2-shared-0", "named-1-shared-1", "named-1-shared-0");
+    assertThat(broker.get("/api/v1/messages?partition=shared&limit=3").json().get("messages"))
+        .extracting(m -> m.get("queuePath").asText())
+        .containsExactly("named-2/shared", "named-2/shared", "named-1/shared");
+    assertThat(broker.get("/api/v1/messages?queue=named-1&partition=other").json().get("messages"))
+        .isEmpty();
+  }
+
   @Test
   void theQueueWidePageReadsDeeperIntoThePartitionsThatHoldIt() {
     // one segment per push: "hot" holds 20 of the newest 23 in 20 segments, deeper than the
