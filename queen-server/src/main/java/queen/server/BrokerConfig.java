@@ -41,8 +41,9 @@ import queen.server.store.DbConfig;
  * @param pushConcurrency QUEEN_PUSH_CONCURRENCY, the most push calls to PostgreSQL at once; pushes
  *     that arrive meanwhile are merged into the next call
  * @param ackConcurrency QUEEN_ACK_CONCURRENCY, the same for acks
- * @param adminPoolSize QUEEN_ADMIN_POOL_SIZE, the connections of the pool that serves the admin,
- *     status, message-browsing and analytics reads, apart from DB_POOL_SIZE's
+ * @param adminPoolSize QUEEN_ADMIN_POOL_SIZE, the connections, apart from DB_POOL_SIZE's, of the
+ *     pool for the admin routes' heavier work: resource views, message browsing and deletes,
+ *     consumer-group views and the lag snapshot, analytics, queue deletes and clears
  * @param cipher QUEEN_ENCRYPTION_KEY and QUEEN_ENCRYPTION_KEYS_OLD, payload encryption at rest;
  *     null when neither is set
  * @param tls TLS_CERT_FILE and TLS_KEY_FILE, HTTPS on the listener; null for plain HTTP

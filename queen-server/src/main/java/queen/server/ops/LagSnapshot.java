@@ -94,15 +94,10 @@ public final class LagSnapshot {
    * refreshed in the background.
    */
   public ConsumerGroupStore.KnownOldest knownOldest() {
-    Instant now = clock.instant();
-    Snapshot s = current;
-    if (s == null || s.takenAt().isBefore(now.minus(interval.multipliedBy(2)))) {
-      return (group, partitionId) -> null;
-    }
-    if (s.takenAt().isBefore(now.minus(interval))) {
-      take();
-    }
-    return (group, partitionId) -> s.oldest().get(new Cursor(group, partitionId));
+    Snapshot s = recent(clock.instant());
+    return s == null
+        ? (group, partitionId) -> null
+        : (group, partitionId) -> s.oldest().get(new Cursor(group, partitionId));
   }
 
   /** Drops the snapshot: a group's cursors moved (a seek or a delete). */
@@ -111,14 +106,27 @@ public final class LagSnapshot {
     current = null;
   }
 
+  /** The snapshot, or one taken now when there is none younger than two intervals. */
   private Snapshot fresh(Instant now) {
-    Snapshot s = current;
-    if (s == null || s.takenAt().isBefore(now.minus(interval.multipliedBy(2)))) {
+    Snapshot s = recent(now);
+    if (s == null) {
       try {
         return take().join();
       } catch (CompletionException e) {
         throw e.getCause() instanceof RuntimeException r ? r : e;
       }
+    }
+    return s;
+  }
+
+  /**
+   * The snapshot if it is younger than two intervals, null if not; one older than an interval is
+   * refreshed in the background meanwhile.
+   */
+  private Snapshot recent(Instant now) {
+    Snapshot s = current;
+    if (s == null || s.takenAt().isBefore(now.minus(interval.multipliedBy(2)))) {
+      return null;
     }
     if (s.takenAt().isBefore(now.minus(interval))) {
       take();

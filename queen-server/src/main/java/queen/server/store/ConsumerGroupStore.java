@@ -220,10 +220,12 @@ public final class ConsumerGroupStore {
     List<Cursor> out = new ArrayList<>(cursors.size());
     Map<UUID, Integer> unknown = new HashMap<>();
     for (Cursor cursor : cursors) {
-      Instant at =
-          cursor.offsetLag() > 0 ? known.oldestUnconsumedAt(group, cursor.partitionId()) : null;
-      if (cursor.offsetLag() > 0 && at == null) {
-        unknown.put(cursor.partitionId(), out.size());
+      Instant at = null;
+      if (cursor.offsetLag() > 0) {
+        at = known.oldestUnconsumedAt(group, cursor.partitionId());
+        if (at == null) {
+          unknown.put(cursor.partitionId(), out.size());
+        }
       }
       out.add(cursor.withOldestUnconsumedAt(at));
     }
