@@ -196,8 +196,7 @@ select c.partition_id, c.consumer_group, c.committed, c.worker_id, c.lease_expir
 -- partition, with their offset lag and lease and how many cursors there are (cursor_count). The
 -- oldest unconsumed message of a lagging cursor is not probed here: the broker takes it from its
 -- lag snapshot and probes the rest with group_oldest_unconsumed_v1 (1,000 probes were half of a
--- 30 ms page, most of them reads of segment pages outside shared buffers). The page is chosen
--- first, into an array: Citus plans no lateral join next to a CTE.
+-- 30 ms page, most of them reads of segment pages outside shared buffers).
 drop function if exists queen.group_detail_v1(text);
 drop function if exists queen.group_detail_v2(text, text);
 drop function if exists queen.group_detail_v3(text, text, text, integer, integer);
@@ -213,29 +212,49 @@ stable
 as $$
 #variable_conflict use_column
 declare
-    v_ids   uuid[];
-    v_count bigint;
+    v_from   text := coalesce(p_partition_from, '');
+    v_now    timestamptz := now();
+    v_ids    uuid[];
+    v_names  text[];
+    v_counts bigint[];
+    v_count  bigint;
+    v_skip   bigint := p_offset;
+    v_need   bigint := p_limit;
+    i        integer;
 begin
-    select coalesce(array_agg(x.partition_id), '{}'), coalesce(max(x.n), 0) into v_ids, v_count
-      from (select c.partition_id, count(*) over () as n
+    -- how many cursors the group has on each queue: its cursors joined to their partitions, no sort
+    select coalesce(array_agg(q.id order by q.name), '{}'), coalesce(array_agg(q.name order by q.name), '{}'),
+           coalesce(array_agg(x.n order by q.name), '{}'), coalesce(sum(x.n), 0)
+      into v_ids, v_names, v_counts, v_count
+      from (select p.queue_id, count(*) as n
               from queen.log_consumers c
               join queen.log_partitions p on p.id = c.partition_id
-              join queen.queues q on q.id = p.queue_id
-             where c.consumer_group = p_group
-               and (p_queue is null or q.name = p_queue)
-               and (p_partition_from is null or p.name >= p_partition_from)
-             order by q.name, p.name
-             limit p_limit offset p_offset) x;
-    return query
-    select q.name, p.name, c.partition_id, c.worker_id, c.last_consumed_at, c.total_consumed,
-           c.committed, greatest(p.last_offset - c.committed, 0),
-           c.worker_id is not null and c.lease_expires_at > now(), v_count
-      from queen.log_consumers c
-      join queen.log_partitions p on p.id = c.partition_id
-      join queen.queues q on q.id = p.queue_id
-     where c.consumer_group = p_group
-       and c.partition_id = any (v_ids)
-     order by q.name, p.name;
+             where c.consumer_group = p_group and p.name >= v_from
+             group by p.queue_id) x
+      join queen.queues q on q.id = x.queue_id
+     where p_queue is null or q.name = p_queue;
+    -- then the page, queue by queue in partition-name order: a statement planned for this queue
+    -- and group, so that where the group reads most of the queue it walks log_partitions_by_name
+    -- and stops at the page's end (1,000 of 10,000: 3 ms, against 19 ms sorting all of them)
+    for i in 1 .. coalesce(array_length(v_ids, 1), 0) loop
+        exit when v_need <= 0;
+        if v_skip >= v_counts[i] then
+            v_skip := v_skip - v_counts[i];
+            continue;
+        end if;
+        return query execute
+            'select $1, p.name, c.partition_id, c.worker_id, c.last_consumed_at, c.total_consumed,
+                    c.committed, greatest(p.last_offset - c.committed, 0),
+                    c.worker_id is not null and c.lease_expires_at > $2, $3
+               from queen.log_partitions p
+               join queen.log_consumers c on c.partition_id = p.id and c.consumer_group = $4
+              where p.queue_id = $5 and p.name >= $6
+              order by p.name
+              limit $7 offset $8'
+            using v_names[i], v_now, v_count, p_group, v_ids[i], v_from, v_need, v_skip;
+        v_need := v_need - least(v_counts[i] - v_skip, v_need);
+        v_skip := 0;
+    end loop;
 end;
 $$;
 

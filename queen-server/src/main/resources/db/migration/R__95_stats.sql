@@ -216,8 +216,10 @@ declare
     v_ids   uuid[];
     v_count bigint;
 begin
-    select coalesce(array_agg(x.id), '{}'), coalesce(max(x.n), 0) into v_ids, v_count
-      from (select p.id, count(*) over () as n
+    select count(*) into v_count from queen.log_partitions p where p.queue_id = p_queue_id;
+    -- walked in name order on log_partitions_by_name, stopping at the page's end
+    select coalesce(array_agg(x.id), '{}') into v_ids
+      from (select p.id
               from queen.log_partitions p
              where p.queue_id = p_queue_id
              order by p.name

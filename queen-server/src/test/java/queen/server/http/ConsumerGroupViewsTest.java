@@ -5,6 +5,7 @@ import static queen.server.http.ApiErrors.assertError;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
@@ -96,5 +97,48 @@ class ConsumerGroupViewsTest {
                             .get("/api/v1/consumer-groups/lagging?minLagSeconds=0&limit=2")
                             .json())
                     .hasSize(2));
+  }
+
+  @Test
+  void pagesOfAGroupOnSeveralQueuesTogetherListEachCursorOnceInQueueAndPartitionOrder() {
+    // the group reads pgc and pga, not pgb between them; pga has a partition it does not read
+    List<String> expected = new ArrayList<>();
+    for (String queue : List.of("pgc", "pga", "pgb")) {
+      for (String partition : List.of("k3", "k1", "k4", "k2", "k5")) {
+        wire.pushNumbered(queue, partition, 0, 1);
+        boolean read = !queue.equals("pgb") && !(queue.equals("pga") && partition.equals("k4"));
+        if (read) {
+          broker.get(
+              "/api/v1/pop/queue/" + queue + "/partition/" + partition + "?consumerGroup=pg");
+          expected.add(queue + "/" + partition);
+        }
+      }
+    }
+    expected.sort(null);
+    for (int limit = 1; limit <= 4; limit++) {
+      List<String> seen = new ArrayList<>();
+      for (int offset = 0; offset < 12; offset += limit) {
+        TestBroker.Reply page =
+            broker.get("/api/v1/consumer-groups/pg?limit=" + limit + "&offset=" + offset);
+        assertThat(page.headers().firstValue("X-Total-Count")).hasValue("9");
+        page.json()
+            .properties()
+            .forEach(
+                q ->
+                    q.getValue()
+                        .get("partitions")
+                        .forEach(c -> seen.add(q.getKey() + "/" + c.get("partition").asText())));
+      }
+      assertThat(seen).as("pages of %d", limit).isEqualTo(expected);
+    }
+    // from a partition name on, on every queue the group reads
+    TestBroker.Reply from = broker.get("/api/v1/consumer-groups/pg?partitionFrom=k4&limit=2");
+    assertThat(from.headers().firstValue("X-Total-Count")).hasValue("3");
+    assertThat(from.json().at("/pga/partitions"))
+        .extracting(c -> c.get("partition").asText())
+        .containsExactly("k5");
+    assertThat(from.json().at("/pgc/partitions"))
+        .extracting(c -> c.get("partition").asText())
+        .containsExactly("k4");
   }
 }
