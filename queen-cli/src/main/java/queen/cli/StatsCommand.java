@@ -25,12 +25,13 @@ import queen.client.Queen;
     mixinStandardHelpOptions = true,
     description = {
       "Print a per-minute analytics series, one JSON object per line: each point carries the",
-      "queue and/or broker it belongs to. postgres-stats prints one object, read live."
+      "queue and/or broker it belongs to. postgres-stats prints one object, read live;",
+      "throughput prints pushed, popped, acked, failed, dead-lettered and lag per --interval."
     },
     footer = {"", ClientCommands.EXIT_CODES})
 final class StatsCommand implements Callable<Integer> {
   /** The nested lists of the analytics answers, outermost first; points are the leaves. */
-  private static final List<String> LEVELS = List.of("queues", "replicas", "points");
+  private static final List<String> LEVELS = List.of("queues", "replicas", "points", "dataPoints");
 
   @Mixin ClientOptions client;
   @Spec CommandSpec spec;
@@ -43,14 +44,15 @@ final class StatsCommand implements Callable<Integer> {
           "queue-parked-replicas",
           "system-metrics",
           "worker-metrics",
-          "postgres-stats");
+          "postgres-stats",
+          "throughput");
 
   @Parameters(
       index = "0",
       paramLabel = "SERIES",
       description =
           "queue-ops, queue-lag, retention, queue-parked-replicas, system-metrics,"
-              + " worker-metrics or postgres-stats")
+              + " worker-metrics, postgres-stats or throughput")
   String series;
 
   @Option(
@@ -58,7 +60,9 @@ final class StatsCommand implements Callable<Integer> {
       description = "only this queue")
   String queue;
 
-  @Option(names = "--from", description = "first minute (ISO-8601; default an hour ago)")
+  @Option(
+      names = "--from",
+      description = "first minute (ISO-8601; default an hour ago, for throughput a day ago)")
   String from;
 
   @Option(names = "--to", description = "last minute (ISO-8601; default now)")
@@ -70,6 +74,9 @@ final class StatsCommand implements Callable<Integer> {
   @Option(names = "--worker-id", description = "only this broker (hostname:port)")
   String workerId;
 
+  @Option(names = "--interval", description = "throughput's bucket: minute, hour (default) or day")
+  String interval;
+
   @Override
   public Integer call() {
     Map<String, String> q = new LinkedHashMap<>();
@@ -78,11 +85,15 @@ final class StatsCommand implements Callable<Integer> {
     ClientOptions.putIfSet(q, "to", to);
     ClientOptions.putIfSet(q, "hostname", hostname);
     ClientOptions.putIfSet(q, "workerId", workerId);
+    ClientOptions.putIfSet(q, "interval", interval);
     if (!SERIES.contains(series)) {
       throw new ParameterException(spec.commandLine(), "Unknown SERIES '" + series + "'");
     }
     try (Queen queen = client.connect()) {
-      JsonNode body = queen.admin().analyticsSeries(series, q);
+      JsonNode body =
+          series.equals("throughput")
+              ? queen.admin().analytics(q)
+              : queen.admin().analyticsSeries(series, q);
       PrintWriter out = ClientCommands.out(spec);
       if (series.equals("postgres-stats")) {
         Ndjson.print(out, body);

@@ -181,6 +181,18 @@ class CliTest {
     await()
         .atMost(Duration.ofSeconds(10))
         .untilAsserted(
+            () -> {
+              Run throughput =
+                  run("", "stats", url(), "throughput", "-q", "cli-stats", "--interval", "minute");
+              assertThat(throughput.exit()).as(throughput.err()).isZero();
+              assertThat(throughput.lines())
+                  .allMatch(l -> l.has("timestamp") && l.has("lagMessages"));
+              assertThat(throughput.lines().stream().mapToLong(l -> l.get("pushed").asLong()).sum())
+                  .isEqualTo(3);
+            });
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .untilAsserted(
             () ->
                 assertThat(run("", "stats", url(), "worker-metrics").lines())
                     .isNotEmpty()
@@ -193,6 +205,9 @@ class CliTest {
     Run badWindow = run("", "stats", url(), "queue-ops", "--from", "yesterday");
     assertThat(badWindow.exit()).isEqualTo(1);
     assertThat(badWindow.err()).contains("from");
+    Run badInterval = run("", "stats", url(), "throughput", "--interval", "week");
+    assertThat(badInterval.exit()).isEqualTo(1);
+    assertThat(badInterval.err()).contains("interval must be minute, hour or day");
   }
 
   @Test

@@ -166,7 +166,15 @@ public final class Admin {
    * day}).
    */
   public JsonNode analytics(String interval) {
-    return get("/api/v1/status/analytics", Map.of("interval", interval));
+    return analytics(Map.of("interval", interval));
+  }
+
+  /**
+   * {@code GET /api/v1/status/analytics} with any of its query parameters: {@code interval}, {@code
+   * from}, {@code to}, {@code queue}, {@code namespace}, {@code task}.
+   */
+  public JsonNode analytics(Map<String, String> query) {
+    return get("/api/v1/status/analytics", query);
   }
 
   /**
