@@ -24,9 +24,10 @@ import queen.client.Queen;
     name = "stats",
     mixinStandardHelpOptions = true,
     description = {
-      "Print a per-minute analytics series, one JSON object per line: each point carries the",
-      "queue and/or broker it belongs to. postgres-stats prints one object, read live;",
-      "throughput prints pushed, popped, acked, failed, dead-lettered and lag per --interval."
+      "Print a per-minute analytics series, one JSON object per line: each point carries the"
+          + " queue and/or broker it belongs to. postgres-stats prints one object, read live;"
+          + " throughput prints pushed, popped, acked, failed, dead-lettered and lag per"
+          + " --interval."
     },
     footer = {"", ClientCommands.EXIT_CODES})
 final class StatsCommand implements Callable<Integer> {
