@@ -110,6 +110,56 @@ class MessageBrowseTest {
     assertThat(ids("/api/v1/messages?queue=deep&limit=50&from=" + from)).isEqualTo(windowed);
   }
 
+  // each filter agrees with the statuses of the unfiltered list, in its order and paged
+  @Test
+  void eachStatusFilterListsExactlyTheMessagesOfThatStatusNewestFirst() {
+    // one segment per message; in queue mode on "qa": 0-3 completed, 4 dead-lettered (no retries),
+    // 5-7 leased, the rest pending; "ga" is read only by the group g, which consumed 0-4
+    wire.configure("stq", Wire.object().put("retryLimit", 0));
+    for (int i = 0; i < 12; i++) {
+      wire.pushNumbered("stq", "qa", i, 1);
+    }
+    for (int i = 0; i < 8; i++) {
+      wire.pushNumbered("stq", "ga", i, 1);
+    }
+    wire.ackAll(wire.popPartition("stq", "qa", "batch=4").json());
+    wire.ackAll(wire.popPartition("stq", "qa", "batch=1").json(), "failed", "boom");
+    assertThat(wire.popPartition("stq", "qa", "batch=3").json().get("messages")).hasSize(3);
+    wire.ackAll(wire.popPartition("stq", "ga", "batch=5&consumerGroup=g").json());
+
+    JsonNode all = broker.get("/api/v1/messages?queue=stq&limit=100").json().get("messages");
+    assertThat(all).hasSize(20);
+    for (String status : List.of("pending", "processing", "completed", "dead_letter")) {
+      List<String> expected = new ArrayList<>();
+      all.forEach(
+          m -> {
+            if (m.get("status").asText().equals(status)) {
+              expected.add(m.get("transactionId").asText());
+            }
+          });
+      assertThat(ids("/api/v1/messages?queue=stq&limit=100&status=" + status))
+          .as(status)
+          .isEqualTo(expected);
+      assertThat(ids("/api/v1/messages?queue=stq&limit=2&offset=1&status=" + status))
+          .as(status + ", paged")
+          .isEqualTo(expected.subList(Math.min(1, expected.size()), Math.min(3, expected.size())));
+    }
+    assertThat(ids("/api/v1/messages?queue=stq&status=dead_letter")).containsExactly("stq-qa-4");
+    assertThat(ids("/api/v1/messages?queue=stq&status=processing"))
+        .containsExactly("stq-qa-7", "stq-qa-6", "stq-qa-5");
+    assertThat(ids("/api/v1/messages?queue=stq&status=completed"))
+        .containsExactlyInAnyOrder(
+            "stq-qa-3",
+            "stq-qa-2",
+            "stq-qa-1",
+            "stq-qa-0",
+            "stq-ga-4",
+            "stq-ga-3",
+            "stq-ga-2",
+            "stq-ga-1",
+            "stq-ga-0");
+  }
+
   private List<String> ids(String path) {
     JsonNode body = broker.get(path).json();
     List<String> out = new ArrayList<>();
