@@ -80,6 +80,8 @@ returns table (partition_id uuid, msg_offset bigint, base_offset bigint, created
 language plpgsql
 stable
 set jit = off
+-- planned for each call's filters: after five calls the generic plans took twice as long
+set plan_cache_mode = force_custom_plan
 as $$
 #variable_conflict use_column
 declare
@@ -105,6 +107,9 @@ declare
     v_fat   timestamptz[];
     v_deep  uuid[];
     v_dat   timestamptz[];
+    -- with a status filter, each candidate's newest write, and the first candidate not read yet
+    v_newest timestamptz[] := '{}';
+    v_next  integer;
 begin
     -- the partitions written to most recently that match the filters. A named partition by its
     -- derived id, computed from the matching queues first (a statement of its own: a generic plan
@@ -142,8 +147,9 @@ begin
         -- completed up to the slowest group's cursor, pending after
         select coalesce(array_agg(x.id order by x.newest desc), '{}'),
                coalesce(array_agg(x.lo order by x.newest desc), '{}'),
-               coalesce(array_agg(x.hi order by x.newest desc), '{}')
-          into v_ids, v_lo, v_hi
+               coalesce(array_agg(x.hi order by x.newest desc), '{}'),
+               coalesce(array_agg(x.newest order by x.newest desc), '{}')
+          into v_ids, v_lo, v_hi, v_newest
           from (select r.id, r.newest, r.lo, r.hi
                   from (select y.id, y.newest,
                                greatest(y.retained_from, case
@@ -200,7 +206,13 @@ begin
     -- there the page is gathered partition by partition (v_pid), the newest limit + offset of
     -- each, and cut below; on plain PostgreSQL one pass over every partition (v_pid null).
     v_rows := '[]';
-    v_pass := v_ids;
+    -- the candidates newest write first, limit + offset of them to begin with: one whose newest
+    -- message is older than the page's oldest cannot hold any of it. Pending messages are a
+    -- partition's newest, so its newest write dates them; for the other statuses it says little
+    -- (the newest completed message of a busy partition is old), so all are read at once.
+    v_next := case when p_status is null or p_status = 'pending' then v_need
+                   else cardinality(v_ids) end + 1;
+    v_pass := v_ids[1:v_next - 1];
     loop
     v_full := '{}';
     v_fat := '{}';
@@ -309,21 +321,31 @@ begin
     v_full := v_full || v_deep;
     v_fat := v_fat || v_dat;
     end loop;
-    exit when v_depth >= v_need;
     -- the page is complete unless a partition read to the full depth could hold a message at or
-    -- after the page's oldest one (any message, while the page is short); only those are read
-    -- again, deeper: the rows of the others stay (the page's messages from a partition not read
-    -- again are among the newest of what was read)
+    -- after the page's oldest one, or a candidate not read yet has a newer message than that
+    -- (any, while the page is short). Those are read, the first deeper: the rows of the others
+    -- stay (the page's messages from a partition not read again are among the newest of what was
+    -- read)
     select max((x.e ->> 'created_at')::timestamptz) into v_edge
       from (select e from jsonb_array_elements(v_rows) as e
              order by (e ->> 'created_at')::timestamptz desc, (e ->> 'msg_offset')::bigint desc
             offset v_need - 1 limit 1) x;
-    v_pass := array(select f.id from unnest(v_full, v_fat) as f(id, oldest)
-                     where v_edge is null or f.oldest >= v_edge);
-    exit when cardinality(v_pass) = 0;
+    v_pass := case when v_depth < v_need then
+                   array(select f.id from unnest(v_full, v_fat) as f(id, oldest)
+                          where v_edge is null or f.oldest >= v_edge)
+                   else '{}' end;
     v_rows := coalesce((select jsonb_agg(e) from jsonb_array_elements(v_rows) as e
                          where (e ->> 'partition_id')::uuid <> all (v_pass)), '[]');
-    v_depth := least(v_depth * 4, v_need);
+    if cardinality(v_pass) > 0 then
+        v_depth := least(v_depth * 4, v_need);
+    end if;
+    v_pass := v_pass || array(
+        select v_ids[i] from generate_subscripts(v_ids, 1) as i
+         where i >= v_next
+           and (v_newest[i] >= v_edge or v_edge is null and i < v_next + v_need));
+    -- the newest write first: once the page has its oldest message, no later candidate is newer
+    v_next := case when v_edge is null then v_next + v_need else cardinality(v_ids) + 1 end;
+    exit when cardinality(v_pass) = 0;
     end loop;
     return query
     select r.partition_id, r.msg_offset, r.base_offset, r.created_at, r.queue_name,
