@@ -46,6 +46,9 @@ final class AdminRun {
           "/api/v1/consumer-groups/lagging?minLagSeconds=60",
           "/api/v1/messages?queue={q}&limit=200",
           "/api/v1/messages?queue={q}&partition=p7&limit=200",
+          // the message list filtered by status, as the dashboard's filter asks for it
+          "/api/v1/messages?queue={q}&status=pending&limit=200",
+          "/api/v1/messages?queue={q}&status=completed&limit=200",
           "/api/v1/dlq?queue={q}&limit=100",
           "/api/v1/traces/names",
           "/api/v1/resources/queues/{q}",
