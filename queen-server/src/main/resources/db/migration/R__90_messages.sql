@@ -232,8 +232,10 @@ begin
           left join queen.log_consumers qm
                  on qm.partition_id = p.id and qm.consumer_group = '__QUEUE_MODE__'
          cross join lateral (
-             select coalesce(v_lo[array_position(v_ids, p.id)], p.retained_from) as lo,
-                    coalesce(v_hi[array_position(v_ids, p.id)], p.last_offset) as hi) b
+             select case when p_status is null then p.retained_from
+                         else v_lo[array_position(v_ids, p.id)] end as lo,
+                    case when p_status is null then p.last_offset
+                         else v_hi[array_position(v_ids, p.id)] end as hi) b
          where p.id = coalesce(v_pid, p.id) and p.id = any (v_pass)),
     segs_all as (
         select pt.*, s.base_offset, s.msg_count, s.created_at, m.n
@@ -249,20 +251,21 @@ begin
                               order by ls.base_offset desc
                               limit v_depth) s
          -- how many of the segment's messages have the status asked for: those in the range but
-         -- the dead letters of queue mode, or those dead letters
+         -- the dead letters of queue mode, or those dead letters (counted only under a filter)
+         cross join lateral (
+             select case when p_status is null then null
+                         else (select count(*) from queen.dead_letters d
+                                where d.partition_id = coalesce(v_pid, pt.id)
+                                  and d.consumer_group = '__QUEUE_MODE__'
+                                  and d.msg_offset between greatest(s.base_offset, pt.lo)
+                                      and least(s.base_offset + s.msg_count - 1, pt.hi)) end as dl) q
          cross join lateral (
              select case when p_status is null then s.msg_count
-                         when p_status = 'dead_letter' then dl.n
+                         when p_status = 'dead_letter' then q.dl
                          else least(s.base_offset + s.msg_count - 1, pt.hi)
                               - greatest(s.base_offset, pt.lo) + 1
-                              - case when pt.has_qm then dl.n else 0 end
-                    end as n
-               from (select count(*) as n from queen.dead_letters d
-                      where p_status is not null
-                        and d.partition_id = coalesce(v_pid, pt.id)
-                        and d.consumer_group = '__QUEUE_MODE__'
-                        and d.msg_offset between greatest(s.base_offset, pt.lo)
-                                             and least(s.base_offset + s.msg_count - 1, pt.hi)) dl) m
+                              - case when pt.has_qm then q.dl else 0 end
+                    end as n) m
          where s.created_at >= p_from),
     -- the page lies in the newest segments holding limit + offset messages that match (a
     -- segment's messages share their created_at): expand only those (a status filter expanded
