@@ -90,11 +90,17 @@ final class StatsCommand implements Callable<Integer> {
     if (!SERIES.contains(series)) {
       throw new ParameterException(spec.commandLine(), "Unknown SERIES '" + series + "'");
     }
+    boolean throughput = series.equals("throughput");
+    if (interval != null && !throughput) {
+      throw new ParameterException(spec.commandLine(), "--interval is for throughput only");
+    }
+    if (throughput && (hostname != null || workerId != null)) {
+      throw new ParameterException(
+          spec.commandLine(), "throughput is per queue: --hostname and --worker-id do not apply");
+    }
     try (Queen queen = client.connect()) {
       JsonNode body =
-          series.equals("throughput")
-              ? queen.admin().analytics(q)
-              : queen.admin().analyticsSeries(series, q);
+          throughput ? queen.admin().analytics(q) : queen.admin().analyticsSeries(series, q);
       PrintWriter out = ClientCommands.out(spec);
       if (series.equals("postgres-stats")) {
         Ndjson.print(out, body);

@@ -205,6 +205,7 @@ class CliTest {
     Run badWindow = run("", "stats", url(), "queue-ops", "--from", "yesterday");
     assertThat(badWindow.exit()).isEqualTo(1);
     assertThat(badWindow.err()).contains("from");
+    assertThat(run("", "stats", url(), "queue-ops", "--interval", "hour").exit()).isEqualTo(2);
     Run badInterval = run("", "stats", url(), "throughput", "--interval", "week");
     assertThat(badInterval.exit()).isEqualTo(1);
     assertThat(badInterval.err()).contains("interval must be minute, hour or day");

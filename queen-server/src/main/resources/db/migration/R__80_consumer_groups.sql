@@ -229,10 +229,11 @@ begin
       from (select p.queue_id, count(*) as n
               from queen.log_consumers c
               join queen.log_partitions p on p.id = c.partition_id
+              join queen.queues q on q.id = p.queue_id
              where c.consumer_group = p_group and p.name >= v_from
+               and (p_queue is null or q.name = p_queue)
              group by p.queue_id) x
-      join queen.queues q on q.id = x.queue_id
-     where p_queue is null or q.name = p_queue;
+      join queen.queues q on q.id = x.queue_id;
     -- then the page, queue by queue in partition-name order: a statement planned for this queue
     -- and group, so that where the group reads most of the queue it walks log_partitions_by_name
     -- and stops at the page's end (1,000 of 10,000: 3 ms, against 19 ms sorting all of them)

@@ -98,7 +98,8 @@ declare
     -- partitions, of which few hold the page
     v_depth integer := case when p_status is null then least(4, p_limit + p_offset) else 1 end;
     v_edge  timestamptz;
-    -- the partitions read in this round: all, then those that may hold more of the page
+    -- the partitions read in this round: the first candidates, then those that may hold more of
+    -- the page and the candidates that may be newer than its oldest message
     v_pass  uuid[];
     -- the partitions read to the full depth (they may hold more), with their oldest segment read
     v_full  uuid[];
@@ -271,10 +272,15 @@ begin
     -- segment's messages share their created_at): expand only those (a status filter expanded
     -- every segment read, 400,000 messages for a page of 200 completed ones over 1,000 partitions)
     segs as (
-        select sa.* from (
-            select x.*, sum(x.n) over (order by x.created_at desc, x.base_offset desc, x.id) as upto
-              from segs_all x) sa
-         where sa.upto - sa.n < p_limit + p_offset),
+        -- with every segment as new as the last one kept: one push stamps all its partitions'
+        -- segments alike, and the page orders those by offset
+        select c.* from (
+            select sa.*, min(case when sa.upto - sa.n < p_limit + p_offset then sa.created_at end)
+                             over () as cut_at
+              from (select x.*, sum(x.n) over (order by x.created_at desc, x.base_offset desc,
+                                                        x.id) as upto
+                      from segs_all x) sa) c
+         where c.created_at >= c.cut_at),
     msgs as (
         select sg.id, o.off, sg.base_offset, sg.created_at, sg.queue_name, sg.name,
                sg.namespace, sg.task, sg.priority, qm.partition_id is not null as has_qm,
@@ -314,7 +320,7 @@ begin
                            m.lease_at as lease_expires_at, m.consumed_by, m.total_groups
                       from statused m
                      where p_status is null or m.status = p_status
-                     order by m.created_at desc, m.off desc
+                     order by m.created_at desc, m.off desc, m.id
                      limit p_limit + p_offset) r),
            f.ids, f.oldest
       into v_page, v_deep, v_dat
@@ -333,16 +339,20 @@ begin
     -- read)
     select max((x.e ->> 'created_at')::timestamptz) into v_edge
       from (select e from jsonb_array_elements(v_rows) as e
-             order by (e ->> 'created_at')::timestamptz desc, (e ->> 'msg_offset')::bigint desc
+             order by (e ->> 'created_at')::timestamptz desc, (e ->> 'msg_offset')::bigint desc,
+                      (e ->> 'partition_id')::uuid
             offset v_need - 1 limit 1) x;
-    v_pass := case when v_depth < v_need then
+    -- Unfiltered, limit + offset segments of a partition hold that many messages; under a filter a
+    -- segment may hold none (a dead letter's range spans the segments between them), so the depth
+    -- grows until a partition's range is read
+    v_pass := case when v_depth < v_need or p_status is not null then
                    array(select f.id from unnest(v_full, v_fat) as f(id, oldest)
                           where v_edge is null or f.oldest >= v_edge)
                    else '{}' end;
     v_rows := coalesce((select jsonb_agg(e) from jsonb_array_elements(v_rows) as e
                          where (e ->> 'partition_id')::uuid <> all (v_pass)), '[]');
     if cardinality(v_pass) > 0 then
-        v_depth := least(v_depth * 4, v_need);
+        v_depth := case when p_status is null then least(v_depth * 4, v_need) else v_depth * 4 end;
     end if;
     v_pass := v_pass || array(
         select v_ids[i] from generate_subscripts(v_ids, 1) as i
@@ -361,7 +371,7 @@ begin
                queue_name text, partition_name text, namespace text, task text,
                priority integer, status text, queue_status text, lease_expires_at timestamptz,
                consumed_by integer, total_groups integer)
-     order by r.created_at desc, r.msg_offset desc
+     order by r.created_at desc, r.msg_offset desc, r.partition_id
      limit p_limit offset p_offset;
 end;
 $$;

@@ -160,6 +160,24 @@ class MessageBrowseTest {
             "stq-ga-0");
   }
 
+  // segments between two dead letters hold none: a page of them reads past those
+  @Test
+  void deadLettersFarApartAreFoundPageByPage() {
+    wire.configure("dlgap", Wire.object().put("retryLimit", 0));
+    for (int i = 0; i < 11; i++) {
+      wire.pushNumbered("dlgap", "p", i, 1);
+    }
+    wire.ackAll(wire.popPartition("dlgap", "p", "batch=1").json(), "failed", "first");
+    wire.ackAll(wire.popPartition("dlgap", "p", "batch=9").json());
+    wire.ackAll(wire.popPartition("dlgap", "p", "batch=1").json(), "failed", "last");
+    assertThat(ids("/api/v1/messages?queue=dlgap&status=dead_letter"))
+        .containsExactly("dlgap-p-10", "dlgap-p-0");
+    assertThat(ids("/api/v1/messages?queue=dlgap&status=dead_letter&limit=1&offset=1"))
+        .containsExactly("dlgap-p-0");
+    assertThat(ids("/api/v1/messages?queue=dlgap&status=completed&limit=2&offset=7"))
+        .containsExactly("dlgap-p-2", "dlgap-p-1");
+  }
+
   private List<String> ids(String path) {
     JsonNode body = broker.get(path).json();
     List<String> out = new ArrayList<>();
