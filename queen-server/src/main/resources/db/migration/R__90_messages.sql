@@ -63,13 +63,13 @@ $$;
 -- the other groups reading the partition consumed it; the caller reads transaction ids from the
 -- blobs of the page's segments only. Bounded: partitions are taken newest write first, at most
 -- p_limit + p_offset of them (the newest messages can come from no others) or, with a status
--- filter, the 1000 newest of those holding messages of that status. Each partition first
--- contributes its newest 4 segments (1 with a status filter); the partitions read to that depth that could still hold part
--- of the page (any, while the page is short) are read again 4x deeper, up to limit + offset
--- segments. A page of 200 over 200 busy partitions read 40,000 segments before, about 800 now. A
--- status filter reads only the offsets that can hold that status, one range per partition
--- known from its cursors (the dead letters' from their rows): reading from the newest segment
--- down, a filter that matched little took 5-20 s at 10,000 partitions.
+-- filter, the 1000 newest whose cursors leave offsets of that status. Each partition first
+-- contributes its newest 4 segments (1 with a status filter); those read to that depth that could
+-- still hold part of the page (any, while the page is short) are read again 4x deeper. A page of
+-- 200 over 200 busy partitions read 40,000 segments before, about 800 now. A status filter reads
+-- only the offsets that can hold that status, one range per partition known from its cursors (the
+-- dead letters' from their rows): reading from the newest segment down, a filter that matched
+-- little took 5-20 s at 10,000 partitions.
 create or replace function queen.messages_list_v1(
     p_queue text, p_partition text, p_namespace text, p_task text, p_status text,
     p_from timestamptz, p_to timestamptz, p_limit integer, p_offset integer)
@@ -103,9 +103,9 @@ declare
     v_pass  uuid[];
     -- the partitions read to the full depth (they may hold more), with their oldest segment read
     v_full  uuid[];
-    v_fat   timestamptz[];
+    v_full_at timestamptz[];
     v_deep  uuid[];
-    v_dat   timestamptz[];
+    v_deep_at timestamptz[];
     -- with a status filter, each candidate's newest write, and the first candidate not read yet
     v_newest timestamptz[] := '{}';
     v_next  integer;
@@ -171,7 +171,8 @@ begin
                                         when 'processing' then y.leased_to
                                         when 'pending' then y.last_offset
                                         when 'dead_letter' then y.dl_last end
-                                   when p_status = 'completed' and y.groups > 0 then y.groups_committed
+                                   when p_status = 'completed' and y.groups > 0
+                                        then y.groups_committed
                                    when p_status = 'pending' then y.last_offset
                                end as hi
                           -- the cursors' rows, in one statement that Citus runs on each worker
@@ -218,7 +219,7 @@ begin
     v_pass := v_ids[1:v_next - 1];
     loop
     v_full := '{}';
-    v_fat := '{}';
+    v_full_at := '{}';
     for v_pid in select * from queen.partition_passes(v_pass) loop
     with parts as (
         select p.id, p.name, q.name as queue_name, q.namespace, q.task, q.priority, b.lo, b.hi,
@@ -259,7 +260,8 @@ begin
                                 where d.partition_id = coalesce(v_pid, pt.id)
                                   and d.consumer_group = '__QUEUE_MODE__'
                                   and d.msg_offset between greatest(s.base_offset, pt.lo)
-                                      and least(s.base_offset + s.msg_count - 1, pt.hi)) end as dl) q
+                                      and least(s.base_offset + s.msg_count - 1, pt.hi))
+                    end as dl) q
          cross join lateral (
              select case when p_status is null then s.msg_count
                          when p_status = 'dead_letter' then q.dl
@@ -323,14 +325,14 @@ begin
                      order by m.created_at desc, m.off desc, m.id
                      limit p_limit + p_offset) r),
            f.ids, f.oldest
-      into v_page, v_deep, v_dat
+      into v_page, v_deep, v_deep_at
       from (select coalesce(array_agg(d.id), '{}') as ids,
                    coalesce(array_agg(d.oldest), '{}') as oldest
               from (select sa.id, min(sa.created_at) as oldest from segs_all sa
                      group by sa.id having count(*) = v_depth) d) f;
     v_rows := v_rows || v_page;
     v_full := v_full || v_deep;
-    v_fat := v_fat || v_dat;
+    v_full_at := v_full_at || v_deep_at;
     end loop;
     -- the page is complete unless a partition read to the full depth could hold a message at or
     -- after the page's oldest one, or a candidate not read yet has a newer message than that
@@ -346,7 +348,7 @@ begin
     -- segment may hold none (a dead letter's range spans the segments between them), so the depth
     -- grows until a partition's range is read
     v_pass := case when v_depth < v_need or p_status is not null then
-                   array(select f.id from unnest(v_full, v_fat) as f(id, oldest)
+                   array(select f.id from unnest(v_full, v_full_at) as f(id, oldest)
                           where v_edge is null or f.oldest >= v_edge)
                    else '{}' end;
     v_rows := coalesce((select jsonb_agg(e) from jsonb_array_elements(v_rows) as e
