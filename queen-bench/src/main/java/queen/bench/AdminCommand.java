@@ -14,10 +14,16 @@ import picocli.CommandLine.Option;
 final class AdminCommand implements Callable<Integer> {
   @Mixin BenchOptions options;
 
-  @Option(names = "--partitions", defaultValue = "10000")
+  @Option(
+      names = "--partitions",
+      defaultValue = "10000",
+      description = "Partitions of the queue it fills (default 10000).")
   int partitions;
 
-  @Option(names = "--messages", defaultValue = "10000000")
+  @Option(
+      names = "--messages",
+      defaultValue = "10000000",
+      description = "Messages it fills the queue with before measuring (default 10000000).")
   long messages;
 
   @Option(

@@ -17,6 +17,8 @@ import picocli.CommandLine.Option;
 @Command(
     name = "bench",
     mixinStandardHelpOptions = true,
+    // every scenario answers --help too
+    scope = CommandLine.ScopeType.INHERIT,
     description = "Measure throughput, latency and scale (see docs/benchmarks.md).",
     subcommands = {
       BenchCommand.Push.class,

@@ -12,7 +12,9 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Deque;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -234,5 +236,28 @@ class CliTest {
         assertThat(readme).as("README documents ./queen %s", sub).contains("./queen " + sub);
       }
     }
+  }
+
+  @Test
+  void everyCommandAtEveryDepthAnswersHelp() {
+    Deque<CommandLine> todo = new ArrayDeque<>();
+    todo.add(Main.commandLine());
+    int checked = 0;
+    while (!todo.isEmpty()) {
+      CommandLine c = todo.pop();
+      todo.addAll(c.getSubcommands().values());
+      if (c.getCommandName().equals("help")) {
+        continue;
+      }
+      String[] path = c.getCommandSpec().qualifiedName(" ").split(" ");
+      String[] args = new String[path.length];
+      System.arraycopy(path, 1, args, 0, path.length - 1);
+      args[path.length - 1] = "--help";
+      Run help = run("", args);
+      assertThat(help.exit()).as("queen %s", String.join(" ", args)).isZero();
+      assertThat(help.out()).as("queen %s", String.join(" ", args)).startsWith("Usage:");
+      checked++;
+    }
+    assertThat(checked).as("commands checked").isGreaterThan(30);
   }
 }
