@@ -9,21 +9,22 @@ stable
 as $$
 #variable_conflict use_column
 declare
-    u record;
+    v_grp uuid[];
 begin
-    -- one partition per statement: on Citus each goes to the partition's worker alone
-    for u in
-        select t.pid, t.off, t.i from unnest(p_partition_ids, p_offsets) with ordinality as t(pid, off, i)
-         order by t.i
-    loop
+    -- one shard per statement: on Citus each goes to the shard's worker alone
+    for v_grp in select * from queen.shard_groups(p_partition_ids) loop
         return query
-        select (u.i - 1)::integer, s.base_offset, s.created_at, s.blob
-          from (select ls.base_offset, ls.msg_count, ls.created_at, ls.blob
-                  from queen.log_segments ls
-                 where ls.partition_id = u.pid and ls.base_offset <= u.off
-                 order by ls.base_offset desc
-                 limit 1) s
-         where s.base_offset + s.msg_count > u.off;
+        select (t.i - 1)::integer, s.base_offset, s.created_at, s.blob
+          from unnest(p_partition_ids, p_offsets) with ordinality as t(pid, off, i)
+         cross join lateral (select ls.base_offset, ls.msg_count, ls.created_at, ls.blob
+                               from queen.log_segments ls
+                              where ls.partition_id = t.pid
+                                and (v_grp is null or ls.partition_id = any (v_grp))
+                                and ls.base_offset <= t.off
+                              order by ls.base_offset desc
+                              limit 1) s
+         where (v_grp is null or t.pid = any (v_grp))
+           and s.base_offset + s.msg_count > t.off;
     end loop;
 end;
 $$;
@@ -90,7 +91,8 @@ declare
     -- with a status filter, the offsets of each partition of v_ids that can hold it
     v_lo    bigint[] := '{}';
     v_hi    bigint[] := '{}';
-    v_pid   uuid;
+    -- the partitions of one shard (Citus), or null: all of them in one statement
+    v_grp   uuid[];
     v_rows  jsonb;
     v_page  jsonb;
     v_need  integer := p_limit + p_offset;
@@ -106,9 +108,11 @@ declare
     v_full_at timestamptz[];
     v_deep  uuid[];
     v_deep_at timestamptz[];
-    -- with a status filter, each candidate's newest write, and the first candidate not read yet
+    -- each candidate's newest write, the first candidate not read yet, and how many to read next
+    -- while the page is short
     v_newest timestamptz[] := '{}';
     v_next  integer;
+    v_batch integer := least(v_need, 16);
 begin
     -- the partitions written to most recently that match the filters. A named partition by its
     -- derived id, computed from the matching queues first (a statement of its own: a generic plan
@@ -121,24 +125,28 @@ begin
              where (p_queue is null or q.name = p_queue)
                and (p_namespace is null or q.namespace = p_namespace)
                and (p_task is null or q.task = p_task));
-        v_ids := array(
-            select p.id
-              from queen.log_partitions p
-             where p.id = any (v_ids)
-               and p.newest_created_at >= p_from
-             order by p.newest_created_at desc
-             limit case when p_status is null then v_need end);
+        select coalesce(array_agg(x.id order by x.newest desc), '{}'),
+               coalesce(array_agg(x.newest order by x.newest desc), '{}')
+          into v_ids, v_newest
+          from (select p.id, p.newest_created_at as newest
+                  from queen.log_partitions p
+                 where p.id = any (v_ids)
+                   and p.newest_created_at >= p_from
+                 order by p.newest_created_at desc
+                 limit case when p_status is null then v_need end) x;
     else
-        v_ids := array(
-            select p.id
-              from queen.log_partitions p
-              join queen.queues q on q.id = p.queue_id
-             where (p_queue is null or q.name = p_queue)
-               and (p_namespace is null or q.namespace = p_namespace)
-               and (p_task is null or q.task = p_task)
-               and p.newest_created_at >= p_from
-             order by p.newest_created_at desc
-             limit case when p_status is null then v_need end);
+        select coalesce(array_agg(x.id order by x.newest desc), '{}'),
+               coalesce(array_agg(x.newest order by x.newest desc), '{}')
+          into v_ids, v_newest
+          from (select p.id, p.newest_created_at as newest
+                  from queen.log_partitions p
+                  join queen.queues q on q.id = p.queue_id
+                 where (p_queue is null or q.name = p_queue)
+                   and (p_namespace is null or q.namespace = p_namespace)
+                   and (p_task is null or q.task = p_task)
+                   and p.newest_created_at >= p_from
+                 order by p.newest_created_at desc
+                 limit case when p_status is null then v_need end) x;
     end if;
     if p_status is not null then
         -- planned for each call, until the transaction ends: after five calls the generic plans of
@@ -206,28 +214,30 @@ begin
                  order by r.newest desc
                  limit 1000) x;
     end if;
-    -- On Citus a statement that reads segments per partition must name one partition to run:
-    -- there the page is gathered partition by partition (v_pid), the newest limit + offset of
-    -- each, and cut below; on plain PostgreSQL one pass over every partition (v_pid null).
+    -- On Citus a statement that reads segments per partition must stay within one shard to run:
+    -- there the page is gathered shard by shard (v_grp) and cut below; on plain PostgreSQL one
+    -- pass over every partition (v_grp null).
     v_rows := '[]';
-    -- the candidates newest write first, limit + offset of them to begin with: one whose newest
-    -- message is older than the page's oldest cannot hold any of it. Pending messages are a
-    -- partition's newest, so its newest write dates them; for the other statuses it says little
-    -- (the newest completed message of a busy partition is old), so all are read at once.
-    v_next := case when p_status is null or p_status = 'pending' then v_need
+    -- the candidates newest write first, 16 of them to begin with, 4x more each round while the
+    -- page is short: one whose newest message is older than the page's oldest cannot hold any of
+    -- it, and a busy queue's newest 200 messages often lie in a few partitions. Pending messages are a partition's newest, so its newest write dates them; for
+    -- the other statuses it says little (the newest completed message of a busy partition is
+    -- old), so all are read at once.
+    v_next := case when p_status is null or p_status = 'pending' then v_batch
                    else cardinality(v_ids) end + 1;
     v_pass := v_ids[1:v_next - 1];
     loop
     v_full := '{}';
     v_full_at := '{}';
-    for v_pid in select * from queen.partition_passes(v_pass) loop
+    for v_grp in select * from queen.shard_groups(v_pass) loop
     with parts as (
         select p.id, p.name, q.name as queue_name, q.namespace, q.task, q.priority, b.lo, b.hi,
                qm.partition_id is not null as has_qm,
                -- the segment holding the range's first offset, where the index scan stops
                case when p_status is null or b.lo <= p.retained_from then b.lo
                     else coalesce((select max(ls.base_offset) from queen.log_segments ls
-                                    where ls.partition_id = coalesce(v_pid, p.id)
+                                    where ls.partition_id = p.id
+                                      and (v_grp is null or ls.partition_id = any (v_grp))
                                       and ls.base_offset <= b.lo), b.lo) end as lo_base
           from queen.log_partitions p
           join queen.queues q on q.id = p.queue_id
@@ -238,7 +248,7 @@ begin
                          else v_lo[array_position(v_ids, p.id)] end as lo,
                     case when p_status is null then p.last_offset
                          else v_hi[array_position(v_ids, p.id)] end as hi) b
-         where p.id = coalesce(v_pid, p.id) and p.id = any (v_pass)),
+         where p.id = any (coalesce(v_grp, v_pass))),
     segs_all as (
         select pt.*, s.base_offset, s.msg_count, s.created_at, m.n
           from parts pt
@@ -247,7 +257,8 @@ begin
          -- fewer than that many reads every older segment it has before it gives up
          cross join lateral (select ls.base_offset, ls.msg_count, ls.created_at
                                from queen.log_segments ls
-                              where ls.partition_id = coalesce(v_pid, pt.id)
+                              where ls.partition_id = pt.id
+                                and (v_grp is null or ls.partition_id = any (v_grp))
                                 and ls.base_offset >= pt.lo_base and ls.base_offset <= pt.hi
                                 and ls.created_at <= p_to
                               order by ls.base_offset desc
@@ -257,7 +268,8 @@ begin
          cross join lateral (
              select case when p_status is null then null
                          else (select count(*) from queen.dead_letters d
-                                where d.partition_id = coalesce(v_pid, pt.id)
+                                where d.partition_id = pt.id
+                                  and (v_grp is null or d.partition_id = any (v_grp))
                                   and d.consumer_group = '__QUEUE_MODE__'
                                   and d.msg_offset between greatest(s.base_offset, pt.lo)
                                       and least(s.base_offset + s.msg_count - 1, pt.hi))
@@ -298,15 +310,18 @@ begin
          cross join lateral generate_series(least(sg.base_offset + sg.msg_count - 1, sg.hi),
                                             greatest(sg.base_offset, sg.lo), -1) as o(off)
           left join queen.log_consumers qm
-                 on qm.partition_id = coalesce(v_pid, sg.id) and qm.consumer_group = '__QUEUE_MODE__'
+                 on qm.partition_id = sg.id and qm.consumer_group = '__QUEUE_MODE__'
+                and (v_grp is null or qm.partition_id = any (v_grp))
           left join queen.dead_letters d
-                 on d.partition_id = coalesce(v_pid, sg.id) and d.consumer_group = '__QUEUE_MODE__'
+                 on d.partition_id = sg.id and d.consumer_group = '__QUEUE_MODE__'
+                and (v_grp is null or d.partition_id = any (v_grp))
                 and d.msg_offset = o.off
          cross join lateral (
              select (count(*) filter (where c.committed >= o.off))::integer as consumed_by,
                     count(*)::integer as total_groups
                from queen.log_consumers c
-              where c.partition_id = coalesce(v_pid, sg.id) and c.consumer_group <> '__QUEUE_MODE__') bus),
+              where c.partition_id = sg.id and c.consumer_group <> '__QUEUE_MODE__'
+                and (v_grp is null or c.partition_id = any (v_grp))) bus),
     statused as (
         -- a partition read in queue mode has its queue-mode status; one read only by groups is
         -- completed once every group consumed it
@@ -359,9 +374,10 @@ begin
     v_pass := v_pass || array(
         select v_ids[i] from generate_subscripts(v_ids, 1) as i
          where i >= v_next
-           and (v_newest[i] >= v_edge or v_edge is null and i < v_next + v_need));
+           and (v_newest[i] >= v_edge or v_edge is null and i < v_next + v_batch));
     -- the newest write first: once the page has its oldest message, no later candidate is newer
-    v_next := case when v_edge is null then v_next + v_need else cardinality(v_ids) + 1 end;
+    v_next := case when v_edge is null then v_next + v_batch else cardinality(v_ids) + 1 end;
+    v_batch := v_batch * 4;
     exit when cardinality(v_pass) = 0;
     end loop;
     return query

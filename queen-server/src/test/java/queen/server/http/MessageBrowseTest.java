@@ -4,7 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
+import java.util.Random;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -108,6 +110,40 @@ class MessageBrowseTest {
     windowed.add("deep-z-0");
     windowed.addAll(hot.subList(0, 10));
     assertThat(ids("/api/v1/messages?queue=deep&limit=50&from=" + from)).isEqualTo(windowed);
+  }
+
+  // the page's candidates are read newest write first, a few at a time: the page must still be
+  // exactly the newest messages of every partition, whichever partitions hold it
+  @Test
+  void aQueueWidePageOverManyPartitionsIsExactlyTheNewestMessagesOfAll() {
+    Random random = new Random(17);
+    int[] next = new int[40];
+    for (int round = 0; round < 3; round++) {
+      List<Integer> order = new ArrayList<>();
+      for (int i = 0; i < next.length; i++) {
+        order.add(i);
+      }
+      Collections.shuffle(order, random);
+      for (int i : order) {
+        int count = 1 + random.nextInt(i % 5 == 0 ? 4 : 2);
+        wire.pushNumbered("wide", "p" + i, next[i], count);
+        next[i] += count;
+      }
+    }
+    String all =
+        broker.sqlText(
+            "select string_agg('wide-' || m.name || '-' || m.off, ',' order by m.created_at desc,"
+                + " m.off desc, m.id) from (select p.id, p.name, s.created_at, s.base_offset + g"
+                + " as off from queen.log_segments s join queen.log_partitions p on p.id ="
+                + " s.partition_id join queen.queues q on q.id = p.queue_id"
+                + " cross join generate_series(0, s.msg_count - 1) g where q.name = 'wide') m");
+    List<String> expected = List.of(all.split(","));
+    assertThat(expected.size()).isGreaterThan(150);
+
+    assertThat(ids("/api/v1/messages?queue=wide&limit=30")).isEqualTo(expected.subList(0, 30));
+    assertThat(ids("/api/v1/messages?queue=wide&limit=50&offset=50"))
+        .isEqualTo(expected.subList(50, 100));
+    assertThat(ids("/api/v1/messages?queue=wide&limit=1000")).isEqualTo(expected);
   }
 
   // each filter agrees with the statuses of the unfiltered list, in its order and paged
