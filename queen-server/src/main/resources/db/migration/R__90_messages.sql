@@ -12,7 +12,7 @@ declare
     v_grp uuid[];
 begin
     -- one shard per statement: on Citus each goes to the shard's worker alone
-    for v_grp in select * from queen.shard_groups(p_partition_ids) loop
+    for v_grp in select g.grp from queen.shard_groups(p_partition_ids, 1) g loop
         return query
         select (t.i - 1)::integer, s.base_offset, s.created_at, s.blob
           from unnest(p_partition_ids, p_offsets) with ordinality as t(pid, off, i)
@@ -91,7 +91,9 @@ declare
     -- with a status filter, the offsets of each partition of v_ids that can hold it
     v_lo    bigint[] := '{}';
     v_hi    bigint[] := '{}';
-    -- the partitions of one shard (Citus), or null: all of them in one statement
+    -- a partition (Citus), the partitions of one shard (Citus), or both null: all of them in one
+    -- statement
+    v_pid   uuid;
     v_grp   uuid[];
     v_rows  jsonb;
     v_page  jsonb;
@@ -148,11 +150,14 @@ begin
                  order by p.newest_created_at desc
                  limit case when p_status is null then v_need end) x;
     end if;
-    if p_status is not null then
+    if p_status is not null or queen.distributed() then
         -- planned for each call, until the transaction ends: after five calls the generic plans of
         -- a status filter took twice as long (the unfiltered list keeps its cached plans: planning
-        -- each call made it a third slower under load)
+        -- each call made it a third slower under load), and Citus routes a statement by the
+        -- values of its shard's partition ids, which a generic plan does not know
         perform set_config('plan_cache_mode', 'force_custom_plan', true);
+    end if;
+    if p_status is not null then
         -- the statuses below, per offset range: in queue mode completed up to the queue-mode
         -- cursor, processing up to the end of its live lease, pending after; read only by groups,
         -- completed up to the slowest group's cursor, pending after
@@ -215,8 +220,10 @@ begin
                  limit 1000) x;
     end if;
     -- On Citus a statement that reads segments per partition must stay within one shard to run:
-    -- there the page is gathered shard by shard (v_grp) and cut below; on plain PostgreSQL one
-    -- pass over every partition (v_grp null).
+    -- there the page is gathered shard by shard (v_grp) or, for a shard's one or two partitions,
+    -- partition by partition (v_pid), and cut below; on plain PostgreSQL one pass over every
+    -- partition (both null). Under a status filter Citus refuses the statement over several
+    -- partitions of a shard ("complex joins"): those are read partition by partition.
     v_rows := '[]';
     -- the candidates newest write first, 16 of them to begin with, 4x more each round while the
     -- page is short: one whose newest message is older than the page's oldest cannot hold any of
@@ -229,14 +236,16 @@ begin
     loop
     v_full := '{}';
     v_full_at := '{}';
-    for v_grp in select * from queen.shard_groups(v_pass) loop
+    for v_pid, v_grp in
+        select * from queen.shard_groups(v_pass, case when p_status is null then 3 end)
+    loop
     with parts as (
         select p.id, p.name, q.name as queue_name, q.namespace, q.task, q.priority, b.lo, b.hi,
                qm.partition_id is not null as has_qm,
                -- the segment holding the range's first offset, where the index scan stops
                case when p_status is null or b.lo <= p.retained_from then b.lo
                     else coalesce((select max(ls.base_offset) from queen.log_segments ls
-                                    where ls.partition_id = p.id
+                                    where ls.partition_id = coalesce(v_pid, p.id)
                                       and (v_grp is null or ls.partition_id = any (v_grp))
                                       and ls.base_offset <= b.lo), b.lo) end as lo_base
           from queen.log_partitions p
@@ -248,7 +257,7 @@ begin
                          else v_lo[array_position(v_ids, p.id)] end as lo,
                     case when p_status is null then p.last_offset
                          else v_hi[array_position(v_ids, p.id)] end as hi) b
-         where p.id = any (coalesce(v_grp, v_pass))),
+         where p.id = any (coalesce(v_grp, v_pass)) and (v_pid is null or p.id = v_pid)),
     segs_all as (
         select pt.*, s.base_offset, s.msg_count, s.created_at, m.n
           from parts pt
@@ -257,7 +266,7 @@ begin
          -- fewer than that many reads every older segment it has before it gives up
          cross join lateral (select ls.base_offset, ls.msg_count, ls.created_at
                                from queen.log_segments ls
-                              where ls.partition_id = pt.id
+                              where ls.partition_id = coalesce(v_pid, pt.id)
                                 and (v_grp is null or ls.partition_id = any (v_grp))
                                 and ls.base_offset >= pt.lo_base and ls.base_offset <= pt.hi
                                 and ls.created_at <= p_to
@@ -268,7 +277,7 @@ begin
          cross join lateral (
              select case when p_status is null then null
                          else (select count(*) from queen.dead_letters d
-                                where d.partition_id = pt.id
+                                where d.partition_id = coalesce(v_pid, pt.id)
                                   and (v_grp is null or d.partition_id = any (v_grp))
                                   and d.consumer_group = '__QUEUE_MODE__'
                                   and d.msg_offset between greatest(s.base_offset, pt.lo)
@@ -310,17 +319,17 @@ begin
          cross join lateral generate_series(least(sg.base_offset + sg.msg_count - 1, sg.hi),
                                             greatest(sg.base_offset, sg.lo), -1) as o(off)
           left join queen.log_consumers qm
-                 on qm.partition_id = sg.id and qm.consumer_group = '__QUEUE_MODE__'
+                 on qm.partition_id = coalesce(v_pid, sg.id) and qm.consumer_group = '__QUEUE_MODE__'
                 and (v_grp is null or qm.partition_id = any (v_grp))
           left join queen.dead_letters d
-                 on d.partition_id = sg.id and d.consumer_group = '__QUEUE_MODE__'
+                 on d.partition_id = coalesce(v_pid, sg.id) and d.consumer_group = '__QUEUE_MODE__'
                 and (v_grp is null or d.partition_id = any (v_grp))
                 and d.msg_offset = o.off
          cross join lateral (
              select (count(*) filter (where c.committed >= o.off))::integer as consumed_by,
                     count(*)::integer as total_groups
                from queen.log_consumers c
-              where c.partition_id = sg.id and c.consumer_group <> '__QUEUE_MODE__'
+              where c.partition_id = coalesce(v_pid, sg.id) and c.consumer_group <> '__QUEUE_MODE__'
                 and (v_grp is null or c.partition_id = any (v_grp))) bus),
     statused as (
         -- a partition read in queue mode has its queue-mode status; one read only by groups is
