@@ -51,10 +51,10 @@ $$;
 -- The passes of a read over several partitions: where the log is distributed, the ids of each
 -- shard with at least p_min_group of them together (pid null: a statement whose partitions share
 -- a shard goes to that shard's worker alone) and the others, or all with p_min_group null, one by
--- one (grp null); else one pass of two nulls, meaning "all of them". On Citus a statement over several partitions of one shard
--- cost about 13 ms here and one naming a single partition 5.5 ms, so a shard's partitions are
--- read together from 3 of them. plpgsql: the Citus function is only resolved where Citus is
--- installed.
+-- one (grp null); else one pass of two nulls, meaning "all of them". On Citus a statement over
+-- several partitions of one shard cost about 13 ms here and one naming a single partition 5.5 ms,
+-- so a shard's partitions are read together from 3 of them. plpgsql: the Citus function is only
+-- resolved where Citus is installed.
 create or replace function queen.shard_groups(p_ids uuid[], p_min_group integer)
 returns table (pid uuid, grp uuid[])
 language plpgsql

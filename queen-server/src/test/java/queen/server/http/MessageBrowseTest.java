@@ -144,6 +144,12 @@ class MessageBrowseTest {
     assertThat(ids("/api/v1/messages?queue=wide&limit=50&offset=50"))
         .isEqualTo(expected.subList(50, 100));
     assertThat(ids("/api/v1/messages?queue=wide&limit=1000")).isEqualTo(expected);
+    // nothing was consumed: every message is pending, read in batches on plain PostgreSQL too
+    assertThat(ids("/api/v1/messages?queue=wide&status=pending&limit=30"))
+        .isEqualTo(expected.subList(0, 30));
+    assertThat(ids("/api/v1/messages?queue=wide&status=pending&limit=50&offset=50"))
+        .isEqualTo(expected.subList(50, 100));
+    assertThat(ids("/api/v1/messages?queue=wide&status=pending&limit=1000")).isEqualTo(expected);
   }
 
   // each filter agrees with the statuses of the unfiltered list, in its order and paged
