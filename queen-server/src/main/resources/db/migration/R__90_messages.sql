@@ -12,7 +12,12 @@ declare
     v_grp uuid[];
 begin
     -- one shard per statement: on Citus each goes to the shard's worker alone
-    for v_grp in select g.grp from queen.shard_groups(p_partition_ids, 1) g loop
+    if queen.distributed() then
+        -- Citus routes each statement by the values of its shard's partition ids, which a generic
+        -- plan does not know
+        perform set_config('plan_cache_mode', 'force_custom_plan', true);
+    end if;
+    for v_grp in select * from queen.shard_groups(p_partition_ids) loop
         return query
         select (t.i - 1)::integer, s.base_offset, s.created_at, s.blob
           from unnest(p_partition_ids, p_offsets) with ordinality as t(pid, off, i)
@@ -91,9 +96,7 @@ declare
     -- with a status filter, the offsets of each partition of v_ids that can hold it
     v_lo    bigint[] := '{}';
     v_hi    bigint[] := '{}';
-    -- a partition (Citus), the partitions of one shard (Citus), or both null: all of them in one
-    -- statement
-    v_pid   uuid;
+    -- the partitions of one shard (Citus), or null: all of them in one statement
     v_grp   uuid[];
     v_rows  jsonb;
     v_page  jsonb;
@@ -221,10 +224,9 @@ begin
                  limit 1000) x;
     end if;
     -- On Citus a statement that reads segments per partition must stay within one shard to run:
-    -- there the page is gathered shard by shard (v_grp) or, for a shard's one or two partitions,
-    -- partition by partition (v_pid), and cut below; on plain PostgreSQL one pass over every
-    -- partition (both null). Under a status filter Citus refuses the statement over several
-    -- partitions of a shard ("complex joins"): those are read partition by partition.
+    -- there the page is gathered shard by shard (v_grp; every table of the statement filtered by
+    -- the shard's ids, or Citus sends it to every shard) and cut below; on plain PostgreSQL one
+    -- pass over every partition (v_grp null).
     v_rows := '[]';
     -- the candidates newest write first, 16 of them to begin with, 4x more each round while the
     -- page is short: one whose newest message is older than the page's oldest cannot hold any of
@@ -239,28 +241,27 @@ begin
     loop
     v_full := '{}';
     v_full_at := '{}';
-    for v_pid, v_grp in
-        select * from queen.shard_groups(v_pass, case when p_status is null then 3 end)
-    loop
+    for v_grp in select * from queen.shard_groups(v_pass) loop
     with parts as (
         select p.id, p.name, q.name as queue_name, q.namespace, q.task, q.priority, b.lo, b.hi,
                qm.partition_id is not null as has_qm,
                -- the segment holding the range's first offset, where the index scan stops
                case when p_status is null or b.lo <= p.retained_from then b.lo
                     else coalesce((select max(ls.base_offset) from queen.log_segments ls
-                                    where ls.partition_id = coalesce(v_pid, p.id)
+                                    where ls.partition_id = p.id
                                       and (v_grp is null or ls.partition_id = any (v_grp))
                                       and ls.base_offset <= b.lo), b.lo) end as lo_base
           from queen.log_partitions p
           join queen.queues q on q.id = p.queue_id
           left join queen.log_consumers qm
                  on qm.partition_id = p.id and qm.consumer_group = '__QUEUE_MODE__'
+                and (v_grp is null or qm.partition_id = any (v_grp))
          cross join lateral (
              select case when p_status is null then p.retained_from
                          else v_lo[array_position(v_ids, p.id)] end as lo,
                     case when p_status is null then p.last_offset
                          else v_hi[array_position(v_ids, p.id)] end as hi) b
-         where p.id = any (coalesce(v_grp, v_pass)) and (v_pid is null or p.id = v_pid)),
+         where p.id = any (coalesce(v_grp, v_pass))),
     segs_all as (
         select pt.*, s.base_offset, s.msg_count, s.created_at, m.n
           from parts pt
@@ -269,7 +270,7 @@ begin
          -- fewer than that many reads every older segment it has before it gives up
          cross join lateral (select ls.base_offset, ls.msg_count, ls.created_at
                                from queen.log_segments ls
-                              where ls.partition_id = coalesce(v_pid, pt.id)
+                              where ls.partition_id = pt.id
                                 and (v_grp is null or ls.partition_id = any (v_grp))
                                 and ls.base_offset >= pt.lo_base and ls.base_offset <= pt.hi
                                 and ls.created_at <= p_to
@@ -280,7 +281,7 @@ begin
          cross join lateral (
              select case when p_status is null then null
                          else (select count(*) from queen.dead_letters d
-                                where d.partition_id = coalesce(v_pid, pt.id)
+                                where d.partition_id = pt.id
                                   and (v_grp is null or d.partition_id = any (v_grp))
                                   and d.consumer_group = '__QUEUE_MODE__'
                                   and d.msg_offset between greatest(s.base_offset, pt.lo)
@@ -322,17 +323,17 @@ begin
          cross join lateral generate_series(least(sg.base_offset + sg.msg_count - 1, sg.hi),
                                             greatest(sg.base_offset, sg.lo), -1) as o(off)
           left join queen.log_consumers qm
-                 on qm.partition_id = coalesce(v_pid, sg.id) and qm.consumer_group = '__QUEUE_MODE__'
+                 on qm.partition_id = sg.id and qm.consumer_group = '__QUEUE_MODE__'
                 and (v_grp is null or qm.partition_id = any (v_grp))
           left join queen.dead_letters d
-                 on d.partition_id = coalesce(v_pid, sg.id) and d.consumer_group = '__QUEUE_MODE__'
+                 on d.partition_id = sg.id and d.consumer_group = '__QUEUE_MODE__'
                 and (v_grp is null or d.partition_id = any (v_grp))
                 and d.msg_offset = o.off
          cross join lateral (
              select (count(*) filter (where c.committed >= o.off))::integer as consumed_by,
                     count(*)::integer as total_groups
                from queen.log_consumers c
-              where c.partition_id = coalesce(v_pid, sg.id) and c.consumer_group <> '__QUEUE_MODE__'
+              where c.partition_id = sg.id and c.consumer_group <> '__QUEUE_MODE__'
                 and (v_grp is null or c.partition_id = any (v_grp))) bus),
     statused as (
         -- a partition read in queue mode has its queue-mode status; one read only by groups is
@@ -389,7 +390,7 @@ begin
            and (v_newest[i] >= v_edge or v_edge is null and i < v_next + v_batch));
     -- the newest write first: once the page has its oldest message, no later candidate is newer
     v_next := case when v_edge is null then v_next + v_batch else cardinality(v_ids) + 1 end;
-    v_batch := v_batch * 4;
+    v_batch := least(v_batch * 4, v_need);
     exit when cardinality(v_pass) = 0;
     end loop;
     return query

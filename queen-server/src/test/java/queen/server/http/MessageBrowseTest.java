@@ -130,6 +130,12 @@ class MessageBrowseTest {
         next[i] += count;
       }
     }
+    // two hot partitions with more segments than the first round's depth of 4
+    for (int push = 0; push < 6; push++) {
+      for (int i = 1; i <= 2; i++) {
+        wire.pushNumbered("wide", "p" + i, next[i]++, 1);
+      }
+    }
     String all =
         broker.sqlText(
             "select string_agg('wide-' || m.name || '-' || m.off, ',' order by m.created_at desc,"
