@@ -44,8 +44,17 @@ class CitusRoutingTest {
   private static final int PARTITIONS = 8;
   private static final String GROUP = "__QUEUE_MODE__";
 
-  /** What one call sent to the workers: the servers it reached and how many commands. */
-  record Remote(Set<String> servers, int commands) {}
+  /** What one call sent to the workers: the servers it reached and the commands. */
+  record Remote(Set<String> servers, List<String> sent) {
+    int commands() {
+      return sent.size();
+    }
+
+    /** How many of the commands name the table. */
+    long reading(String table) {
+      return sent.stream().filter(command -> command.contains(table)).count();
+    }
+  }
 
   @BeforeAll
   static void partitions() {
@@ -160,7 +169,7 @@ class CitusRoutingTest {
           assertThat(rs.next()).isTrue();
           assertThat(rs.getLong(1)).isGreaterThanOrEqualTo(partitions);
         }
-        assertThat(commandsReading(ps, "log_segments")).isEqualTo(shards);
+        assertThat(remote(ps).reading("log_segments")).isEqualTo(shards);
       }
     }
   }
@@ -228,34 +237,19 @@ class CitusRoutingTest {
   /** The servers the statement's logged commands went to ("on server user@host:port ..."). */
   private static Remote remote(Statement st) throws SQLException {
     Set<String> servers = new TreeSet<>();
-    int commands = 0;
+    List<String> sent = new ArrayList<>();
     for (SQLWarning w = st.getWarnings(); w != null; w = w.getNextWarning()) {
       if (w instanceof PSQLWarning pw
           && pw.getServerErrorMessage() != null
           && pw.getServerErrorMessage().getMessage().startsWith("issuing ")) {
-        commands++;
+        sent.add(pw.getServerErrorMessage().getMessage());
         String detail = pw.getServerErrorMessage().getDetail();
         String server = detail.substring(detail.indexOf('@') + 1, detail.indexOf(' ', 10));
         servers.add(server);
       }
     }
     st.clearWarnings();
-    return new Remote(servers, commands);
-  }
-
-  /** How many of the statement's logged commands read the table. */
-  private static long commandsReading(Statement st, String table) throws SQLException {
-    long n = 0;
-    for (SQLWarning w = st.getWarnings(); w != null; w = w.getNextWarning()) {
-      if (w instanceof PSQLWarning pw
-          && pw.getServerErrorMessage() != null
-          && pw.getServerErrorMessage().getMessage().startsWith("issuing ")
-          && pw.getServerErrorMessage().getMessage().contains(table)) {
-        n++;
-      }
-    }
-    st.clearWarnings();
-    return n;
+    return new Remote(servers, sent);
   }
 
   private static UUID partitionId(String name) {
