@@ -165,13 +165,13 @@ begin
         -- the statuses below, per offset range: in queue mode completed up to the queue-mode
         -- cursor, processing up to the end of its live lease, pending after; read only by groups,
         -- completed up to the slowest group's cursor, pending after
-        select coalesce(array_agg(x.id order by x.newest desc), '{}'),
-               coalesce(array_agg(x.lo order by x.newest desc), '{}'),
-               coalesce(array_agg(x.hi order by x.newest desc), '{}'),
-               coalesce(array_agg(x.newest order by x.newest desc), '{}')
+        select coalesce(array_agg(x.id order by x.i), '{}'),
+               coalesce(array_agg(x.lo order by x.i), '{}'),
+               coalesce(array_agg(x.hi order by x.i), '{}'),
+               coalesce(array_agg(x.newest order by x.i), '{}')
           into v_ids, v_lo, v_hi, v_newest
-          from (select r.id, r.newest, r.lo, r.hi
-                  from (select y.id, y.newest,
+          from (select r.id, r.newest, r.lo, r.hi, r.i
+                  from (select y.id, y.newest, y.i,
                                greatest(y.retained_from, case
                                    when y.has_qm then case p_status
                                         when 'completed' then y.retained_from
@@ -194,7 +194,7 @@ begin
                                end as hi
                           -- the cursors' rows, in one statement that Citus runs on each worker
                           from (select p.id, p.newest_created_at as newest, p.retained_from,
-                                       p.last_offset, qm.partition_id is not null as has_qm,
+                                       p.last_offset, qm.partition_id is not null as has_qm, u.i,
                                        qm.committed,
                                        case when qm.worker_id is not null
                                                  and qm.lease_expires_at > v_now
@@ -202,7 +202,13 @@ begin
                                             else qm.committed end as leased_to,
                                        g.n as groups, g.committed as groups_committed,
                                        dl.first as dl_first, dl.last as dl_last
-                                  from queen.log_partitions p
+                                  -- the candidates newest write first, so that the statement
+                                  -- stops at the 1000th that can hold the status (pending: the
+                                  -- first 1000 of 10,000, in half the time of them all)
+                                  from (select c.id, c.i
+                                          from unnest(v_ids) with ordinality as c(id, i)
+                                         order by c.i) u
+                                  join queen.log_partitions p on p.id = u.id
                                   left join queen.log_consumers qm
                                          on qm.partition_id = p.id
                                         and qm.consumer_group = '__QUEUE_MODE__'
@@ -218,9 +224,9 @@ begin
                                        from queen.dead_letters d
                                       where d.partition_id = p.id
                                         and d.consumer_group = '__QUEUE_MODE__') dl
-                                 where p.id = any (v_ids)) y) r
+                                ) y) r
                  where r.lo <= r.hi
-                 order by r.newest desc
+                 order by r.i
                  limit 1000) x;
     end if;
     -- On Citus a statement that reads segments per partition must stay within one shard to run:
