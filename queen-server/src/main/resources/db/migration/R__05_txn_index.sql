@@ -52,8 +52,10 @@ $$;
 -- shard where the log is distributed (a statement whose every table is filtered by one shard's
 -- ids goes to that shard's worker alone), else one null meaning "all of them". A page of messages
 -- read partition by partition on Citus took a statement per partition (2 s for 200 newest at
--- 1,000 partitions); by shard, at most one per shard. plpgsql: the Citus function is only
--- resolved where Citus is installed.
+-- 1,000 partitions); by shard, at most one per shard. Such a statement keeps each table's join on
+-- the partition id and adds "grp is null or id = any (grp)" beside it: a filter next to the index
+-- condition, never the condition itself (see above). plpgsql: the Citus function is only resolved
+-- where Citus is installed.
 create or replace function queen.shard_groups(p_ids uuid[])
 returns setof uuid[]
 language plpgsql
