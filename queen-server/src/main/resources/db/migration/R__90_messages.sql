@@ -52,10 +52,35 @@ declare
     -- each candidate's newest write, the first candidate not read yet, and how many to read next
     -- while the page is short
     v_newest timestamptz[] := '{}';
-    v_next  integer;
+    v_next  integer := 1;
+    -- candidates of the first round: unfiltered on plain PostgreSQL all limit + offset (one
+    -- statement reads them in a few ms; rounds made the list 1.5x slower under load); pending
+    -- 16, for a pending message is a partition's newest, dated by its newest write; the other
+    -- statuses all of them, for a newest write says little about those (the newest completed
+    -- message of a busy partition is old)
     v_batch integer := case when p_status is null and not queen.distributed() then v_need
-                            else least(v_need, 16) end;
+                            when p_status is null or p_status = 'pending' then least(v_need, 16)
+                            else 1000 end;
+    -- the partitions matching the other filters, newest write first: with a status filter, the
+    -- first of them whose cursors were not read yet, and whether there may be more than were
+    -- taken. Pending takes 256 at first, 4x more when the cursors read need them (sorting all
+    -- 10,000 partitions of a queue took a third of its time); the other statuses take all
+    v_all   uuid[];
+    v_all_newest timestamptz[];
+    v_all_offsets bigint[] := '{}';
+    v_take  integer := case when p_status is null then v_need
+                            when p_status = 'pending' then 256 end;
+    v_more  boolean := false;
+    v_scan  integer := 1;
+    v_step  integer;
 begin
+    if p_status is not null or queen.distributed() then
+        -- planned for each call, until the transaction ends: after five calls the generic plans of
+        -- a status filter took twice as long (the unfiltered list keeps its cached plans: planning
+        -- each call made it a third slower under load), and Citus routes a statement by the
+        -- values of its shard's partition ids, which a generic plan does not know
+        perform set_config('plan_cache_mode', 'force_custom_plan', true);
+    end if;
     -- the partitions written to most recently that match the filters. A named partition by its
     -- derived id, computed from the matching queues first (a statement of its own: a generic plan
     -- of "p_partition is null or ..." scanned all 10,000 partitions, 38 ms against 0.2; on Citus a
@@ -67,120 +92,87 @@ begin
              where (p_queue is null or q.name = p_queue)
                and (p_namespace is null or q.namespace = p_namespace)
                and (p_task is null or q.task = p_task));
-        select coalesce(array_agg(x.id order by x.newest desc), '{}'),
-               coalesce(array_agg(x.newest order by x.newest desc), '{}')
-          into v_ids, v_newest
-          from (select p.id, p.newest_created_at as newest
+        select coalesce(array_agg(x.id order by x.newest desc, x.last_offset desc, x.id), '{}'),
+               coalesce(array_agg(x.newest order by x.newest desc, x.last_offset desc, x.id), '{}')
+          into v_all, v_all_newest
+          from (select p.id, p.newest_created_at as newest, p.last_offset
                   from queen.log_partitions p
                  where p.id = any (v_ids)
-                   and p.newest_created_at >= p_from
-                 order by p.newest_created_at desc
-                 limit case when p_status is null then v_need end) x;
+                   and p.newest_created_at >= p_from) x;
     else
-        select coalesce(array_agg(x.id order by x.newest desc), '{}'),
-               coalesce(array_agg(x.newest order by x.newest desc), '{}')
-          into v_ids, v_newest
-          from (select p.id, p.newest_created_at as newest
-                  from queen.log_partitions p
-                  join queen.queues q on q.id = p.queue_id
-                 where (p_queue is null or q.name = p_queue)
-                   and (p_namespace is null or q.namespace = p_namespace)
-                   and (p_task is null or q.task = p_task)
-                   and p.newest_created_at >= p_from
-                 order by p.newest_created_at desc
-                 limit case when p_status is null then v_need end) x;
+        select coalesce(array_agg(c.id order by c.n), '{}'),
+               coalesce(array_agg(c.newest order by c.n), '{}'),
+               coalesce(array_agg(c.last_offset order by c.n), '{}')
+          into v_all, v_all_newest, v_all_offsets
+          from queen.messages_candidates_v1(p_queue, p_namespace, p_task, p_from, null, null,
+                                            null, v_take) with ordinality as c(id, newest,
+                                                                               last_offset, n);
+        v_more := coalesce(cardinality(v_all) = v_take, false);
     end if;
-    if p_status is not null or queen.distributed() then
-        -- planned for each call, until the transaction ends: after five calls the generic plans of
-        -- a status filter took twice as long (the unfiltered list keeps its cached plans: planning
-        -- each call made it a third slower under load), and Citus routes a statement by the
-        -- values of its shard's partition ids, which a generic plan does not know
-        perform set_config('plan_cache_mode', 'force_custom_plan', true);
-    end if;
-    if p_status is not null then
-        -- the statuses below, per offset range: in queue mode completed up to the queue-mode
-        -- cursor, processing up to the end of its live lease, pending after; read only by groups,
-        -- completed up to the slowest group's cursor, pending after
-        select coalesce(array_agg(x.id order by x.i), '{}'),
-               coalesce(array_agg(x.lo order by x.i), '{}'),
-               coalesce(array_agg(x.hi order by x.i), '{}'),
-               coalesce(array_agg(x.newest order by x.i), '{}')
-          into v_ids, v_lo, v_hi, v_newest
-          from (select r.id, r.newest, r.lo, r.hi, r.i
-                  from (select y.id, y.newest, y.i,
-                               greatest(y.retained_from, case
-                                   when y.has_qm then case p_status
-                                        when 'completed' then y.retained_from
-                                        when 'processing' then y.committed + 1
-                                        when 'pending' then y.leased_to + 1
-                                        when 'dead_letter' then y.dl_first end
-                                   when p_status = 'completed' and y.groups > 0 then y.retained_from
-                                   when p_status = 'pending' then coalesce(y.groups_committed + 1,
-                                                                           y.retained_from)
-                               end) as lo,
-                               case
-                                   when y.has_qm then case p_status
-                                        when 'completed' then y.committed
-                                        when 'processing' then y.leased_to
-                                        when 'pending' then y.last_offset
-                                        when 'dead_letter' then y.dl_last end
-                                   when p_status = 'completed' and y.groups > 0
-                                        then y.groups_committed
-                                   when p_status = 'pending' then y.last_offset
-                               end as hi
-                          -- the cursors' rows, in one statement that Citus runs on each worker
-                          from (select p.id, p.newest_created_at as newest, p.retained_from,
-                                       p.last_offset, qm.partition_id is not null as has_qm, u.i,
-                                       qm.committed,
-                                       case when qm.worker_id is not null
-                                                 and qm.lease_expires_at > v_now
-                                            then greatest(qm.batch_end, qm.committed)
-                                            else qm.committed end as leased_to,
-                                       g.n as groups, g.committed as groups_committed,
-                                       dl.first as dl_first, dl.last as dl_last
-                                  -- the candidates newest write first, so that the statement
-                                  -- stops at the 1000th that can hold the status (pending: the
-                                  -- first 1000 of 10,000, in half the time of them all)
-                                  from (select c.id, c.i
-                                          from unnest(v_ids) with ordinality as c(id, i)
-                                         order by c.i) u
-                                  join queen.log_partitions p on p.id = u.id
-                                  left join queen.log_consumers qm
-                                         on qm.partition_id = p.id
-                                        and qm.consumer_group = '__QUEUE_MODE__'
-                                 cross join lateral (
-                                     select count(*) as n, min(c.committed) as committed
-                                       from queen.log_consumers c
-                                      where c.partition_id = p.id
-                                        and c.consumer_group <> '__QUEUE_MODE__') g
-                                 -- for every status: Citus refuses a lateral subquery that a
-                                 -- constant condition (p_status = ...) empties
-                                 cross join lateral (
-                                     select min(d.msg_offset) as first, max(d.msg_offset) as last
-                                       from queen.dead_letters d
-                                      where d.partition_id = p.id
-                                        and d.consumer_group = '__QUEUE_MODE__') dl
-                                ) y) r
-                 where r.lo <= r.hi
-                 order by r.i
-                 limit 1000) x;
+    if p_status is null then
+        v_ids := v_all[1:v_need];
+        v_newest := v_all_newest[1:v_need];
+    else
+        v_ids := '{}';
     end if;
     -- On Citus a statement that reads segments per partition must stay within one shard to run:
     -- there the page is gathered shard by shard (v_grp; every table of the statement filtered by
     -- the shard's ids, or Citus sends it to every shard) and cut below; on plain PostgreSQL one
     -- pass over every partition (v_grp null).
     v_rows := '[]';
-    -- the candidates newest write first, 16 of them to begin with, 4x more each round while the
+    v_pass := '{}';
+    -- the candidates newest write first, v_batch of them to begin with, more each round while the
     -- page is short: one whose newest message is older than the page's oldest cannot hold any of
-    -- it, and a busy queue's newest 200 messages often lie in a few partitions. Unfiltered on
-    -- plain PostgreSQL all limit + offset at once: one statement reads them in a few ms, and the
-    -- extra rounds made the list 1.5x slower under load. Pending messages are a partition's
-    -- newest, so its newest write dates them; for the other statuses it says little (the newest
-    -- completed message of a busy partition is old), so all are read at once.
-    v_next := case when p_status is null or p_status = 'pending' then v_batch
-                   else cardinality(v_ids) end + 1;
-    v_pass := v_ids[1:v_next - 1];
+    -- it, and a busy queue's newest 200 messages often lie in a few partitions
     loop
+    if p_status is not null then
+        -- the cursors of the next candidates, only as far as this round takes them: the page of
+        -- pending messages usually lies in the first few dozen, and reading the cursors of 1000
+        -- took most of its time (10,000 partitions)
+        loop
+            exit when cardinality(v_ids) >= 1000 or v_scan > cardinality(v_all) and not v_more
+                      or v_edge is null and cardinality(v_ids) >= v_next + v_batch - 1
+                      or v_all_newest[v_scan - 1] < v_edge;
+            v_step := case when p_status <> 'pending' then cardinality(v_all)
+                           when v_edge is null
+                           then greatest(32, 2 * (v_next + v_batch - 1 - cardinality(v_ids)))
+                           else greatest(32, cardinality(v_ids)) end;
+            if v_more and v_scan + v_step > cardinality(v_all) then
+                -- the next candidates after the last one taken, 4x as many
+                v_take := v_take * 4;
+                select v_all || coalesce(array_agg(c.id order by c.n), '{}'),
+                       v_all_newest || coalesce(array_agg(c.newest order by c.n), '{}'),
+                       v_all_offsets || coalesce(array_agg(c.last_offset order by c.n), '{}'),
+                       count(*) = v_take
+                  into v_all, v_all_newest, v_all_offsets, v_more
+                  from queen.messages_candidates_v1(
+                           p_queue, p_namespace, p_task, p_from,
+                           v_all_newest[cardinality(v_all)], v_all_offsets[cardinality(v_all)],
+                           v_all[cardinality(v_all)], v_take)
+                       with ordinality as c(id, newest, last_offset, n);
+            end if;
+            select v_ids || coalesce(array_agg(r.id order by r.i), '{}'),
+                   v_lo || coalesce(array_agg(r.lo order by r.i), '{}'),
+                   v_hi || coalesce(array_agg(r.hi order by r.i), '{}'),
+                   v_newest || coalesce(array_agg(r.newest order by r.i), '{}')
+              into v_ids, v_lo, v_hi, v_newest
+              from queen.messages_status_ranges_v1(v_all[v_scan:v_scan + v_step - 1], p_status,
+                                                    v_now, 1000 - cardinality(v_ids)) r;
+            v_scan := v_scan + v_step;
+        end loop;
+    end if;
+    v_pass := v_pass || array(
+        select v_ids[i] from generate_subscripts(v_ids, 1) as i
+         where i >= v_next
+           and (v_newest[i] >= v_edge or v_edge is null and i < v_next + v_batch));
+    -- the newest write first: once the page has its oldest message, no later candidate is newer
+    v_next := case when v_edge is null then v_next + v_batch else cardinality(v_ids) + 1 end;
+    -- the second round as many as the first (a round reads its new candidates as deep as the
+    -- partitions it reads again: 4x more in the second made pending 1.4x slower), then 4x more
+    if v_next > v_batch + 1 then
+        v_batch := least(v_batch * 4, v_need);
+    end if;
+    exit when cardinality(v_pass) = 0;
     v_full := '{}';
     v_full_at := '{}';
     for v_grp in select * from queen.shard_groups(v_pass) loop
@@ -326,14 +318,6 @@ begin
     if cardinality(v_pass) > 0 then
         v_depth := case when p_status is null then least(v_depth * 4, v_need) else v_depth * 4 end;
     end if;
-    v_pass := v_pass || array(
-        select v_ids[i] from generate_subscripts(v_ids, 1) as i
-         where i >= v_next
-           and (v_newest[i] >= v_edge or v_edge is null and i < v_next + v_batch));
-    -- the newest write first: once the page has its oldest message, no later candidate is newer
-    v_next := case when v_edge is null then v_next + v_batch else cardinality(v_ids) + 1 end;
-    v_batch := least(v_batch * 4, v_need);
-    exit when cardinality(v_pass) = 0;
     end loop;
     return query
     select r.partition_id, r.msg_offset, r.base_offset, r.created_at, r.queue_name,

@@ -3,6 +3,7 @@ package queen.server.http;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -156,6 +157,69 @@ class MessageBrowseTest {
     assertThat(ids("/api/v1/messages?queue=wide&status=pending&limit=50&offset=50"))
         .isEqualTo(expected.subList(50, 100));
     assertThat(ids("/api/v1/messages?queue=wide&status=pending&limit=1000")).isEqualTo(expected);
+  }
+
+  // one push stamps all its partitions' segments alike: among equal dates the page orders by
+  // offset, then partition id, so its 30th-40th messages are the newest of the 31st-40th partitions
+  // by id of those with three messages, taken whether they are in the first round's candidates or
+  // in cursors read after it
+  @Test
+  void aPageInsideOnePushOverManyPartitionsIsExactlyItsMessagesInOrder() {
+    List<ObjectNode> items = new ArrayList<>();
+    for (int i = 0; i < 80; i++) {
+      for (int n = 0; n < (i % 8 < 5 ? 3 : 1); n++) {
+        items.add(Wire.item("ties", "p" + i, "ties-p" + i + "-" + n, Wire.object().put("n", n)));
+      }
+    }
+    assertThat(broker.post("/api/v1/push", Wire.items(items)).status()).isEqualTo(201);
+    List<String> expected = ids("/api/v1/messages?queue=ties&limit=1000");
+    assertThat(expected).hasSize(180);
+    assertThat(expected.subList(0, 50)).allMatch(id -> id.endsWith("-2"));
+
+    for (String filter : List.of("", "&status=pending")) {
+      assertThat(ids("/api/v1/messages?queue=ties&limit=10" + filter))
+          .isEqualTo(expected.subList(0, 10));
+      assertThat(ids("/api/v1/messages?queue=ties&limit=10&offset=30" + filter))
+          .isEqualTo(expected.subList(30, 40));
+    }
+  }
+
+  // pending takes the newest 256 partitions first: when none of them holds a pending message, the
+  // page reads the cursors of the next ones
+  @Test
+  void aPendingPageLooksPastNewerPartitionsThatHoldNone() {
+    List<ObjectNode> older = new ArrayList<>();
+    for (int i = 0; i < 20; i++) {
+      for (int n = 0; n < 2; n++) {
+        older.add(Wire.item("past", "a" + i, "past-a" + i + "-" + n, Wire.object().put("n", n)));
+      }
+    }
+    assertThat(broker.post("/api/v1/push", Wire.items(older)).status()).isEqualTo(201);
+    List<ObjectNode> newer = new ArrayList<>();
+    for (int i = 0; i < 280; i++) {
+      newer.add(Wire.item("past", "b" + i, "past-b" + i, Wire.object().put("n", 0)));
+    }
+    assertThat(broker.post("/api/v1/push", Wire.items(newer)).status()).isEqualTo(201);
+    for (int i = 0; i < 280; i++) {
+      assertThat(wire.popPartition("past", "b" + i, "batch=1&autoAck=true").status())
+          .isEqualTo(200);
+    }
+
+    List<String> expected = new ArrayList<>();
+    broker
+        .get("/api/v1/messages?queue=past&limit=1000")
+        .json()
+        .get("messages")
+        .forEach(
+            m -> {
+              if (m.get("status").asText().equals("pending")) {
+                expected.add(m.get("transactionId").asText());
+              }
+            });
+    assertThat(expected).hasSize(40).allMatch(id -> id.startsWith("past-a"));
+    assertThat(ids("/api/v1/messages?queue=past&status=pending&limit=1000")).isEqualTo(expected);
+    assertThat(ids("/api/v1/messages?queue=past&status=pending&limit=10&offset=5"))
+        .isEqualTo(expected.subList(5, 15));
   }
 
   // each filter agrees with the statuses of the unfiltered list, in its order and paged
