@@ -152,13 +152,70 @@ begin
                            v_all[cardinality(v_all)], v_take)
                        with ordinality as c(id, newest, last_offset, n);
             end if;
-            select v_ids || coalesce(array_agg(r.id order by r.i), '{}'),
-                   v_lo || coalesce(array_agg(r.lo order by r.i), '{}'),
-                   v_hi || coalesce(array_agg(r.hi order by r.i), '{}'),
-                   v_newest || coalesce(array_agg(r.newest order by r.i), '{}')
+            -- the statuses' offset ranges: in queue mode completed up to the queue-mode cursor,
+            -- processing up to the end of its live lease, pending after; read only by groups,
+            -- completed up to the slowest group's cursor, pending after. In the order given, so
+            -- that the statement stops at the 1000th partition that can hold the status; one
+            -- statement that Citus runs on each worker
+            select v_ids || coalesce(array_agg(x.id order by x.i), '{}'),
+                   v_lo || coalesce(array_agg(x.lo order by x.i), '{}'),
+                   v_hi || coalesce(array_agg(x.hi order by x.i), '{}'),
+                   v_newest || coalesce(array_agg(x.newest order by x.i), '{}')
               into v_ids, v_lo, v_hi, v_newest
-              from queen.messages_status_ranges_v1(v_all[v_scan:v_scan + v_step - 1], p_status,
-                                                    v_now, 1000 - cardinality(v_ids)) r;
+              from (select r.* from (select y.i, y.id, y.newest,
+                           greatest(y.retained_from, case
+                               when y.has_qm then case p_status
+                                    when 'completed' then y.retained_from
+                                    when 'processing' then y.committed + 1
+                                    when 'pending' then y.leased_to + 1
+                                    when 'dead_letter' then y.dl_first end
+                               when p_status = 'completed' and y.groups > 0
+                                    then y.retained_from
+                               when p_status = 'pending'
+                                    then coalesce(y.groups_committed + 1, y.retained_from)
+                           end) as lo,
+                           case
+                               when y.has_qm then case p_status
+                                    when 'completed' then y.committed
+                                    when 'processing' then y.leased_to
+                                    when 'pending' then y.last_offset
+                                    when 'dead_letter' then y.dl_last end
+                               when p_status = 'completed' and y.groups > 0
+                                    then y.groups_committed
+                               when p_status = 'pending' then y.last_offset
+                           end as hi
+                      from (select u.i, p.id, p.newest_created_at as newest, p.retained_from,
+                                   p.last_offset, qm.partition_id is not null as has_qm,
+                                   qm.committed,
+                                   case when qm.worker_id is not null
+                                             and qm.lease_expires_at > v_now
+                                        then greatest(qm.batch_end, qm.committed)
+                                        else qm.committed end as leased_to,
+                                   g.n as groups, g.committed as groups_committed,
+                                   dl.first as dl_first, dl.last as dl_last
+                              from (select c.id, c.i
+                                      from unnest(v_all[v_scan:v_scan + v_step - 1])
+                                           with ordinality as c(id, i)
+                                     order by c.i) u
+                              join queen.log_partitions p on p.id = u.id
+                              left join queen.log_consumers qm
+                                     on qm.partition_id = p.id
+                                    and qm.consumer_group = '__QUEUE_MODE__'
+                             cross join lateral (
+                                 select count(*) as n, min(c.committed) as committed
+                                   from queen.log_consumers c
+                                  where c.partition_id = p.id
+                                    and c.consumer_group <> '__QUEUE_MODE__') g
+                             -- for every status: Citus refuses a lateral subquery that a
+                             -- constant condition (p_status = ...) empties
+                             cross join lateral (
+                                 select min(d.msg_offset) as first, max(d.msg_offset) as last
+                                   from queen.dead_letters d
+                                  where d.partition_id = p.id
+                                    and d.consumer_group = '__QUEUE_MODE__') dl) y) r
+                     where r.lo <= r.hi
+                     order by r.i
+                     limit 1000 - cardinality(v_ids)) x;
             v_scan := v_scan + v_step;
         end loop;
     end if;
