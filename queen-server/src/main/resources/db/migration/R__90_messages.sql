@@ -49,15 +49,14 @@ declare
     v_full_at timestamptz[];
     v_deep  uuid[];
     v_deep_at timestamptz[];
-    -- each candidate's newest write, the first candidate not read yet, and how many to read next
-    -- while the page is short
+    -- each candidate's newest write, and the first candidate not read yet
     v_newest timestamptz[] := '{}';
     v_next  integer := 1;
     -- candidates of the first round: unfiltered on plain PostgreSQL all limit + offset (one
-    -- statement reads them in a few ms; rounds made the list 1.5x slower under load); pending
-    -- 16, for a pending message is a partition's newest, dated by its newest write; the other
-    -- statuses all of them, for a newest write says little about those (the newest completed
-    -- message of a busy partition is old)
+    -- statement reads them in a few ms; rounds made the list 1.5x slower under load); unfiltered
+    -- on Citus and pending 16, for a pending message is a partition's newest, dated by its newest
+    -- write; the other statuses all of them (up to the 1000 that hold it), for a newest write
+    -- says little about those (the newest completed message of a busy partition is old)
     v_batch integer := case when p_status is null and not queen.distributed() then v_need
                             when p_status is null or p_status = 'pending' then least(v_need, 16)
                             else 1000 end;
@@ -139,8 +138,9 @@ begin
                            then greatest(32, 2 * (v_next + v_batch - 1 - cardinality(v_ids)))
                            else greatest(32, cardinality(v_ids)) end;
             if v_more and v_scan + v_step - 1 > cardinality(v_all) then
-                -- the next candidates after the last one taken, 4x as many
-                v_take := v_take * 4;
+                -- the next candidates after the last one taken, 4x as many and at least what
+                -- this step reads (v_scan moves past the whole step)
+                v_take := greatest(v_take * 4, v_scan + v_step - 1 - cardinality(v_all));
                 select v_all || coalesce(array_agg(c.id order by c.n), '{}'),
                        v_all_newest || coalesce(array_agg(c.newest order by c.n), '{}'),
                        v_all_offsets || coalesce(array_agg(c.last_offset order by c.n), '{}'),
@@ -249,8 +249,10 @@ begin
                  on qm.partition_id = p.id and qm.consumer_group = '__QUEUE_MODE__'
                 and (v_grp is null or qm.partition_id = any (v_grp))
           -- each partition's range by a join: looked up by array position, 1000 partitions of a
-          -- completed page took 18 ms of comparisons
-          left join unnest(v_ids, v_lo, v_hi) as r(id, lo, hi) on r.id = p.id
+          -- completed page took 18 ms of comparisons. None unfiltered, where v_ids holds up to
+          -- limit + offset ids and no ranges
+          left join unnest(case when p_status is not null then v_ids end, v_lo, v_hi)
+                    as r(id, lo, hi) on r.id = p.id
          cross join lateral (
              select case when p_status is null then p.retained_from else r.lo end as lo,
                     case when p_status is null then p.last_offset else r.hi end as hi) b
