@@ -42,9 +42,17 @@ final class TcpProxy implements AutoCloseable {
     while (!s.isClosed()) {
       try {
         Socket client = s.accept();
-        Socket upstream = new Socket("127.0.0.1", targetPort);
         open.add(client);
+        Socket upstream = new Socket("127.0.0.1", targetPort);
         open.add(upstream);
+        // a connection accepted while cut() ran may have missed its sweep of the open ones: it
+        // went through to PostgreSQL during the outage (a pool's new connection, a flaky
+        // FailoverTest)
+        if (s.isClosed()) {
+          close(client);
+          close(upstream);
+          return;
+        }
         Thread.ofVirtual().start(() -> pump(client, upstream));
         Thread.ofVirtual().start(() -> pump(upstream, client));
       } catch (IOException e) {
