@@ -205,17 +205,9 @@ class MessageBrowseTest {
           .isEqualTo(200);
     }
 
-    List<String> expected = new ArrayList<>();
-    broker
-        .get("/api/v1/messages?queue=past&limit=1000")
-        .json()
-        .get("messages")
-        .forEach(
-            m -> {
-              if (m.get("status").asText().equals("pending")) {
-                expected.add(m.get("transactionId").asText());
-              }
-            });
+    List<String> expected =
+        withStatus(
+            broker.get("/api/v1/messages?queue=past&limit=1000").json().get("messages"), "pending");
     assertThat(expected).hasSize(40).allMatch(id -> id.startsWith("past-a"));
     assertThat(ids("/api/v1/messages?queue=past&status=pending&limit=1000")).isEqualTo(expected);
     assertThat(ids("/api/v1/messages?queue=past&status=pending&limit=10&offset=5"))
@@ -242,13 +234,7 @@ class MessageBrowseTest {
     JsonNode all = broker.get("/api/v1/messages?queue=stq&limit=100").json().get("messages");
     assertThat(all).hasSize(20);
     for (String status : List.of("pending", "processing", "completed", "dead_letter")) {
-      List<String> expected = new ArrayList<>();
-      all.forEach(
-          m -> {
-            if (m.get("status").asText().equals(status)) {
-              expected.add(m.get("transactionId").asText());
-            }
-          });
+      List<String> expected = withStatus(all, status);
       assertThat(ids("/api/v1/messages?queue=stq&limit=100&status=" + status))
           .as(status)
           .isEqualTo(expected);
@@ -288,6 +274,18 @@ class MessageBrowseTest {
         .containsExactly("dlgap-p-0");
     assertThat(ids("/api/v1/messages?queue=dlgap&status=completed&limit=2&offset=7"))
         .containsExactly("dlgap-p-2", "dlgap-p-1");
+  }
+
+  /** The transaction ids of the listed messages that have the status, in their order. */
+  private static List<String> withStatus(JsonNode messages, String status) {
+    List<String> out = new ArrayList<>();
+    messages.forEach(
+        m -> {
+          if (m.get("status").asText().equals(status)) {
+            out.add(m.get("transactionId").asText());
+          }
+        });
+    return out;
   }
 
   private List<String> ids(String path) {
