@@ -3,57 +3,10 @@
 -- id), under a GIN index. The pages of log_txn_index took a 1-2 kB row rewrite for each new
 -- message, 40% of a push (docs/benchmarks.md, "The transactionId index in the segments"); the keys
 -- now go in with the segment row that a push writes anyway, and the index adds an entry per key.
-alter table queen.log_segments add column txn_keys bigint[];
-
--- Carry the pages over: each live (hash, offset) pair into the segment holding the offset, at the
--- offset's position (a message without a pair gets a null key: no lookup finds it, as before). The
--- key is queen.txn_key's: the hash xor the first 64 bits of the partition id. On Citus one
--- statement per partition, which goes whole to the partition's worker.
-do $$
-declare
-    v_pid uuid;
-    v_sql text := $q$
-        update queen.log_segments s
-           set txn_keys = (select array_agg(kp.key order by g.o)
-                             from generate_series(0, s.msg_count - 1) as g(o)
-                             left join unnest(k.offs, k.keys) as kp(off, key)
-                                    on kp.off = s.base_offset + g.o)
-          from (select x.partition_id, x.base_offset, array_agg(x.off) as offs,
-                       array_agg(x.h # ('x' || substr(replace(x.partition_id::text, '-', ''), 1, 16))
-                                         ::bit(64)::bigint) as keys
-                  from (select t.partition_id, t.entries[2 * e.i - 1] as h,
-                               t.entries[2 * e.i] as off, seg.base_offset
-                          from queen.log_txn_index t
-                         cross join lateral generate_series(1, cardinality(t.entries) / 2) as e(i)
-                         cross join lateral (select ls.base_offset, ls.msg_count
-                                               from queen.log_segments ls
-                                              where ls.partition_id = t.partition_id
-                                                and ls.base_offset <= t.entries[2 * e.i]
-                                              order by ls.base_offset desc
-                                              limit 1) seg
-                         where t.entries[2 * e.i] < seg.base_offset + seg.msg_count %1$s) x
-                 group by x.partition_id, x.base_offset) k
-         where s.partition_id = k.partition_id and s.base_offset = k.base_offset %2$s $q$;
-begin
-    if not exists (select 1 from pg_extension where extname = 'citus') then
-        execute format(v_sql, '', '');
-        return;
-    end if;
-    for v_pid in select p.id from queen.log_partitions p loop
-        execute format(v_sql, format('and t.partition_id = %L', v_pid),
-                       format('and s.partition_id = %L', v_pid));
-    end loop;
-end;
-$$;
-
--- No pending list (fastupdate): every lookup would scan it whole, and a push that finds it full
--- would merge it into the index inside its own transaction.
-create index log_segments_txn_keys on queen.log_segments using gin (txn_keys) with (fastupdate = off);
-
-drop table queen.log_txn_index;
 
 -- queen.citus_distribute_v1() (V13__citus.sql) distributes a database that got Citus later: without
--- the dropped table now.
+-- the table dropped below now. First in this script: Citus refuses a function command after a
+-- parallel operation on a distributed table in the same transaction.
 create or replace function queen.citus_distribute_v1()
 returns void
 language plpgsql
@@ -100,3 +53,54 @@ begin
     end loop;
 end;
 $$;
+
+alter table queen.log_segments add column txn_keys bigint[];
+
+-- Carry the pages over: each live (hash, offset) pair into the segment holding the offset, at the
+-- offset's position (a message without a pair gets a null key: no lookup finds it, as before). The
+-- key is queen.txn_key's: the hash xor the first 64 bits of the partition id. On Citus one
+-- statement per partition, which goes whole to the partition's worker.
+do $$
+declare
+    v_pid uuid;
+    v_sql text := $q$
+        update queen.log_segments s
+           set txn_keys = (select array_agg(kp.key order by g.o)
+                             from generate_series(0, s.msg_count - 1) as g(o)
+                             left join unnest(k.offs, k.keys) as kp(off, key)
+                                    on kp.off = s.base_offset + g.o)
+          from (select x.partition_id, x.base_offset, array_agg(x.off) as offs,
+                       array_agg(x.h # ('x' || substr(replace(x.partition_id::text, '-', ''), 1, 16))
+                                         ::bit(64)::bigint) as keys
+                  from (select t.partition_id, t.entries[2 * e.i - 1] as h,
+                               t.entries[2 * e.i] as off, seg.base_offset
+                          from queen.log_txn_index t
+                         cross join lateral generate_series(1, cardinality(t.entries) / 2) as e(i)
+                         cross join lateral (select ls.base_offset, ls.msg_count
+                                               from queen.log_segments ls
+                                              where ls.partition_id = t.partition_id
+                                                and ls.base_offset <= t.entries[2 * e.i] %3$s
+                                              order by ls.base_offset desc
+                                              limit 1) seg
+                         where t.entries[2 * e.i] < seg.base_offset + seg.msg_count %1$s) x
+                 group by x.partition_id, x.base_offset) k
+         where s.partition_id = k.partition_id and s.base_offset = k.base_offset %2$s $q$;
+begin
+    if not exists (select 1 from pg_extension where extname = 'citus') then
+        execute format(v_sql, '', '', '');
+        return;
+    end if;
+    for v_pid in select p.id from queen.log_partitions p loop
+        -- every table filtered by the id, or Citus does not route the statement
+        execute format(v_sql, format('and t.partition_id = %L', v_pid),
+                       format('and s.partition_id = %L', v_pid),
+                       format('and ls.partition_id = %L', v_pid));
+    end loop;
+end;
+$$;
+
+-- No pending list (fastupdate): every lookup would scan it whole, and a push that finds it full
+-- would merge it into the index inside its own transaction.
+create index log_segments_txn_keys on queen.log_segments using gin (txn_keys) with (fastupdate = off);
+
+drop table queen.log_txn_index;
