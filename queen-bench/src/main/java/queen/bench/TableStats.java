@@ -14,7 +14,7 @@ import java.util.concurrent.TimeUnit;
  * without vacuum.
  */
 final class TableStats {
-  static final List<String> TABLES = List.of("log_consumers", "log_partitions");
+  static final List<String> TABLES = List.of("log_consumers", "log_partitions", "log_txn_index");
 
   /** Counters of one table at one moment. */
   record Counts(long updates, long hotUpdates, long bytes) {}

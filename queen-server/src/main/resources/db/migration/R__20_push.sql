@@ -65,9 +65,6 @@ declare
     v_bases    bigint[];
     v_ats      timestamptz[];
     v_retained bigint[];
-    v_msg_pids uuid[];
-    v_msg_rets bigint[];
-    v_keys     bigint[];
 begin
     select array_agg(x.pid order by x.pid), array_agg(x.n order by x.pid)
       into v_pids, v_ns
@@ -129,26 +126,22 @@ begin
               join unnest(v_ids, v_lasts, v_newest, v_floors) as b(id, last_offset, at, retained_from)
                 on b.id = u.pid) s;
 
-    -- each message's partition, watermark and key (queen.txn_key), in the order given
-    select array_agg(p_partition_ids[u.seg] order by u.k), array_agg(v_retained[u.seg] order by u.k),
-           array_agg(queen.txn_key(p_partition_ids[u.seg], u.txn) order by u.k)
-      into v_msg_pids, v_msg_rets, v_keys
-      from unnest(p_msg_seg, p_txn_ids) with ordinality as u(seg, txn, k);
-
     -- Dedup under the locks: every push that committed before us is visible here, and no other
-    -- push of these partitions can be in flight. A key match is only a candidate; the broker
-    -- tells a duplicate from a collision by reading the stored frame.
-    if queen.log_txn_seen_v1(v_msg_pids, v_keys, v_msg_rets, p_known_pids, p_known_offsets) then
-        raise exception using errcode = 'QN002', message = 'duplicates';
-    end if;
+    -- push of these partitions can be in flight. A hash match is only a candidate; the broker
+    -- tells a duplicate from a collision by reading the stored frame. The index adds the new
+    -- pairs, or raises QN002 and adds nothing.
+    perform queen.log_txn_add_v1(
+        array_agg(p_partition_ids[u.seg] order by u.k),
+        array_agg(queen.txn_hash(u.txn) order by u.k),
+        array_agg(v_bases[u.seg] + u.idx order by u.k),
+        array_agg(v_retained[u.seg] order by u.k),
+        p_known_pids,
+        p_known_offsets)
+      from unnest(p_msg_seg, p_msg_idx, p_txn_ids) with ordinality as u(seg, idx, txn, k);
 
-    -- each segment with its messages' keys in offset order, the transactionId index
-    insert into queen.log_segments (partition_id, base_offset, msg_count, created_at, blob, txn_keys)
-    select u.pid, v_bases[u.seg], u.cnt, v_ats[u.seg], u.blob, k.keys
-      from unnest(p_partition_ids, p_counts, p_blobs) with ordinality as u(pid, cnt, blob, seg)
-      left join (select m.seg, array_agg(m.key order by m.idx) as keys
-                   from unnest(p_msg_seg, p_msg_idx, v_keys) as m(seg, idx, key)
-                  group by m.seg) k on k.seg = u.seg;
+    insert into queen.log_segments (partition_id, base_offset, msg_count, created_at, blob)
+    select u.pid, v_bases[u.seg], u.cnt, v_ats[u.seg], u.blob
+      from unnest(p_partition_ids, p_counts, p_blobs) with ordinality as u(pid, cnt, blob, seg);
 
     return query
     select u.seg::integer, v_bases[u.seg], v_ats[u.seg]

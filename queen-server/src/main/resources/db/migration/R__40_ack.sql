@@ -104,7 +104,7 @@ begin
         select p.retained_from into v_retained from queen.log_partitions p where p.id = it.pid;
         continue when not found;
         select min(o.off), count(*) into v_off, v_count
-          from queen.log_txn_offsets_v1(it.pid, queen.txn_key(it.pid, it.txn), v_retained) as o(off);
+          from queen.log_txn_offsets_v1(it.pid, queen.txn_hash(it.txn), v_retained) as o(off);
         if v_count > 1 then
             raise exception using errcode = 'QN003', message = 'ambiguous transaction id';
         end if;

@@ -68,6 +68,7 @@ as $$
 declare
     v_offset   bigint;
     v_at       timestamptz;
+    v_retained bigint;
     v_now      timestamptz;
 begin
     perform 1 from queen.dead_letters d
@@ -84,10 +85,11 @@ begin
            newest_created_at = greatest(v_now, p.newest_created_at),
            last_write_at = greatest(p.last_write_at, queen.write_mark(v_now))
      where p.id = p_partition_id
-    returning p.last_offset, p.newest_created_at into v_offset, v_at;
-    insert into queen.log_segments (partition_id, base_offset, msg_count, created_at, blob, txn_keys)
-    values (p_partition_id, v_offset, 1, v_at, p_blob,
-            array[queen.txn_key(p_partition_id, p_new_transaction_id)]);
+    returning p.last_offset, p.newest_created_at, p.retained_from into v_offset, v_at, v_retained;
+    insert into queen.log_segments (partition_id, base_offset, msg_count, created_at, blob)
+    values (p_partition_id, v_offset, 1, v_at, p_blob);
+    perform queen.log_txn_add_v1(array[p_partition_id], array[queen.txn_hash(p_new_transaction_id)],
+                                 array[v_offset], array[v_retained]);
     delete from queen.dead_letters d
      where d.partition_id = p_partition_id and d.transaction_id = p_transaction_id;
     return v_offset;

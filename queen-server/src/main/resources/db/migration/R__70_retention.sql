@@ -143,6 +143,11 @@ begin
     -- traces belong to their message
     delete from queen.message_traces t
      where t.partition_id = p_partition_id and t.msg_offset < v_to;
+
+    if v_to > v_last then
+        -- nothing retained: every index entry of the partition is dead
+        delete from queen.log_txn_index t where t.partition_id = p_partition_id;
+    end if;
     return query select v_segs, v_msgs, v_bytes, v_segs = p_max_segments;
 end;
 $$;

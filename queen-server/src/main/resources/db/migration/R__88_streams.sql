@@ -152,7 +152,7 @@ begin
         v_off := nullif(p_offset, -1);
     else
         select min(o.off), count(*) into v_off, v_n
-          from queen.log_txn_offsets_v1(p_partition, queen.txn_key(p_partition, p_txn), p.retained_from) as o(off)
+          from queen.log_txn_offsets_v1(p_partition, queen.txn_hash(p_txn), p.retained_from) as o(off)
          where o.off > cur.committed and o.off <= cur.batch_end;
         if v_n > 1 then
             raise exception using errcode = 'QN003', message = 'ambiguous transaction id';

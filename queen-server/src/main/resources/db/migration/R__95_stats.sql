@@ -326,6 +326,7 @@ begin
            for update;
         continue when not found;
         delete from queen.log_segments s where s.partition_id = p.id;
+        delete from queen.log_txn_index t where t.partition_id = p.id;
         delete from queen.message_traces t where t.partition_id = p.id;
         update queen.log_partitions lp set retained_from = p.last_offset + 1 where lp.id = p.id;
         v_parts := v_parts + 1;

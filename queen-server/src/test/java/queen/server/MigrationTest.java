@@ -176,6 +176,7 @@ class MigrationTest {
         List.of(
             "log_segments",
             "log_consumers",
+            "log_txn_index",
             "dead_letters",
             "message_traces",
             "message_trace_names");
@@ -189,64 +190,6 @@ class MigrationTest {
     for (String table : naming) {
       assertThat(scalar("select count(*) from queen." + table)).as(table).isZero();
     }
-  }
-
-  @Test
-  void theIndexPagesOfAnOlderBuildBecomeTheKeysOfTheirSegments() throws Exception {
-    Flyway.configure()
-        .dataSource(db.jdbcUrl(), db.user(), db.password())
-        .schemas("queen")
-        .createSchemas(true)
-        .locations("classpath:db/migration")
-        .target("16")
-        .load()
-        .migrate();
-    String queue = "00000000-0000-0000-0000-000000000002";
-    String pid = "md5('" + queue + "/p')::uuid";
-    // segments [0, 3) and [3, 5) with retention past offset 0; pages as the old build split them,
-    // pairs newest first, one page holding a dead pair (offset 0) and a live one
-    exec(
-        "insert into queen.queues (id, name) values ('" + queue + "', 'legacy')",
-        "insert into queen.log_partitions (id, queue_id, name, last_offset, retained_from)"
-            + " values ("
-            + pid
-            + ", '"
-            + queue
-            + "', 'p', 4, 1)",
-        "insert into queen.log_segments (partition_id, base_offset, msg_count, created_at, blob)"
-            + " values ("
-            + pid
-            + ", 1, 2, now(), '\\x00'), ("
-            + pid
-            + ", 3, 2, now(), '\\x00')",
-        "insert into queen.log_txn_index (partition_id, lo, entries) select "
-            + pid
-            + ", -9223372036854775808, array[hashtextextended('t3', 0), 3,"
-            + " hashtextextended('t1', 0), 1, hashtextextended('t0', 0), 0]",
-        "insert into queen.log_txn_index (partition_id, lo, entries) select "
-            + pid
-            + ", 0, array[hashtextextended('t4', 0), 4, hashtextextended('t2', 0), 2]");
-
-    try (Broker upgraded = Broker.start(config())) {
-      assertThat(upgraded.port()).isPositive();
-    }
-
-    for (int i = 1; i <= 4; i++) {
-      assertThat(
-              scalar(
-                  "select o from queen.log_txn_offsets_v1("
-                      + pid
-                      + ", queen.txn_key("
-                      + pid
-                      + ", 't"
-                      + i
-                      + "'), 1) as o"))
-          .as("t%d found at its offset by the key the push path computes", i)
-          .isEqualTo(i);
-    }
-    assertThat(scalar("select count(*) from queen.log_segments where cardinality(txn_keys) = 2"))
-        .isEqualTo(2);
-    assertThat(scalar("select count(*) from pg_class where relname = 'log_txn_index'")).isZero();
   }
 
   private BrokerConfig config() {

@@ -23,7 +23,7 @@ public final class RetentionStore {
    * instead of a hash join (18 ms).
    */
   private static final String VACUUM =
-      "vacuum (skip_locked, analyze) queen.log_segments, queen.dead_letters,"
+      "vacuum (skip_locked, analyze) queen.log_segments, queen.log_txn_index, queen.dead_letters,"
           + " queen.log_partitions, queen.log_consumers, queen.stream_state, queen.queue_stats,"
           + " queen.queue_stats_minutes, queen.group_stats, queen.system_state, queen.queues,"
           + " queen.consumer_groups_metadata, queen.message_traces, queen.broker_stats_minutes";

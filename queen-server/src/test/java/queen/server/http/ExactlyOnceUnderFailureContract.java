@@ -221,42 +221,36 @@ abstract class ExactlyOnceUnderFailureContract {
 
   /**
    * The stored offset of every pushed transaction id, as the transactionId index holds it: every
-   * (partition, key, offset) of the queue's segments, matched to the ids' keys. (Not the index's
+   * (partition, hash, offset) pair of the queue, matched to the ids' hashes. (Not the index's
    * lookup function per id: on Citus that would run a distributed query inside another.)
    */
   private Map<String, Long> offsets() throws Exception {
-    Map<String, Long> byKey = new HashMap<>();
+    Map<String, Long> byHash = new HashMap<>();
     Map<String, Long> out = new HashMap<>();
     try (Connection c = broker().connect()) {
       try (PreparedStatement ps =
           c.prepareStatement(
-              "select p.name, e.k, s.base_offset + e.i - 1"
-                  + " from queen.log_segments s"
-                  + " join queen.log_partitions p on p.id = s.partition_id"
+              "select p.name, t.entries[2 * e.i - 1], t.entries[2 * e.i]"
+                  + " from queen.log_txn_index t"
+                  + " join queen.log_partitions p on p.id = t.partition_id"
                   + " join queen.queues q on q.id = p.queue_id"
-                  + " cross join lateral unnest(s.txn_keys) with ordinality as e(k, i)"
+                  + " cross join lateral generate_series(1, cardinality(t.entries) / 2) as e(i)"
                   + " where q.name = ?")) {
         ps.setString(1, QUEUE);
         try (ResultSet rs = ps.executeQuery()) {
           while (rs.next()) {
             String key = rs.getString(1) + "/" + rs.getLong(2);
-            assertThat(byKey.put(key, rs.getLong(3))).as("one offset each").isNull();
+            assertThat(byHash.put(key, rs.getLong(3))).as("one offset each").isNull();
           }
         }
       }
       try (PreparedStatement ps =
           c.prepareStatement(
-              "select u.txn, queen.txn_key(p.id, u.txn)"
-                  + " from unnest(?::text[], ?::text[]) as u(txn, partition)"
-                  + " join queen.queues q on q.name = ?"
-                  + " join queen.log_partitions p on p.queue_id = q.id and p.name = u.partition")) {
-        List<String> txns = List.copyOf(pushedTo.keySet());
-        ps.setArray(1, c.createArrayOf("text", txns.toArray()));
-        ps.setArray(2, c.createArrayOf("text", txns.stream().map(pushedTo::get).toArray()));
-        ps.setString(3, QUEUE);
+              "select u.txn, queen.txn_hash(u.txn) from unnest(?::text[]) as u(txn)")) {
+        ps.setArray(1, c.createArrayOf("text", pushedTo.keySet().toArray()));
         try (ResultSet rs = ps.executeQuery()) {
           while (rs.next()) {
-            Long off = byKey.get(pushedTo.get(rs.getString(1)) + "/" + rs.getLong(2));
+            Long off = byHash.get(pushedTo.get(rs.getString(1)) + "/" + rs.getLong(2));
             if (off != null) {
               out.put(rs.getString(1), off);
             }

@@ -85,10 +85,10 @@ abstract class PushContract {
     assertThat(
             broker()
                 .sqlLong(
-                    "select sum(cardinality(txn_keys)) from queen.log_segments"
-                        + " where txn_keys is not null and partition_id = "
+                    "select sum(cardinality(entries) / 2) from queen.log_txn_index"
+                        + " where partition_id = "
                         + pid))
-        .as("one transactionId key per message")
+        .as("one transactionId index entry per message")
         .isEqualTo(80);
   }
 

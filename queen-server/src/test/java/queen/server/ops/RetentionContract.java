@@ -247,7 +247,7 @@ abstract class RetentionContract {
   }
 
   @Test
-  void aPartitionWhoseSegmentsAllExpiredSealsItsCursors() {
+  void aPartitionWhoseSegmentsAllExpiredSealsItsCursorsAndDropsItsIndex() {
     retained("drained", 60, 0);
     wire.pushNumbered("drained", "p", 0, 10);
     wire.popPartition("drained", "p", "batch=1&consumerGroup=g&autoAck=true");
@@ -255,6 +255,12 @@ abstract class RetentionContract {
     runAt(created("drained", "p").getFirst().plusSeconds(61));
 
     assertThat(bases("drained", "p")).isEmpty();
+    assertThat(
+            broker()
+                .sqlLong(
+                    "select count(*) from queen.log_txn_index where partition_id = "
+                        + pid("drained", "p")))
+        .isZero();
     assertThat(wire.popPartition("drained", "p", "batch=10&consumerGroup=g").status())
         .isEqualTo(204);
     assertThat(committed("drained", "p", "g")).as("sealed at the last offset").isEqualTo(9);
@@ -353,6 +359,12 @@ abstract class RetentionContract {
                 .sqlLong(
                     "select count(*) from queen.log_segments s where not exists"
                         + " (select 1 from queen.log_partitions p where p.id = s.partition_id)"))
+        .isZero();
+    assertThat(
+            broker()
+                .sqlLong(
+                    "select count(*) from queen.log_txn_index t where not exists"
+                        + " (select 1 from queen.log_partitions p where p.id = t.partition_id)"))
         .isZero();
   }
 

@@ -2,11 +2,11 @@ package queen.server.store;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -18,10 +18,9 @@ import queen.server.TestBroker;
 import queen.server.Wire;
 
 /**
- * The transactionId index (the keys of each segment's messages under a GIN index), driven straight
- * through its lookups with segments of seeded random keys: every key is found at exactly its
- * offsets, the dedup check sees stored keys but not fresh ones, known collisions or keys below the
- * retention watermark, and a transactionId has a different key in every partition.
+ * The transactionId index's pages, driven straight through queen.log_txn_add_v1 with seeded random
+ * hashes: whatever the batches, the pages tile the hash space, stay under their size, keep their
+ * pairs newest first, lose nothing when they split, and forget what retention removed.
  */
 class TxnIndexTest {
   @RegisterExtension static final TestBroker broker = new TestBroker();
@@ -29,82 +28,79 @@ class TxnIndexTest {
   private final Wire wire = new Wire(broker);
 
   @Test
-  void randomSegmentsKeepEveryKeyFindableAtExactlyItsOffsets() throws Exception {
+  void randomBatchesKeepEveryPairFindableAndThePagesWellFormed() throws Exception {
     for (int seed = 0; seed < 4; seed++) {
       Random r = new Random(seed);
       UUID pid = partition("idx-" + seed);
-      Map<Long, List<Long>> stored = new HashMap<>();
-      long offset = 1;
+      Map<Long, List<Long>> inserted = new HashMap<>();
+      long offset = 0;
       try (Connection c = broker.connect()) {
         for (int round = 0; round < 40; round++) {
-          long[] keys = new long[1 + r.nextInt(r.nextInt(10) == 0 ? 700 : 40)];
-          for (int i = 0; i < keys.length; i++) {
-            // a few keys repeat: hash collisions, which the broker resolves by the frames
-            keys[i] = r.nextInt(20) == 0 && !stored.isEmpty() ? any(stored, r) : r.nextLong();
-            stored.computeIfAbsent(keys[i], k -> new ArrayList<>()).add(offset + i);
+          int n = 1 + r.nextInt(r.nextInt(10) == 0 ? 700 : 40);
+          long[] hashes = new long[n];
+          long[] offsets = new long[n];
+          for (int i = 0; i < n; i++) {
+            // a few hashes repeat: collisions must share a page
+            hashes[i] = r.nextInt(20) == 0 && !inserted.isEmpty() ? any(inserted, r) : r.nextLong();
+            offsets[i] = offset++;
+            inserted.computeIfAbsent(hashes[i], k -> new ArrayList<>()).add(offsets[i]);
           }
-          segment(c, pid, offset, keys);
-          offset += keys.length;
+          add(c, pid, hashes, offsets, 0);
         }
-        for (Map.Entry<Long, List<Long>> e : stored.entrySet()) {
+        assertWellFormed(c, pid, 0);
+        for (Map.Entry<Long, List<Long>> e : inserted.entrySet()) {
           assertThat(find(c, pid, e.getKey(), 0))
-              .as("seed %d key %d", seed, e.getKey())
+              .as("seed %d hash %d", seed, e.getKey())
               .containsExactlyInAnyOrderElementsOf(e.getValue());
-          assertThat(seen(c, pid, e.getKey(), 0, List.of()))
-              .as("seed %d: a stored key is a candidate duplicate", seed)
-              .isTrue();
-          assertThat(seen(c, pid, e.getKey(), 0, e.getValue()))
-              .as("seed %d: unless every message holding it is a known collision", seed)
-              .isFalse();
         }
-        for (int i = 0; i < 200; i++) {
-          long fresh = r.nextLong();
-          assertThat(seen(c, pid, fresh, 0, List.of()))
-              .as("seed %d: a fresh key", seed)
-              .isEqualTo(stored.containsKey(fresh));
-        }
+        assertThat(pairs(c, pid))
+            .as("seed %d: nothing lost, nothing twice", seed)
+            .isEqualTo(offset);
       }
     }
   }
 
   @Test
-  void keysBelowTheRetentionWatermarkAreNeitherFoundNorDuplicates() throws Exception {
+  void pairsBelowTheWatermarkAreIgnoredAndDroppedWhenTheirPageIsRewritten() throws Exception {
     UUID pid = partition("idx-retained");
     Random r = new Random(99);
-    long[] keys = r.longs(500).toArray();
     try (Connection c = broker.connect()) {
-      segment(c, pid, 1, Arrays.copyOfRange(keys, 0, 250));
-      segment(c, pid, 251, Arrays.copyOfRange(keys, 250, 500));
-      assertThat(find(c, pid, keys[10], 300)).as("below the watermark").isEmpty();
-      assertThat(seen(c, pid, keys[10], 300, List.of())).isFalse();
-      assertThat(find(c, pid, keys[450], 300)).containsExactly(451L);
-      assertThat(seen(c, pid, keys[450], 300, List.of())).isTrue();
+      long[] old = new long[500];
+      long[] oldOffsets = new long[500];
+      for (int i = 0; i < old.length; i++) {
+        old[i] = r.nextLong();
+        oldOffsets[i] = i;
+      }
+      add(c, pid, old, oldOffsets, 0);
+      assertThat(find(c, pid, old[10], 400)).as("deleted by retention").isEmpty();
+      assertThat(find(c, pid, old[450], 400)).containsExactly(450L);
+
+      long[] fresh = new long[2000];
+      long[] freshOffsets = new long[2000];
+      for (int i = 0; i < fresh.length; i++) {
+        fresh[i] = r.nextLong();
+        freshOffsets[i] = 500 + i;
+      }
+      add(c, pid, fresh, freshOffsets, 400);
+      assertWellFormed(c, pid, 0);
+      assertThat(pairs(c, pid))
+          .as("every page received new pairs and dropped its dead ones")
+          .isEqualTo(100 + 2000);
     }
   }
 
-  @Test
-  void oneTransactionIdHasADifferentKeyInEveryPartition() throws Exception {
-    UUID a = partition("idx-reused-a");
-    UUID b = partition("idx-reused-b");
-    try (Connection c = broker.connect()) {
-      long inA = key(c, a, "order-1");
-      assertThat(key(c, b, "order-1")).isNotEqualTo(inA);
-      segment(c, a, 1, new long[] {inA});
-      assertThat(seen(c, a, inA, 0, List.of())).isTrue();
-      assertThat(seen(c, b, key(c, b, "order-1"), 0, List.of()))
-          .as("pushed to a, new to b")
-          .isFalse();
-    }
-  }
-
-  private static long any(Map<Long, List<Long>> stored, Random r) {
-    List<Long> keys = new ArrayList<>(stored.keySet());
+  private static long any(Map<Long, List<Long>> inserted, Random r) {
+    List<Long> keys = new ArrayList<>(inserted.keySet());
     return keys.get(r.nextInt(keys.size()));
   }
 
-  /** A partition holding one pushed message at offset 0, whose key no test uses. */
   private UUID partition(String queue) {
     wire.pushNumbered(queue, "p", 0, 1);
+    broker.sql(
+        "delete from queen.log_txn_index where partition_id = (select p.id from"
+            + " queen.log_partitions p join queen.queues q on q.id = p.queue_id where q.name = '"
+            + queue
+            + "')");
     return UUID.fromString(
         broker.sqlText(
             "select p.id::text from queen.log_partitions p join queen.queues q on q.id ="
@@ -113,37 +109,29 @@ class TxnIndexTest {
                 + "'"));
   }
 
-  /** A segment of the given keys at {@code base} (the blob is never read here). */
-  private static void segment(Connection c, UUID pid, long base, long[] keys) throws Exception {
-    try (PreparedStatement ps =
-        c.prepareStatement(
-            "insert into queen.log_segments (partition_id, base_offset, msg_count, created_at,"
-                + " blob, txn_keys) values (?, ?, ?, now(), '\\x00', ?)")) {
-      ps.setObject(1, pid);
-      ps.setLong(2, base);
-      ps.setInt(3, keys.length);
-      ps.setArray(4, c.createArrayOf("bigint", Arrays.stream(keys).boxed().toArray()));
+  /** Adds the pairs to the partition whose retention watermark is {@code retained}. */
+  private static void add(Connection c, UUID pid, long[] hashes, long[] offsets, long retained)
+      throws Exception {
+    UUID[] pids = new UUID[hashes.length];
+    java.util.Arrays.fill(pids, pid);
+    long[] watermarks = new long[hashes.length];
+    java.util.Arrays.fill(watermarks, retained);
+    try (PreparedStatement ps = c.prepareStatement("select queen.log_txn_add_v1(?, ?, ?, ?)")) {
+      ps.setArray(1, c.createArrayOf("uuid", pids));
+      ps.setArray(2, c.createArrayOf("bigint", box(hashes)));
+      ps.setArray(3, c.createArrayOf("bigint", box(offsets)));
+      ps.setArray(4, c.createArrayOf("bigint", box(watermarks)));
       ps.execute();
     }
   }
 
-  private static long key(Connection c, UUID pid, String transactionId) throws Exception {
-    try (PreparedStatement ps = c.prepareStatement("select queen.txn_key(?, ?)")) {
-      ps.setObject(1, pid);
-      ps.setString(2, transactionId);
-      try (ResultSet rs = ps.executeQuery()) {
-        rs.next();
-        return rs.getLong(1);
-      }
-    }
-  }
-
-  private static List<Long> find(Connection c, UUID pid, long key, long retained) throws Exception {
+  private static List<Long> find(Connection c, UUID pid, long hash, long retained)
+      throws Exception {
     List<Long> out = new ArrayList<>();
     try (PreparedStatement ps =
         c.prepareStatement("select * from queen.log_txn_offsets_v1(?, ?, ?)")) {
       ps.setObject(1, pid);
-      ps.setLong(2, key);
+      ps.setLong(2, hash);
       ps.setLong(3, retained);
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
@@ -154,19 +142,63 @@ class TxnIndexTest {
     return out;
   }
 
-  /** The dedup check of a push of one message with this key, the known collisions given. */
-  private static boolean seen(Connection c, UUID pid, long key, long retained, List<Long> known)
-      throws Exception {
-    try (PreparedStatement ps = c.prepareStatement("select queen.log_txn_seen_v1(?, ?, ?, ?, ?)")) {
-      ps.setArray(1, c.createArrayOf("uuid", new Object[] {pid}));
-      ps.setArray(2, c.createArrayOf("bigint", new Object[] {key}));
-      ps.setArray(3, c.createArrayOf("bigint", new Object[] {retained}));
-      ps.setArray(4, c.createArrayOf("uuid", known.stream().map(k -> pid).toArray()));
-      ps.setArray(5, c.createArrayOf("bigint", known.toArray()));
+  private static long pairs(Connection c, UUID pid) throws Exception {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "select coalesce(sum(cardinality(entries) / 2), 0) from queen.log_txn_index"
+                + " where partition_id = ?")) {
+      ps.setObject(1, pid);
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
-        return rs.getBoolean(1);
+        return rs.getLong(1);
       }
     }
+  }
+
+  /**
+   * Pages tile the hash space from its minimum; each page's pairs are in its range, newest first.
+   */
+  private static void assertWellFormed(Connection c, UUID pid, long retained) throws Exception {
+    List<Long> los = new ArrayList<>();
+    List<Long[]> entries = new ArrayList<>();
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "select lo, entries from queen.log_txn_index where partition_id = ? order by lo")) {
+      ps.setObject(1, pid);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          los.add(rs.getLong(1));
+          Array a = rs.getArray(2);
+          entries.add((Long[]) a.getArray());
+        }
+      }
+    }
+    assertThat(los.getFirst()).isEqualTo(Long.MIN_VALUE);
+    for (int p = 0; p < los.size(); p++) {
+      Long[] e = entries.get(p);
+      assertThat(e.length % 2).isZero();
+      assertThat(e.length / 2).as("page %d size", p).isBetween(1, 112);
+      long previous = Long.MAX_VALUE;
+      for (int i = 0; i < e.length; i += 2) {
+        long h = e[i];
+        assertThat(h).as("page %d holds only its range", p).isGreaterThanOrEqualTo(los.get(p));
+        if (p + 1 < los.size()) {
+          assertThat(h).isLessThan(los.get(p + 1));
+        }
+        assertThat(e[i + 1])
+            .as("newest first")
+            .isLessThan(previous)
+            .isGreaterThanOrEqualTo(retained);
+        previous = e[i + 1];
+      }
+    }
+  }
+
+  private static Long[] box(long[] values) {
+    Long[] out = new Long[values.length];
+    for (int i = 0; i < values.length; i++) {
+      out[i] = values[i];
+    }
+    return out;
   }
 }
