@@ -114,7 +114,11 @@ public final class Broker implements AutoCloseable {
     // opened by the first admin read, closed after ten idle minutes: a broker nobody browses
     // holds no admin connection
     Database adminDb =
-        Database.open(config.db().withPoolSize(config.adminPoolSize()), "queen-admin", 0);
+        Database.open(
+            config.db().withPoolSize(config.adminPoolSize()),
+            "queen-admin",
+            0,
+            config.adminStatementTimeout());
     resources.add(adminDb);
     try {
       db.migrate();

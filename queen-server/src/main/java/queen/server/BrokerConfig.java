@@ -44,6 +44,9 @@ import queen.server.store.DbConfig;
  * @param adminPoolSize QUEEN_ADMIN_POOL_SIZE, the connections, apart from DB_POOL_SIZE's, of the
  *     pool for the admin routes' heavier work: resource views, message browsing and deletes,
  *     consumer-group views and the lag snapshot, analytics, queue deletes and clears
+ * @param adminStatementTimeout QUEEN_ADMIN_STATEMENT_TIMEOUT_MS, the longest one statement of an
+ *     admin read may run (zero: no limit); the admin writes (queue deletes and clears, message
+ *     deletes) are not cut, for a cut rolls them back whole
  * @param cipher QUEEN_ENCRYPTION_KEY and QUEEN_ENCRYPTION_KEYS_OLD, payload encryption at rest;
  *     null when neither is set
  * @param tls TLS_CERT_FILE and TLS_KEY_FILE, HTTPS on the listener; null for plain HTTP
@@ -69,6 +72,7 @@ public record BrokerConfig(
     int pushConcurrency,
     int ackConcurrency,
     int adminPoolSize,
+    Duration adminStatementTimeout,
     PayloadCipher cipher,
     TlsFiles tls,
     Buffer buffer,
@@ -131,6 +135,10 @@ public record BrokerConfig(
         // connections each plan the admin functions once (a first call on a connection costs
         // 35-65 ms of planning; 20 of them were the admin bench's p99)
         r.integer("QUEEN_ADMIN_POOL_SIZE", 2, 1, 1_000),
+        // a page of the admin bench takes at most 0.2 s under load; a read past 10 s is a filter
+        // the broker cannot serve well (a deep offset over 10,000 partitions), and without a
+        // limit one ran for 10 minutes holding one of the two admin connections
+        Duration.ofMillis(r.integer("QUEEN_ADMIN_STATEMENT_TIMEOUT_MS", 10_000, 0, 3_600_000)),
         cipher(r),
         tls(r),
         new Buffer(

@@ -138,6 +138,15 @@ public final class HttpApi {
         res.header(HeaderNames.RETRY_AFTER, "1");
         Replies.error(res, 503, "Database unavailable, retry later");
       }
+      case StoreException store when store.cancelled() -> {
+        // not our bug and not an outage: the request asked for more than the limit allows
+        log.info("{} {}: {}", req.prologue().method(), req.path().path(), e.getMessage());
+        Replies.error(
+            res,
+            503,
+            "The query ran longer than QUEEN_ADMIN_STATEMENT_TIMEOUT_MS allows and was cancelled;"
+                + " narrow it (filters, a time window, a smaller page or offset)");
+      }
       default -> {
         log.error("{} {} failed", req.prologue().method(), req.path().path(), e);
         Replies.error(res, 500, "Internal error");

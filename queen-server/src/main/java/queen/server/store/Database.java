@@ -6,6 +6,8 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -38,15 +40,17 @@ public final class Database implements AutoCloseable {
 
   /** Opens the pool. It does not connect yet: the first use does, and fails if PG is down. */
   public static Database open(DbConfig config) {
-    return open(config, "queen", Math.min(2, config.poolSize()));
+    return open(config, "queen", Math.min(2, config.poolSize()), Duration.ZERO);
   }
 
   /**
    * Opens a pool named {@code name}, which is also its connections' application_name in
    * pg_stat_activity, that keeps {@code minIdle} connections open while idle (more are closed after
-   * ten idle minutes).
+   * ten idle minutes), and whose statements PostgreSQL cancels after {@code statementTimeout}
+   * (zero: never) but in {@link #unbounded} transactions.
    */
-  public static Database open(DbConfig config, String name, int minIdle) {
+  public static Database open(
+      DbConfig config, String name, int minIdle, Duration statementTimeout) {
     HikariConfig hikari = new HikariConfig();
     hikari.setPoolName(name);
     hikari.setJdbcUrl(config.jdbcUrl());
@@ -58,6 +62,9 @@ public final class Database implements AutoCloseable {
     hikari.setInitializationFailTimeout(-1);
     hikari.addDataSourceProperty("ApplicationName", name);
     hikari.addDataSourceProperty("tcpKeepAlive", "true");
+    if (!statementTimeout.isZero()) {
+      hikari.setConnectionInitSql("set statement_timeout = " + statementTimeout.toMillis());
+    }
     return new Database(new HikariDataSource(hikari), config);
   }
 
@@ -168,6 +175,20 @@ public final class Database implements AutoCloseable {
     } catch (SQLException e) {
       throw failed(e);
     }
+  }
+
+  /**
+   * As {@link #transaction}, free of the pool's statement timeout: for writes that must finish once
+   * begun (a queue delete), which a cancel would roll back whole, every retry again.
+   */
+  <T> T unbounded(SqlWork<T> work) {
+    return transaction(
+        c -> {
+          try (Statement st = c.createStatement()) {
+            st.execute("set local statement_timeout = 0");
+          }
+          return work.run(c);
+        });
   }
 
   /** Runs work on a connection in autocommit mode: each statement is its own transaction. */

@@ -33,7 +33,7 @@ public final class MessageRemoval {
    * retained message.
    */
   public boolean delete(UUID partitionId, String transactionId) {
-    return db.transaction(
+    return db.unbounded(
         c -> {
           TxnCandidates.Match m = MessageStore.newest(c, partitionId, transactionId);
           return m != null && markDeleted(c, partitionId, m.offset());
@@ -47,7 +47,7 @@ public final class MessageRemoval {
    * anew. The groups it was dead-lettered for; empty when there is no such retained message.
    */
   public List<String> moveToDeadLetters(UUID partitionId, String transactionId) {
-    return db.transaction(
+    return db.unbounded(
         c -> {
           TxnCandidates.Match m = MessageStore.newest(c, partitionId, transactionId);
           if (m == null) {

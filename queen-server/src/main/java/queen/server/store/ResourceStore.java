@@ -203,7 +203,7 @@ public final class ResourceStore {
 
   /** Deletes every message of the queue, or of one partition, keeping offsets. */
   public Cleared clear(String queue, String partition) {
-    return db.autocommit(
+    return db.unbounded(
         c -> {
           try (PreparedStatement ps =
               c.prepareStatement("select * from queen.queue_clear_v1(?, ?)")) {
@@ -220,7 +220,7 @@ public final class ResourceStore {
 
   /** Deletes the queue and everything stored under it; false if it did not exist. */
   public boolean deleteQueue(String name) {
-    return db.autocommit(
+    return db.unbounded(
         c -> {
           try (PreparedStatement ps = c.prepareStatement("select queen.queue_delete_v1(?)")) {
             ps.setString(1, name);

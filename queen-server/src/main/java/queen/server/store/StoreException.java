@@ -36,6 +36,14 @@ public final class StoreException extends RuntimeException {
     return state != null && (state.startsWith("08") || state.startsWith("57P"));
   }
 
+  /**
+   * PostgreSQL cancelled the statement (SQLSTATE 57014): it ran past the pool's statement timeout
+   * (QUEEN_ADMIN_STATEMENT_TIMEOUT_MS), or an operator cancelled it.
+   */
+  public boolean cancelled() {
+    return "57014".equals(sqlState());
+  }
+
   /** The SQLSTATE of the failure, or null. */
   String sqlState() {
     return getCause() instanceof SQLException e ? e.getSQLState() : null;
