@@ -71,6 +71,8 @@ declare
     v_take  integer := case when p_status is null then v_need
                             when p_status = 'pending' then 256 end;
     v_more  boolean := false;
+    -- how many of the candidates were written after p_to
+    v_after integer := 0;
     v_scan  integer := 1;
     v_step  integer;
 begin
@@ -100,18 +102,32 @@ begin
                  where p.id = any (v_ids)
                    and p.newest_created_at >= p_from) x;
     else
-        select coalesce(array_agg(c.id order by c.n), '{}'),
-               coalesce(array_agg(c.newest order by c.n), '{}'),
-               coalesce(array_agg(c.last_offset order by c.n), '{}')
-          into v_all, v_all_newest, v_all_offsets
-          from queen.messages_candidates_v1(p_queue, p_namespace, p_task, p_from, null, null,
-                                            null, v_take) with ordinality as c(id, newest,
-                                                                               last_offset, n);
+        loop
+            select coalesce(array_agg(c.id order by c.n), '{}'),
+                   coalesce(array_agg(c.newest order by c.n), '{}'),
+                   coalesce(array_agg(c.last_offset order by c.n), '{}'),
+                   count(*) filter (where c.after_to)
+              into v_all, v_all_newest, v_all_offsets, v_after
+              from queen.messages_candidates_v1(p_queue, p_namespace, p_task, p_from, p_to, null,
+                                                null, null, v_take)
+                   with ordinality as c(id, newest, last_offset, after_to, n);
+            -- Unfiltered, a partition written after p_to may hold any of the window's newest
+            -- messages: every such partition is read, with the limit + offset newest of the others
+            -- (those sort after them). Taken again when some were: as many more as there were, or
+            -- all of them when every one taken was such
+            exit when p_status is not null or v_after = 0 or v_take is null
+                      or cardinality(v_all) < v_take or cardinality(v_all) - v_after >= v_need;
+            v_take := case when v_after < cardinality(v_all) then v_need + v_after end;
+        end loop;
+        if v_take is null then
+            v_all := v_all[1:v_need + v_after];
+            v_all_newest := v_all_newest[1:v_need + v_after];
+        end if;
         v_more := coalesce(cardinality(v_all) = v_take, false);
     end if;
     if p_status is null then
-        v_ids := v_all[1:v_need];
-        v_newest := v_all_newest[1:v_need];
+        v_ids := v_all[1:v_need + v_after];
+        v_newest := v_all_newest[1:v_need + v_after];
     else
         v_ids := '{}';
     end if;
@@ -147,10 +163,10 @@ begin
                        count(*) = v_take
                   into v_all, v_all_newest, v_all_offsets, v_more
                   from queen.messages_candidates_v1(
-                           p_queue, p_namespace, p_task, p_from,
+                           p_queue, p_namespace, p_task, p_from, p_to,
                            v_all_newest[cardinality(v_all)], v_all_offsets[cardinality(v_all)],
                            v_all[cardinality(v_all)], v_take)
-                       with ordinality as c(id, newest, last_offset, n);
+                       with ordinality as c(id, newest, last_offset, after_to, n);
             end if;
             -- the statuses' offset ranges: in queue mode completed up to the queue-mode cursor,
             -- processing up to the end of its live lease, pending after; read only by groups,

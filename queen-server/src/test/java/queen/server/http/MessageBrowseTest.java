@@ -1,9 +1,11 @@
 package queen.server.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -212,6 +214,38 @@ class MessageBrowseTest {
     assertThat(ids("/api/v1/messages?queue=past&status=pending&limit=1000")).isEqualTo(expected);
     assertThat(ids("/api/v1/messages?queue=past&status=pending&limit=10&offset=5"))
         .isEqualTo(expected.subList(5, 15));
+  }
+
+  // a partition written after an explicit `to` may hold the window's newest messages, or none:
+  // ten such partitions must not take the places of those holding the page
+  @Test
+  void aPastWindowIsPagedFromEveryPartitionNotOnlyTheNewestWritten() {
+    for (int i = 0; i < 30; i++) {
+      wire.pushNumbered("window", "w" + i, 0, 1);
+    }
+    Instant to =
+        broker.sqlInstant(
+            "select max(s.created_at) from queen.log_segments s join queen.log_partitions p on"
+                + " p.id = s.partition_id join queen.queues q on q.id = p.queue_id"
+                + " where q.name = 'window'");
+    await().until(() -> broker.sqlInstant("select clock_timestamp()").isAfter(to));
+    for (int i = 0; i < 10; i++) {
+      wire.pushNumbered("window", "w" + i, 1, 1);
+    }
+
+    List<String> expected = new ArrayList<>();
+    for (int i = 29; i >= 0; i--) {
+      expected.add("window-w" + i + "-0");
+    }
+    for (String filter : List.of("", "&status=pending")) {
+      assertThat(ids("/api/v1/messages?queue=window&limit=5&to=" + to + filter))
+          .as("filter '%s'", filter)
+          .isEqualTo(expected.subList(0, 5));
+      assertThat(ids("/api/v1/messages?queue=window&limit=8&offset=20&to=" + to + filter))
+          .isEqualTo(expected.subList(20, 28));
+      assertThat(ids("/api/v1/messages?queue=window&limit=100&to=" + to + filter))
+          .isEqualTo(expected);
+    }
   }
 
   // each filter agrees with the statuses of the unfiltered list, in its order and paged
