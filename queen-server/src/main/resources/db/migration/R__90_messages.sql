@@ -94,10 +94,13 @@ begin
              where (p_queue is null or q.name = p_queue)
                and (p_namespace is null or q.namespace = p_namespace)
                and (p_task is null or q.task = p_task));
+        -- dated as queen.messages_candidates_v1 dates them; all of them are candidates
         select coalesce(array_agg(x.id order by x.newest desc, x.last_offset desc, x.id), '{}'),
-               coalesce(array_agg(x.newest order by x.newest desc, x.last_offset desc, x.id), '{}')
-          into v_all, v_all_newest
-          from (select p.id, p.newest_created_at as newest, p.last_offset
+               coalesce(array_agg(x.newest order by x.newest desc, x.last_offset desc, x.id), '{}'),
+               count(*) filter (where x.after_to)
+          into v_all, v_all_newest, v_after
+          from (select p.id, least(p.newest_created_at, p_to) as newest, p.last_offset,
+                       p.newest_created_at > p_to as after_to
                   from queen.log_partitions p
                  where p.id = any (v_ids)
                    and p.newest_created_at >= p_from) x;
@@ -119,7 +122,7 @@ begin
                       or cardinality(v_all) < v_take or cardinality(v_all) - v_after >= v_need;
             v_take := case when v_after < cardinality(v_all) then v_need + v_after end;
         end loop;
-        if v_take is null then
+        if p_status is null and v_take is null then
             v_all := v_all[1:v_need + v_after];
             v_all_newest := v_all_newest[1:v_need + v_after];
         end if;

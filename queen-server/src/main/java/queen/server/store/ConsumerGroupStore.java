@@ -148,7 +148,8 @@ public final class ConsumerGroupStore {
 
   /** Sets the group's subscription start on every queue it subscribed to; rows updated. */
   public int updateSubscription(String group, Instant from) {
-    return db.autocommit(
+    // a write: never cut by the admin pool's statement timeout
+    return db.unbounded(
         c -> {
           try (PreparedStatement ps =
               c.prepareStatement("select queen.group_subscription_v1(?, ?)")) {

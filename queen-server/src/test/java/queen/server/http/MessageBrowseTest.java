@@ -248,6 +248,38 @@ class MessageBrowseTest {
     }
   }
 
+  // a partition named without its queue is looked up in every queue: with a past `to`, those
+  // written after it are read too
+  @Test
+  void aPastWindowOfAPartitionNamedInEveryQueueIsPagedFromAllOfThem() {
+    for (int i = 0; i < 12; i++) {
+      wire.pushNumbered("named" + i, "shared", 0, 1);
+    }
+    Instant to =
+        broker.sqlInstant(
+            "select max(s.created_at) from queen.log_segments s join queen.log_partitions p on"
+                + " p.id = s.partition_id where p.name = 'shared'");
+    await().until(() -> broker.sqlInstant("select clock_timestamp()").isAfter(to));
+    for (int i = 0; i < 10; i++) {
+      wire.pushNumbered("named" + i, "shared", 1, 1);
+    }
+    assertThat(ids("/api/v1/messages?partition=shared&limit=2&to=" + to))
+        .containsExactly("named11-shared-0", "named10-shared-0");
+  }
+
+  // a status filter reads the cursors of every candidate it needs, not only of the limit + offset
+  // most recently written partitions
+  @Test
+  void aCompletedPageFindsItsMessageInThePartitionWrittenLongestAgo() {
+    wire.pushNumbered("aged", "old", 0, 1);
+    assertThat(wire.popPartition("aged", "old", "batch=1&autoAck=true").status()).isEqualTo(200);
+    for (int i = 0; i < 5; i++) {
+      wire.pushNumbered("aged", "new" + i, 0, 1);
+    }
+    assertThat(ids("/api/v1/messages?queue=aged&status=completed&limit=1"))
+        .containsExactly("aged-old-0");
+  }
+
   // each filter agrees with the statuses of the unfiltered list, in its order and paged
   @Test
   void eachStatusFilterListsExactlyTheMessagesOfThatStatusNewestFirst() {
