@@ -139,13 +139,15 @@ public final class HttpApi {
         Replies.error(res, 503, "Database unavailable, retry later");
       }
       case StoreException store when store.cancelled() -> {
-        // not our bug and not an outage: the request asked for more than the limit allows
+        // not our bug and not an outage: the request asked for more than the limit allows, or an
+        // operator cancelled it
         log.info("{} {}: {}", req.prologue().method(), req.path().path(), e.getMessage());
         Replies.error(
             res,
             503,
-            "The query ran longer than QUEEN_ADMIN_STATEMENT_TIMEOUT_MS allows and was cancelled;"
-                + " narrow it (filters, a time window, a smaller page or offset)");
+            "The database cancelled the query: admin reads stop after"
+                + " QUEEN_ADMIN_STATEMENT_TIMEOUT_MS (narrow this one with filters, a time window,"
+                + " a smaller page or offset), and an operator may cancel any query");
       }
       default -> {
         log.error("{} {} failed", req.prologue().method(), req.path().path(), e);
