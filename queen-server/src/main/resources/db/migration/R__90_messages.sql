@@ -3,8 +3,9 @@
 -- One page of messages, newest first, without payloads: (partition, offset) with its status
 -- (queue_status: in queue mode, null when the partition has no queue-mode cursor) and how many of
 -- the other groups reading the partition consumed it; the caller reads transaction ids from the
--- blobs of the page's segments only. Bounded: partitions are taken newest write first, at most
--- p_limit + p_offset of them (the newest messages can come from no others) or, with a status
+-- blobs of the page's segments only. Bounded: partitions are taken newest write first (one
+-- written after p_to as if written at p_to), at most p_limit + p_offset of them besides those
+-- written after p_to (the newest messages can come from no others) or, with a status
 -- filter, the 1000 newest whose cursors leave offsets of that status. Each partition first
 -- contributes its newest 4 segments (1 with a status filter); those read to that depth that could
 -- still hold part of the page (any, while the page is short) are read again 4x deeper. A page of
