@@ -37,3 +37,37 @@ begin
      limit p_limit;
 end;
 $$;
+
+-- The first candidates of a page, as arrays in candidate order, with how many of them were written
+-- after p_to. With a status filter (p_need null), p_take of them (null: all). Unfiltered, a
+-- partition written after p_to may hold any of the window's newest messages: every such partition
+-- is taken, with the p_need newest of the others (those sort after them); taken again when some
+-- were, as many more as there were, or all of them when every one taken was such.
+create or replace function queen.messages_first_candidates_v1(
+    p_queue text, p_namespace text, p_task text, p_from timestamptz, p_to timestamptz,
+    p_take integer, p_need integer,
+    out candidate_ids uuid[], out candidate_newest timestamptz[], out candidate_offsets bigint[],
+    out written_after_to integer)
+language plpgsql
+stable
+as $$
+declare
+    v_take integer := p_take;
+begin
+    loop
+        select coalesce(array_agg(c.id order by c.n), '{}'),
+               coalesce(array_agg(c.newest order by c.n), '{}'),
+               coalesce(array_agg(c.last_offset order by c.n), '{}'),
+               count(*) filter (where c.after_to)
+          into candidate_ids, candidate_newest, candidate_offsets, written_after_to
+          from queen.messages_candidates_v1(p_queue, p_namespace, p_task, p_from, p_to, null, null,
+                                            null, v_take)
+               with ordinality as c(id, newest, last_offset, after_to, n);
+        exit when p_need is null or written_after_to = 0 or v_take is null
+                  or cardinality(candidate_ids) < v_take
+                  or cardinality(candidate_ids) - written_after_to >= p_need;
+        v_take := case when written_after_to < cardinality(candidate_ids)
+                       then p_need + written_after_to end;
+    end loop;
+end;
+$$;

@@ -106,27 +106,11 @@ begin
                  where p.id = any (v_ids)
                    and p.newest_created_at >= p_from) x;
     else
-        loop
-            select coalesce(array_agg(c.id order by c.n), '{}'),
-                   coalesce(array_agg(c.newest order by c.n), '{}'),
-                   coalesce(array_agg(c.last_offset order by c.n), '{}'),
-                   count(*) filter (where c.after_to)
-              into v_all, v_all_newest, v_all_offsets, v_after
-              from queen.messages_candidates_v1(p_queue, p_namespace, p_task, p_from, p_to, null,
-                                                null, null, v_take)
-                   with ordinality as c(id, newest, last_offset, after_to, n);
-            -- Unfiltered, a partition written after p_to may hold any of the window's newest
-            -- messages: every such partition is read, with the limit + offset newest of the others
-            -- (those sort after them). Taken again when some were: as many more as there were, or
-            -- all of them when every one taken was such
-            exit when p_status is not null or v_after = 0 or v_take is null
-                      or cardinality(v_all) < v_take or cardinality(v_all) - v_after >= v_need;
-            v_take := case when v_after < cardinality(v_all) then v_need + v_after end;
-        end loop;
-        if p_status is null and v_take is null then
-            v_all := v_all[1:v_need + v_after];
-            v_all_newest := v_all_newest[1:v_need + v_after];
-        end if;
+        select f.candidate_ids, f.candidate_newest, f.candidate_offsets, f.written_after_to
+          into v_all, v_all_newest, v_all_offsets, v_after
+          from queen.messages_first_candidates_v1(p_queue, p_namespace, p_task, p_from, p_to,
+                                                  v_take,
+                                                  case when p_status is null then v_need end) f;
         v_more := coalesce(cardinality(v_all) = v_take, false);
     end if;
     if p_status is null then

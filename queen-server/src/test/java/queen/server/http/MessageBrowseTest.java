@@ -223,12 +223,7 @@ class MessageBrowseTest {
     for (int i = 0; i < 30; i++) {
       wire.pushNumbered("window", "w" + i, 0, 1);
     }
-    Instant to =
-        broker.sqlInstant(
-            "select max(s.created_at) from queen.log_segments s join queen.log_partitions p on"
-                + " p.id = s.partition_id join queen.queues q on q.id = p.queue_id"
-                + " where q.name = 'window'");
-    await().until(() -> broker.sqlInstant("select clock_timestamp()").isAfter(to));
+    Instant to = lastWrite();
     for (int i = 0; i < 10; i++) {
       wire.pushNumbered("window", "w" + i, 1, 1);
     }
@@ -255,11 +250,7 @@ class MessageBrowseTest {
     for (int i = 0; i < 12; i++) {
       wire.pushNumbered("named" + i, "shared", 0, 1);
     }
-    Instant to =
-        broker.sqlInstant(
-            "select max(s.created_at) from queen.log_segments s join queen.log_partitions p on"
-                + " p.id = s.partition_id where p.name = 'shared'");
-    await().until(() -> broker.sqlInstant("select clock_timestamp()").isAfter(to));
+    Instant to = lastWrite();
     for (int i = 0; i < 10; i++) {
       wire.pushNumbered("named" + i, "shared", 1, 1);
     }
@@ -352,6 +343,13 @@ class MessageBrowseTest {
           }
         });
     return out;
+  }
+
+  /** The newest segment's created_at, once the database's clock has passed it. */
+  private static Instant lastWrite() {
+    Instant at = broker.sqlInstant("select max(created_at) from queen.log_segments");
+    await().until(() -> broker.sqlInstant("select clock_timestamp()").isAfter(at));
+    return at;
   }
 
   private List<String> ids(String path) {
