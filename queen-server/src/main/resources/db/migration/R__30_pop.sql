@@ -160,6 +160,8 @@ declare
     v_taken      integer := 0;
     v_first      bigint;
     v_end        bigint;
+    -- the created_at of the last segment taken, the one holding v_end
+    v_end_at     timestamptz;
     v_deferred   timestamptz;
     v_attempt    integer := 1;
     v_n          integer;
@@ -278,6 +280,7 @@ begin
                 v_starts := v_starts || (v_wanted - h.base_offset)::integer;
                 v_takes := v_takes || v_n;
                 v_taken := v_n;
+                v_end_at := h.created_at;
             end if;
             v_next := h.end_offset + 1;
         else
@@ -312,6 +315,7 @@ begin
                 v_starts := v_starts || 0;
                 v_takes := v_takes || v_n;
                 v_taken := v_taken + v_n;
+                v_end_at := s.created_at;
                 exit when v_taken >= v_budget;
             end loop;
         end if;
@@ -330,7 +334,7 @@ begin
         -- or attempt field is touched.
         if v_last > v_committed
            and not exists (select 1 from queen.log_segments s where s.partition_id = p_partition_id) then
-            update queen.log_consumers c set committed = v_last
+            update queen.log_consumers c set committed = v_last, committed_at = null
              where c.partition_id = p_partition_id and c.consumer_group = p_group;
         end if;
         return query select 'empty'::text, null::timestamptz, null::bigint, null::integer,
@@ -344,9 +348,10 @@ begin
     if p_auto_ack then
         -- autoAck commits inside the pop: no lease, at-most-once
         update queen.log_consumers c
-           set committed = v_end, worker_id = null, lease_expires_at = null,
-               lease_acquired_at = null, batch_end = null, acked_offsets = null,
-               total_consumed = c.total_consumed + v_taken, last_consumed_at = v_now
+           set committed = v_end, committed_at = v_end_at, worker_id = null,
+               lease_expires_at = null, lease_acquired_at = null, batch_end = null,
+               acked_offsets = null, total_consumed = c.total_consumed + v_taken,
+               last_consumed_at = v_now
          where c.partition_id = p_partition_id and c.consumer_group = p_group;
     else
         -- The lease covers (committed, batch_end]; only an ack moves the cursor. A batch starting
@@ -358,6 +363,7 @@ begin
                    coalesce(nullif(p_lease_seconds, 0), nullif(v_lease_time, 0), 60)),
                lease_acquired_at = v_now,
                batch_end = v_end,
+               batch_end_at = v_end_at,
                acked_offsets = null,
                attempt_count = case when c.attempt_offset is not distinct from v_first
                                     then c.attempt_count + 1 else 1 end,

@@ -3,6 +3,28 @@
 drop function if exists queen.log_ack_v1(text, uuid[], text[], uuid[], text[], boolean, timestamptz);
 drop function if exists queen.log_ack_v1(text, uuid[], text[], uuid[], text[], boolean, timestamptz, bigint[]);
 
+-- The created_at of the message at an offset, for a cursor's committed_at (V17): the segment
+-- holding it, or null when retention removed it (a segment below it would date it too early, and
+-- the message list would then miss completed messages). A cursor that moved to where its lease
+-- ended takes the pop's batch_end_at instead; this lookup serves the other moves.
+create or replace function queen.log_offset_created_at_v1(p_partition uuid, p_offset bigint)
+returns timestamptz
+language plpgsql
+stable
+as $$
+declare
+    v_at timestamptz;
+begin
+    select s.created_at into v_at
+      from queen.log_segments s
+     where s.partition_id = p_partition and s.base_offset <= p_offset
+       and s.base_offset + s.msg_count > p_offset
+     order by s.base_offset desc
+     limit 1;
+    return v_at;
+end;
+$$;
+
 -- Applies acknowledgements, grouped by (partition, lease) in partition order, then message order
 -- (a stable lock order: concurrent acks cannot deadlock). An ack naming a lease is checked
 -- against that lease, which also decides the consumer group; an ack without one is applied to
@@ -78,6 +100,7 @@ declare
     v_dead        integer[];
     v_commit_to   bigint;
     v_new         bigint;
+    v_new_at      timestamptz;
     v_next        bigint;
     v_off         bigint;
     v_count       integer;
@@ -256,6 +279,9 @@ begin
             end if;
         end if;
 
+        v_new_at := case when v_new = cur.committed then cur.committed_at
+                         when v_new = cur.batch_end then cur.batch_end_at
+                         else queen.log_offset_created_at_v1(cur.partition_id, v_new) end;
         v_count := cur.retry_count + (case when v_charged then 1 else 0 end);
         -- a dead letter records the budget spent on it
         foreach v_i in array v_dead loop
@@ -279,7 +305,8 @@ begin
                 r_more[v_i] := v_new < v_last;
             end loop;
             update queen.log_consumers c
-               set committed = v_new, worker_id = null, lease_expires_at = null,
+               set committed = v_new, committed_at = v_new_at,
+                   worker_id = null, lease_expires_at = null,
                    lease_acquired_at = null, batch_end = null, acked_offsets = null,
                    released_by = cur.worker_id, released_to = v_new,
                    retry_count = v_count, retry_end = v_retry_end,
@@ -289,7 +316,7 @@ begin
              where c.partition_id = cur.partition_id and c.consumer_group = cur.consumer_group;
         else
             update queen.log_consumers c
-               set committed = v_new,
+               set committed = v_new, committed_at = v_new_at,
                    acked_offsets = (select array_agg(distinct a order by a) from unnest(v_acked) a
                                      where a > v_new),
                    retry_count = v_count, retry_end = v_retry_end,
@@ -346,7 +373,8 @@ begin
          order by u.pid, u.i
     loop
         update queen.log_consumers c
-           set committed = a.batch_end, worker_id = null, lease_expires_at = null,
+           set committed = a.batch_end, committed_at = c.batch_end_at,
+               worker_id = null, lease_expires_at = null,
                lease_acquired_at = null, batch_end = null, acked_offsets = null,
                released_by = c.worker_id, released_to = a.batch_end,
                retry_count = case when c.retry_end is null or a.batch_end >= c.retry_end

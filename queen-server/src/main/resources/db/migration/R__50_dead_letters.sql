@@ -114,6 +114,7 @@ declare
     v_wanted bigint;
     v_start  bigint;
     v_end    bigint;
+    v_end_at timestamptz;
     v_n      integer;
     v_cursor bigint;
     c        record;
@@ -160,14 +161,15 @@ begin
                                 (greatest(v_wanted, s.base_offset) - s.base_offset)::integer,
                                 v_n, c.w;
             v_end := greatest(v_wanted, s.base_offset) + v_n - 1;
+            v_end_at := s.created_at;
             v_wanted := v_end + 1;
             v_budget := v_budget - v_n;
         end loop;
         if v_end is not null then
             update queen.log_consumers lc
-               set committed = v_end, worker_id = null, lease_expires_at = null,
-                   lease_acquired_at = null, batch_end = null, acked_offsets = null,
-                   retry_count = 0, retry_end = null
+               set committed = v_end, committed_at = v_end_at, worker_id = null,
+                   lease_expires_at = null, lease_acquired_at = null, batch_end = null,
+                   acked_offsets = null, retry_count = 0, retry_end = null
              where lc.partition_id = c.partition_id and lc.consumer_group = c.consumer_group;
         end if;
     end loop;

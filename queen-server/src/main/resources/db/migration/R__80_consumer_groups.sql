@@ -94,6 +94,7 @@ as $$
 declare
     v_qid uuid;
     v_n   integer;
+    v_off bigint;
     r     record;
 begin
     select q.id into v_qid from queen.queues q where q.name = p_queue;
@@ -106,11 +107,12 @@ begin
     v_n := 0;
     for r in select p.id, p.last_offset from queen.log_partitions p where p.queue_id = v_qid order by p.id
     loop
-        insert into queen.log_consumers as c (partition_id, consumer_group, committed)
-        values (r.id, p_group,
-                case when p_to_end then r.last_offset else queen.log_seek_v1(r.id, p_ts, r.last_offset) end)
+        v_off := case when p_to_end then r.last_offset
+                      else queen.log_seek_v1(r.id, p_ts, r.last_offset) end;
+        insert into queen.log_consumers as c (partition_id, consumer_group, committed, committed_at)
+        values (r.id, p_group, v_off, queen.log_offset_created_at_v1(r.id, v_off))
         on conflict (partition_id, consumer_group) do update
-           set committed = excluded.committed,
+           set committed = excluded.committed, committed_at = excluded.committed_at,
                worker_id = null, lease_expires_at = null, lease_acquired_at = null, batch_end = null,
                acked_offsets = null, attempt_count = 0, attempt_offset = null, retry_count = 0;
         v_n := v_n + 1;
@@ -145,10 +147,10 @@ begin
         return query select true, null::bigint;
         return;
     end if;
-    insert into queen.log_consumers as c (partition_id, consumer_group, committed)
-    values (v_pid, p_group, v_last)
+    insert into queen.log_consumers as c (partition_id, consumer_group, committed, committed_at)
+    values (v_pid, p_group, v_last, queen.log_offset_created_at_v1(v_pid, v_last))
     on conflict (partition_id, consumer_group) do update
-       set committed = excluded.committed,
+       set committed = excluded.committed, committed_at = excluded.committed_at,
            worker_id = null, lease_expires_at = null, lease_acquired_at = null, batch_end = null,
            acked_offsets = null, attempt_count = 0, attempt_offset = null, retry_count = 0;
     perform queen.group_reset_note_v1(p_queue, p_group);

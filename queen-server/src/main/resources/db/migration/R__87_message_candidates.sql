@@ -71,3 +71,49 @@ begin
     end loop;
 end;
 $$;
+
+-- The partitions a page of completed messages reads, at most 1000, with the offsets that hold
+-- them (retained_from through the queue-mode cursor, or through the slowest group's cursor where
+-- groups alone read the partition) and the created_at of their newest one up to p_to, in the
+-- page's order of that message (date, offset, id). The date is the cursors' committed_at (V17),
+-- the partition's newest write where unknown: by newest write, a group far behind its pushes left
+-- every partition a candidate, and a page of 10,000 partitions read a segment of each to date
+-- their completed messages. p_ids, when given, are the only partitions considered.
+create or replace function queen.messages_completed_candidates_v1(
+    p_queue text, p_namespace text, p_task text, p_ids uuid[], p_from timestamptz,
+    p_to timestamptz,
+    out ids uuid[], out lo bigint[], out hi bigint[], out newest timestamptz[])
+language plpgsql
+stable
+as $$
+begin
+    select coalesce(array_agg(x.id order by x.newest desc, x.hi desc, x.id), '{}'),
+           coalesce(array_agg(x.lo order by x.newest desc, x.hi desc, x.id), '{}'),
+           coalesce(array_agg(x.hi order by x.newest desc, x.hi desc, x.id), '{}'),
+           coalesce(array_agg(x.newest order by x.newest desc, x.hi desc, x.id), '{}')
+      into ids, lo, hi, newest
+      from (select y.*
+              from (select p.id, p.retained_from as lo, coalesce(qm.committed, g.committed) as hi,
+                           least(case when qm.partition_id is not null
+                                      then coalesce(qm.committed_at, p.newest_created_at)
+                                      else g.newest end, p_to) as newest
+                      from queen.log_partitions p
+                      join queen.queues q on q.id = p.queue_id
+                      left join queen.log_consumers qm
+                             on qm.partition_id = p.id and qm.consumer_group = '__QUEUE_MODE__'
+                     cross join lateral (
+                         select min(c.committed) as committed,
+                                min(coalesce(c.committed_at, p.newest_created_at)) as newest
+                           from queen.log_consumers c
+                          where c.partition_id = p.id
+                            and c.consumer_group <> '__QUEUE_MODE__') g
+                     where (p_ids is null or p.id = any (p_ids))
+                       and (p_queue is null or q.name = p_queue)
+                       and (p_namespace is null or q.namespace = p_namespace)
+                       and (p_task is null or q.task = p_task)
+                       and p.newest_created_at >= p_from) y
+             where y.lo <= y.hi and y.newest >= p_from
+             order by y.newest desc, y.hi desc, y.id
+             limit 1000) x;
+end;
+$$;

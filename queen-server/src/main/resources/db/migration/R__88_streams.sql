@@ -171,6 +171,8 @@ begin
     v_end := p_release or v_off >= cur.batch_end;
     update queen.log_consumers c
        set committed = v_off,
+           committed_at = case when v_off = c.batch_end then c.batch_end_at
+                               else queen.log_offset_created_at_v1(c.partition_id, v_off) end,
            worker_id = case when v_end then null else c.worker_id end,
            lease_expires_at = case when v_end then null else c.lease_expires_at end,
            lease_acquired_at = case when v_end then null else c.lease_acquired_at end,

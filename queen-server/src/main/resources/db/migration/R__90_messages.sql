@@ -6,7 +6,8 @@
 -- blobs of the page's segments only. Bounded: partitions are taken newest write first (one
 -- written after p_to as if written at p_to), at most p_limit + p_offset of them besides those
 -- written after p_to (the newest messages can come from no others) or, with a status
--- filter, the 1000 newest whose cursors leave offsets of that status. Each partition first
+-- filter, the 1000 newest whose cursors leave offsets of that status (completed: by the date
+-- of their newest completed message, from the cursors). Each partition first
 -- contributes its newest 4 segments (1 with a status filter); those read to that depth that could
 -- still hold part of the page (any, while the page is short) are read again 4x deeper. A page of
 -- 200 over 200 busy partitions read 40,000 segments before, about 800 now. A status filter reads
@@ -56,16 +57,17 @@ declare
     -- candidates of the first round: unfiltered on plain PostgreSQL all limit + offset (one
     -- statement reads them in a few ms; rounds made the list 1.5x slower under load); unfiltered
     -- on Citus and pending 16, for a pending message is a partition's newest, dated by its newest
-    -- write; the other statuses all of them (up to the 1000 that hold it), for a newest write
-    -- says little about those (the newest completed message of a busy partition is old)
+    -- write; completed 16 too, dated by their cursors; the other statuses all of them (up to the
+    -- 1000 that hold it), for a newest write says little about those
     v_batch integer := case when p_status is null and not queen.distributed() then v_need
-                            when p_status is null or p_status = 'pending' then least(v_need, 16)
+                            when p_status is null or p_status in ('pending', 'completed')
+                            then least(v_need, 16)
                             else 1000 end;
     -- the partitions matching the other filters, newest write first: with a status filter, the
     -- first of them whose cursors were not read yet, and whether there may be more than were
     -- taken. Pending takes 256 at first, 4x more when the cursors read need them (sorting all
-    -- 10,000 partitions of a queue took a third of its time); the other statuses take all (2048
-    -- at a time made a completed page slower: 47-54 ms against 39 at 10,000 partitions)
+    -- 10,000 partitions of a queue took a third of its time); processing and dead letters take
+    -- all; completed takes none (queen.messages_completed_candidates_v1 orders them itself)
     v_all   uuid[];
     v_all_newest timestamptz[];
     v_all_offsets bigint[] := '{}';
@@ -105,7 +107,7 @@ begin
                   from queen.log_partitions p
                  where p.id = any (v_ids)
                    and p.newest_created_at >= p_from) x;
-    else
+    elsif p_status is distinct from 'completed' then
         select f.candidate_ids, f.candidate_newest, f.candidate_offsets, f.written_after_to
           into v_all, v_all_newest, v_all_offsets, v_after
           from queen.messages_first_candidates_v1(p_queue, p_namespace, p_task, p_from, p_to,
@@ -116,6 +118,11 @@ begin
     if p_status is null then
         v_ids := v_all[1:v_need + v_after];
         v_newest := v_all_newest[1:v_need + v_after];
+    elsif p_status = 'completed' then
+        select c.ids, c.lo, c.hi, c.newest into v_ids, v_lo, v_hi, v_newest
+          from queen.messages_completed_candidates_v1(
+                   p_queue, p_namespace, p_task, case when p_partition is not null then v_all end,
+                   p_from, p_to) c;
     else
         v_ids := '{}';
     end if;
@@ -129,7 +136,7 @@ begin
     -- page is short: one whose newest message is older than the page's oldest cannot hold any of
     -- it, and a busy queue's newest 200 messages often lie in a few partitions
     loop
-    if p_status is not null then
+    if p_status <> 'completed' then
         -- the cursors of the next candidates, only as far as this round takes them: the page of
         -- pending messages usually lies in the first few dozen, and reading the cursors of 1000
         -- took most of its time (10,000 partitions)

@@ -132,4 +132,25 @@ public final class Wire {
         + group
         + "'";
   }
+
+  /** The transaction ids of the listed messages that have the status, in their order. */
+  public static List<String> withStatus(JsonNode messages, String status) {
+    List<String> out = new ArrayList<>();
+    messages.forEach(
+        m -> {
+          if (m.get("status").asText().equals(status)) {
+            out.add(m.get("transactionId").asText());
+          }
+        });
+    return out;
+  }
+
+  /** The transaction ids of a message list (GET /api/v1/messages...), in its order. */
+  public List<String> messageIds(String path) {
+    JsonNode body = broker.get(path).json();
+    List<String> out = new ArrayList<>();
+    (body.isArray() ? body : body.get("messages"))
+        .forEach(m -> out.add(m.get("transactionId").asText()));
+    return out;
+  }
 }

@@ -97,10 +97,10 @@ class MessageBrowseTest {
     List<String> expected = new ArrayList<>();
     expected.add("deep-z-0");
     expected.addAll(hot.subList(0, 14));
-    assertThat(ids("/api/v1/messages?queue=deep&limit=15")).isEqualTo(expected);
-    assertThat(ids("/api/v1/messages?queue=deep&limit=5&offset=19"))
+    assertThat(wire.messageIds("/api/v1/messages?queue=deep&limit=15")).isEqualTo(expected);
+    assertThat(wire.messageIds("/api/v1/messages?queue=deep&limit=5&offset=19"))
         .containsExactly("deep-hot-1", "deep-hot-0", "deep-y-0", "deep-x-0");
-    assertThat(ids("/api/v1/status/queues/deep/messages?limit=3&offset=10"))
+    assertThat(wire.messageIds("/api/v1/status/queues/deep/messages?limit=3&offset=10"))
         .containsExactly("deep-hot-10", "deep-hot-9", "deep-hot-8");
 
     // a window that starts inside the hot partition: its older segments are not read
@@ -112,7 +112,8 @@ class MessageBrowseTest {
     List<String> windowed = new ArrayList<>();
     windowed.add("deep-z-0");
     windowed.addAll(hot.subList(0, 10));
-    assertThat(ids("/api/v1/messages?queue=deep&limit=50&from=" + from)).isEqualTo(windowed);
+    assertThat(wire.messageIds("/api/v1/messages?queue=deep&limit=50&from=" + from))
+        .isEqualTo(windowed);
   }
 
   // the page's candidates are read newest write first, a few at a time: the page must still be
@@ -149,16 +150,18 @@ class MessageBrowseTest {
     List<String> expected = List.of(all.split(","));
     assertThat(expected.size()).isGreaterThan(150);
 
-    assertThat(ids("/api/v1/messages?queue=wide&limit=30")).isEqualTo(expected.subList(0, 30));
-    assertThat(ids("/api/v1/messages?queue=wide&limit=50&offset=50"))
-        .isEqualTo(expected.subList(50, 100));
-    assertThat(ids("/api/v1/messages?queue=wide&limit=1000")).isEqualTo(expected);
-    // nothing was consumed: every message is pending, read in batches on plain PostgreSQL too
-    assertThat(ids("/api/v1/messages?queue=wide&status=pending&limit=30"))
+    assertThat(wire.messageIds("/api/v1/messages?queue=wide&limit=30"))
         .isEqualTo(expected.subList(0, 30));
-    assertThat(ids("/api/v1/messages?queue=wide&status=pending&limit=50&offset=50"))
+    assertThat(wire.messageIds("/api/v1/messages?queue=wide&limit=50&offset=50"))
         .isEqualTo(expected.subList(50, 100));
-    assertThat(ids("/api/v1/messages?queue=wide&status=pending&limit=1000")).isEqualTo(expected);
+    assertThat(wire.messageIds("/api/v1/messages?queue=wide&limit=1000")).isEqualTo(expected);
+    // nothing was consumed: every message is pending, read in batches on plain PostgreSQL too
+    assertThat(wire.messageIds("/api/v1/messages?queue=wide&status=pending&limit=30"))
+        .isEqualTo(expected.subList(0, 30));
+    assertThat(wire.messageIds("/api/v1/messages?queue=wide&status=pending&limit=50&offset=50"))
+        .isEqualTo(expected.subList(50, 100));
+    assertThat(wire.messageIds("/api/v1/messages?queue=wide&status=pending&limit=1000"))
+        .isEqualTo(expected);
   }
 
   // one push stamps all its partitions' segments alike: among equal dates the page orders by
@@ -174,14 +177,14 @@ class MessageBrowseTest {
       }
     }
     assertThat(broker.post("/api/v1/push", Wire.items(items)).status()).isEqualTo(201);
-    List<String> expected = ids("/api/v1/messages?queue=ties&limit=1000");
+    List<String> expected = wire.messageIds("/api/v1/messages?queue=ties&limit=1000");
     assertThat(expected).hasSize(180);
     assertThat(expected.subList(0, 50)).allMatch(id -> id.endsWith("-2"));
 
     for (String filter : List.of("", "&status=pending")) {
-      assertThat(ids("/api/v1/messages?queue=ties&limit=10" + filter))
+      assertThat(wire.messageIds("/api/v1/messages?queue=ties&limit=10" + filter))
           .isEqualTo(expected.subList(0, 10));
-      assertThat(ids("/api/v1/messages?queue=ties&limit=10&offset=30" + filter))
+      assertThat(wire.messageIds("/api/v1/messages?queue=ties&limit=10&offset=30" + filter))
           .isEqualTo(expected.subList(30, 40));
     }
   }
@@ -208,11 +211,12 @@ class MessageBrowseTest {
     }
 
     List<String> expected =
-        withStatus(
+        Wire.withStatus(
             broker.get("/api/v1/messages?queue=past&limit=1000").json().get("messages"), "pending");
     assertThat(expected).hasSize(40).allMatch(id -> id.startsWith("past-a"));
-    assertThat(ids("/api/v1/messages?queue=past&status=pending&limit=1000")).isEqualTo(expected);
-    assertThat(ids("/api/v1/messages?queue=past&status=pending&limit=10&offset=5"))
+    assertThat(wire.messageIds("/api/v1/messages?queue=past&status=pending&limit=1000"))
+        .isEqualTo(expected);
+    assertThat(wire.messageIds("/api/v1/messages?queue=past&status=pending&limit=10&offset=5"))
         .isEqualTo(expected.subList(5, 15));
   }
 
@@ -233,12 +237,13 @@ class MessageBrowseTest {
       expected.add("window-w" + i + "-0");
     }
     for (String filter : List.of("", "&status=pending")) {
-      assertThat(ids("/api/v1/messages?queue=window&limit=5&to=" + to + filter))
+      assertThat(wire.messageIds("/api/v1/messages?queue=window&limit=5&to=" + to + filter))
           .as("filter '%s'", filter)
           .isEqualTo(expected.subList(0, 5));
-      assertThat(ids("/api/v1/messages?queue=window&limit=8&offset=20&to=" + to + filter))
+      assertThat(
+              wire.messageIds("/api/v1/messages?queue=window&limit=8&offset=20&to=" + to + filter))
           .isEqualTo(expected.subList(20, 28));
-      assertThat(ids("/api/v1/messages?queue=window&limit=100&to=" + to + filter))
+      assertThat(wire.messageIds("/api/v1/messages?queue=window&limit=100&to=" + to + filter))
           .isEqualTo(expected);
     }
   }
@@ -254,7 +259,7 @@ class MessageBrowseTest {
     for (int i = 0; i < 10; i++) {
       wire.pushNumbered("named" + i, "shared", 1, 1);
     }
-    assertThat(ids("/api/v1/messages?partition=shared&limit=2&to=" + to))
+    assertThat(wire.messageIds("/api/v1/messages?partition=shared&limit=2&to=" + to))
         .containsExactly("named11-shared-0", "named10-shared-0");
   }
 
@@ -267,7 +272,7 @@ class MessageBrowseTest {
     for (int i = 0; i < 5; i++) {
       wire.pushNumbered("aged", "new" + i, 0, 1);
     }
-    assertThat(ids("/api/v1/messages?queue=aged&status=completed&limit=1"))
+    assertThat(wire.messageIds("/api/v1/messages?queue=aged&status=completed&limit=1"))
         .containsExactly("aged-old-0");
   }
 
@@ -291,18 +296,19 @@ class MessageBrowseTest {
     JsonNode all = broker.get("/api/v1/messages?queue=stq&limit=100").json().get("messages");
     assertThat(all).hasSize(20);
     for (String status : List.of("pending", "processing", "completed", "dead_letter")) {
-      List<String> expected = withStatus(all, status);
-      assertThat(ids("/api/v1/messages?queue=stq&limit=100&status=" + status))
+      List<String> expected = Wire.withStatus(all, status);
+      assertThat(wire.messageIds("/api/v1/messages?queue=stq&limit=100&status=" + status))
           .as(status)
           .isEqualTo(expected);
-      assertThat(ids("/api/v1/messages?queue=stq&limit=2&offset=1&status=" + status))
+      assertThat(wire.messageIds("/api/v1/messages?queue=stq&limit=2&offset=1&status=" + status))
           .as(status + ", paged")
           .isEqualTo(expected.subList(Math.min(1, expected.size()), Math.min(3, expected.size())));
     }
-    assertThat(ids("/api/v1/messages?queue=stq&status=dead_letter")).containsExactly("stq-qa-4");
-    assertThat(ids("/api/v1/messages?queue=stq&status=processing"))
+    assertThat(wire.messageIds("/api/v1/messages?queue=stq&status=dead_letter"))
+        .containsExactly("stq-qa-4");
+    assertThat(wire.messageIds("/api/v1/messages?queue=stq&status=processing"))
         .containsExactly("stq-qa-7", "stq-qa-6", "stq-qa-5");
-    assertThat(ids("/api/v1/messages?queue=stq&status=completed"))
+    assertThat(wire.messageIds("/api/v1/messages?queue=stq&status=completed"))
         .containsExactlyInAnyOrder(
             "stq-qa-3",
             "stq-qa-2",
@@ -325,24 +331,12 @@ class MessageBrowseTest {
     wire.ackAll(wire.popPartition("dlgap", "p", "batch=1").json(), "failed", "first");
     wire.ackAll(wire.popPartition("dlgap", "p", "batch=9").json());
     wire.ackAll(wire.popPartition("dlgap", "p", "batch=1").json(), "failed", "last");
-    assertThat(ids("/api/v1/messages?queue=dlgap&status=dead_letter"))
+    assertThat(wire.messageIds("/api/v1/messages?queue=dlgap&status=dead_letter"))
         .containsExactly("dlgap-p-10", "dlgap-p-0");
-    assertThat(ids("/api/v1/messages?queue=dlgap&status=dead_letter&limit=1&offset=1"))
+    assertThat(wire.messageIds("/api/v1/messages?queue=dlgap&status=dead_letter&limit=1&offset=1"))
         .containsExactly("dlgap-p-0");
-    assertThat(ids("/api/v1/messages?queue=dlgap&status=completed&limit=2&offset=7"))
+    assertThat(wire.messageIds("/api/v1/messages?queue=dlgap&status=completed&limit=2&offset=7"))
         .containsExactly("dlgap-p-2", "dlgap-p-1");
-  }
-
-  /** The transaction ids of the listed messages that have the status, in their order. */
-  private static List<String> withStatus(JsonNode messages, String status) {
-    List<String> out = new ArrayList<>();
-    messages.forEach(
-        m -> {
-          if (m.get("status").asText().equals(status)) {
-            out.add(m.get("transactionId").asText());
-          }
-        });
-    return out;
   }
 
   /** The newest segment's created_at, once the database's clock has passed it. */
@@ -350,14 +344,6 @@ class MessageBrowseTest {
     Instant at = broker.sqlInstant("select max(created_at) from queen.log_segments");
     await().until(() -> broker.sqlInstant("select clock_timestamp()").isAfter(at));
     return at;
-  }
-
-  private List<String> ids(String path) {
-    JsonNode body = broker.get(path).json();
-    List<String> out = new ArrayList<>();
-    (body.isArray() ? body : body.get("messages"))
-        .forEach(m -> out.add(m.get("transactionId").asText()));
-    return out;
   }
 
   @Test
