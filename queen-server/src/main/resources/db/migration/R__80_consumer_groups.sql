@@ -95,6 +95,7 @@ declare
     v_qid uuid;
     v_n   integer;
     v_off bigint;
+    v_off_at timestamptz;
     r     record;
 begin
     select q.id into v_qid from queen.queues q where q.name = p_queue;
@@ -109,8 +110,9 @@ begin
     loop
         v_off := case when p_to_end then r.last_offset
                       else queen.log_seek_v1(r.id, p_ts, r.last_offset) end;
+        v_off_at := queen.log_offset_created_at_v1(r.id, v_off);
         insert into queen.log_consumers as c (partition_id, consumer_group, committed, committed_at)
-        values (r.id, p_group, v_off, queen.log_offset_created_at_v1(r.id, v_off))
+        values (r.id, p_group, v_off, v_off_at)
         on conflict (partition_id, consumer_group) do update
            set committed = excluded.committed, committed_at = excluded.committed_at,
                worker_id = null, lease_expires_at = null, lease_acquired_at = null, batch_end = null,
@@ -135,6 +137,7 @@ declare
     v_qid  uuid;
     v_pid  uuid;
     v_last bigint;
+    v_last_at timestamptz;
 begin
     select q.id into v_qid from queen.queues q where q.name = p_queue;
     if not found then
@@ -147,8 +150,9 @@ begin
         return query select true, null::bigint;
         return;
     end if;
+    v_last_at := queen.log_offset_created_at_v1(v_pid, v_last);
     insert into queen.log_consumers as c (partition_id, consumer_group, committed, committed_at)
-    values (v_pid, p_group, v_last, queen.log_offset_created_at_v1(v_pid, v_last))
+    values (v_pid, p_group, v_last, v_last_at)
     on conflict (partition_id, consumer_group) do update
        set committed = excluded.committed, committed_at = excluded.committed_at,
            worker_id = null, lease_expires_at = null, lease_acquired_at = null, batch_end = null,

@@ -129,6 +129,7 @@ declare
     p        queen.log_partitions;
     v_now    timestamptz := now();
     v_off    bigint;
+    v_off_at timestamptz;
     v_n      bigint;
     v_end    boolean;
     v_queue  text;
@@ -169,10 +170,12 @@ begin
         return;
     end if;
     v_end := p_release or v_off >= cur.batch_end;
+    -- dated here, not in the UPDATE: Citus refuses a stable function of a column there
+    v_off_at := case when v_off = cur.batch_end then cur.batch_end_at
+                     else queen.log_offset_created_at_v1(p_partition, v_off) end;
     update queen.log_consumers c
        set committed = v_off,
-           committed_at = case when v_off = c.batch_end then c.batch_end_at
-                               else queen.log_offset_created_at_v1(c.partition_id, v_off) end,
+           committed_at = v_off_at,
            worker_id = case when v_end then null else c.worker_id end,
            lease_expires_at = case when v_end then null else c.lease_expires_at end,
            lease_acquired_at = case when v_end then null else c.lease_acquired_at end,
