@@ -163,9 +163,9 @@ begin
                            v_all[cardinality(v_all)], v_take)
                        with ordinality as c(id, newest, last_offset, after_to, n);
             end if;
-            -- the statuses' offset ranges: in queue mode completed up to the queue-mode cursor,
-            -- processing up to the end of its live lease, pending after; read only by groups,
-            -- completed up to the slowest group's cursor, pending after. In the order given, so
+            -- the statuses' offset ranges (completed: queen.messages_completed_candidates_v1): in
+            -- queue mode processing up to the end of its live lease, pending after; read only by
+            -- groups, pending after the slowest group's cursor. In the order given, so
             -- that the statement stops at the 1000th partition that can hold the status; one
             -- statement that Citus runs on each worker
             select v_ids || coalesce(array_agg(x.id order by x.i), '{}'),
@@ -176,23 +176,17 @@ begin
               from (select r.* from (select y.i, y.id, y.newest,
                            greatest(y.retained_from, case
                                when y.has_qm then case p_status
-                                    when 'completed' then y.retained_from
                                     when 'processing' then y.committed + 1
                                     when 'pending' then y.leased_to + 1
                                     when 'dead_letter' then y.dl_first end
-                               when p_status = 'completed' and y.groups > 0
-                                    then y.retained_from
                                when p_status = 'pending'
                                     then coalesce(y.groups_committed + 1, y.retained_from)
                            end) as lo,
                            case
                                when y.has_qm then case p_status
-                                    when 'completed' then y.committed
                                     when 'processing' then y.leased_to
                                     when 'pending' then y.last_offset
                                     when 'dead_letter' then y.dl_last end
-                               when p_status = 'completed' and y.groups > 0
-                                    then y.groups_committed
                                when p_status = 'pending' then y.last_offset
                            end as hi
                       from (select u.i, p.id, p.newest_created_at as newest, p.retained_from,
@@ -202,7 +196,7 @@ begin
                                              and qm.lease_expires_at > v_now
                                         then greatest(qm.batch_end, qm.committed)
                                         else qm.committed end as leased_to,
-                                   g.n as groups, g.committed as groups_committed,
+                                   g.committed as groups_committed,
                                    dl.first as dl_first, dl.last as dl_last
                               from (select c.id, c.i
                                       from unnest(v_all[v_scan:v_scan + v_step - 1])
@@ -213,7 +207,7 @@ begin
                                      on qm.partition_id = p.id
                                     and qm.consumer_group = '__QUEUE_MODE__'
                              cross join lateral (
-                                 select count(*) as n, min(c.committed) as committed
+                                 select min(c.committed) as committed
                                    from queen.log_consumers c
                                   where c.partition_id = p.id
                                     and c.consumer_group <> '__QUEUE_MODE__') g
