@@ -3,28 +3,6 @@
 drop function if exists queen.log_ack_v1(text, uuid[], text[], uuid[], text[], boolean, timestamptz);
 drop function if exists queen.log_ack_v1(text, uuid[], text[], uuid[], text[], boolean, timestamptz, bigint[]);
 
--- The created_at of the message at an offset, for a cursor's committed_at (V17): the segment
--- holding it, or null when retention removed it (a segment below it would date it too early, and
--- the message list would then miss completed messages). A cursor that moved to where its lease
--- ended takes the pop's batch_end_at instead; this lookup serves the other moves.
-create or replace function queen.log_offset_created_at_v1(p_partition uuid, p_offset bigint)
-returns timestamptz
-language plpgsql
-stable
-as $$
-declare
-    v_at timestamptz;
-begin
-    select s.created_at into v_at
-      from queen.log_segments s
-     where s.partition_id = p_partition and s.base_offset <= p_offset
-       and s.base_offset + s.msg_count > p_offset
-     order by s.base_offset desc
-     limit 1;
-    return v_at;
-end;
-$$;
-
 -- Applies acknowledgements, grouped by (partition, lease) in partition order, then message order
 -- (a stable lock order: concurrent acks cannot deadlock). An ack naming a lease is checked
 -- against that lease, which also decides the consumer group; an ack without one is applied to

@@ -27,11 +27,19 @@ import queen.server.store.RetentionStore;
  * database), and never take one partition at once (a try-lock). When nothing else vacuums (the
  * server's autovacuum is off), every cycle ends with a VACUUM of the broker's tables: it makes the
  * space of deleted rows reusable, and without it the busiest tables slow down (measured: pushes at
- * a third of their speed after ten minutes). A failed cycle (database down) is logged and tried
- * again at the next tick.
+ * a third of their speed after ten minutes). Before that, it dates the cursors that lack the date
+ * of their committed message (moved last before V17, or placed at first contact), which the list of
+ * completed messages orders partitions by. A failed cycle (database down) is logged and tried again
+ * at the next tick.
  */
 public final class Retention implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(Retention.class);
+
+  /**
+   * Cursors dated per transaction by a cycle: each holds their rows until it commits, and a pop or
+   * ack of one of them waits for that.
+   */
+  static final int CURSOR_DATES = 100;
 
   /** When a cycle vacuums: AUTO when the server's autovacuum is off, or always, or never. */
   public enum Vacuum {
@@ -120,6 +128,10 @@ public final class Retention implements AutoCloseable {
       count(q.name(), done);
       total = total.plus(done);
     }
+    int dated;
+    do {
+      dated = store.dateCursors(CURSOR_DATES);
+    } while (dated == CURSOR_DATES && !closed);
     if (!closed && vacuumWanted()) {
       store.vacuum();
     }

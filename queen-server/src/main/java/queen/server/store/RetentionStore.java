@@ -15,6 +15,7 @@ public final class RetentionStore {
   private static final String CANDIDATES = "select * from queen.retention_candidates_v1(?, ?)";
   private static final String DELETE = "select * from queen.retention_delete_v1(?, ?, ?, ?)";
   private static final String DEAD_LETTERS = "select queen.retention_dead_letters_v1(?, ?, ?)";
+  private static final String DATE_CURSORS = "select queen.log_cursors_date_v1(?)";
 
   /**
    * The tables retention deletes from, the busiest ones, whose old row versions it clears, and the
@@ -124,6 +125,23 @@ public final class RetentionStore {
             ps.setObject(1, queueId);
             Sql.setTimestamptz(ps, 2, cutoff);
             ps.setInt(3, max);
+            try (ResultSet rs = ps.executeQuery()) {
+              rs.next();
+              return rs.getInt(1);
+            }
+          }
+        });
+  }
+
+  /**
+   * Dates at most {@code max} cursors that lack the date of their committed message (V17), in one
+   * transaction; how many it dated.
+   */
+  public int dateCursors(int max) {
+    return db.autocommit(
+        c -> {
+          try (PreparedStatement ps = c.prepareStatement(DATE_CURSORS)) {
+            ps.setInt(1, max);
             try (ResultSet rs = ps.executeQuery()) {
               rs.next();
               return rs.getInt(1);

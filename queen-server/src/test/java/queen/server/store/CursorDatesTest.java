@@ -4,11 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
 import java.time.Instant;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import queen.server.TestBroker;
 import queen.server.Wire;
+import queen.server.ops.Retention;
 
 /**
  * A cursor's committed_at (V17) is the created_at of the message at its committed offset, however
@@ -116,6 +119,26 @@ class CursorDatesTest {
                             + " '1 hour') e where e.consumer_group = 'waiter'")
                     > 0);
     assertDatedAt("waiter", 5);
+  }
+
+  // a cursor moved last before V17, or placed at first contact, has no date until the maintenance
+  // cycle gives it one (a group that stopped consuming never moves it again)
+  @Test
+  void aCursorWithoutItsDateIsDatedByTheMaintenanceCycle() {
+    threeSegments("undated");
+    wire.popPartition("undated", "p", "batch=3&autoAck=true&consumerGroup=undated");
+    broker.sql(
+        "update queen.log_consumers set committed_at = null where consumer_group = 'undated'");
+    try (Database db = Database.open(broker.db())) {
+      new Retention(
+              new RetentionStore(db),
+              new Retention.Settings(Duration.ofHours(1), 100, Retention.Vacuum.OFF),
+              Instant::now,
+              new SimpleMeterRegistry(),
+              (q, n) -> {})
+          .runOnce();
+    }
+    assertDatedAt("undated", 2);
   }
 
   /** The group's cursor on its queue sits at {@code committed}, dated by the segment holding it. */

@@ -1,0 +1,58 @@
+-- The dates of cursors (V17): each cursor's committed_at is the created_at of its committed message.
+
+-- The created_at of the message at an offset, for a cursor's committed_at (V17): the segment
+-- holding it, or null when retention removed it (a segment below it would date it too early, and
+-- the message list would then miss completed messages). A cursor that moved to where its lease
+-- ended takes the pop's batch_end_at instead; this lookup serves the other moves.
+create or replace function queen.log_offset_created_at_v1(p_partition uuid, p_offset bigint)
+returns timestamptz
+language plpgsql
+stable
+as $$
+declare
+    v_at timestamptz;
+begin
+    select s.created_at into v_at
+      from queen.log_segments s
+     where s.partition_id = p_partition and s.base_offset <= p_offset
+       and s.base_offset + s.msg_count > p_offset
+     order by s.base_offset desc
+     limit 1;
+    return v_at;
+end;
+$$;
+
+-- Dates up to p_max cursors that have no committed_at though their committed message is still
+-- stored: moved last before the column existed, or placed at first contact. Until then the message
+-- list takes their partition's newest write as the date of their newest completed message, which
+-- is never too early but puts them first in every page of completed messages; a group that stopped
+-- consuming would never move them again. Run by the maintenance cycle (ops/Retention). One
+-- statement per cursor, each on the row as it was read: an ack or seek since then dated it itself.
+create or replace function queen.log_cursors_date_v1(p_max integer)
+returns integer
+language plpgsql
+as $$
+declare
+    c    record;
+    v_at timestamptz;
+    v_n  integer := 0;
+begin
+    for c in
+        select lc.partition_id, lc.consumer_group, lc.committed
+          from queen.log_consumers lc
+          join queen.log_partitions p on p.id = lc.partition_id
+         where lc.committed_at is null and lc.committed >= p.retained_from
+         limit p_max
+    loop
+        v_at := queen.log_offset_created_at_v1(c.partition_id, c.committed);
+        continue when v_at is null;
+        update queen.log_consumers lc set committed_at = v_at
+         where lc.partition_id = c.partition_id and lc.consumer_group = c.consumer_group
+           and lc.committed = c.committed and lc.committed_at is null;
+        if found then
+            v_n := v_n + 1;
+        end if;
+    end loop;
+    return v_n;
+end;
+$$;
