@@ -22,37 +22,45 @@ begin
 end;
 $$;
 
--- Dates up to p_max cursors that have no committed_at though their committed message is still
--- stored: moved last before the column existed, or placed at first contact. Until then the message
--- list takes their partition's newest write as the date of their newest completed message, which
--- is never too early but puts them first in every page of completed messages; a group that stopped
--- consuming would never move them again. Run by the maintenance cycle (ops/Retention). One
--- statement per cursor, each on the row as it was read: an ack or seek since then dated it itself.
-create or replace function queen.log_cursors_date_v1(p_max integer)
-returns integer
+-- Dates the cursors that have no committed_at though their committed message is still stored:
+-- moved last before the column existed, or placed at first contact. Until then the message list
+-- takes their partition's newest write as the date of their newest completed message, which is
+-- never too early but puts them first in every page of completed messages; a group that stopped
+-- consuming would never move them again. Run by the retention cycle (ops/Retention): looks at up
+-- to p_max such cursors after the key (p_after_partition, p_after_group), in key order (the order
+-- acks and seeks lock cursors in: no deadlock with them), and returns how many it looked at and
+-- the last key. One statement per cursor, each on the row as it was read: an ack or seek since
+-- then dated it itself.
+drop function if exists queen.log_cursors_date_v1(integer);
+
+create or replace function queen.log_cursors_date_v1(
+    p_after_partition uuid, p_after_group text, p_max integer,
+    out examined integer, out last_partition uuid, out last_group text)
 language plpgsql
 as $$
 declare
     c    record;
     v_at timestamptz;
-    v_n  integer := 0;
 begin
+    examined := 0;
     for c in
         select lc.partition_id, lc.consumer_group, lc.committed
           from queen.log_consumers lc
           join queen.log_partitions p on p.id = lc.partition_id
          where lc.committed_at is null and lc.committed >= p.retained_from
+           and (p_after_partition is null
+                or (lc.partition_id, lc.consumer_group) > (p_after_partition, p_after_group))
+         order by lc.partition_id, lc.consumer_group
          limit p_max
     loop
+        examined := examined + 1;
+        last_partition := c.partition_id;
+        last_group := c.consumer_group;
         v_at := queen.log_offset_created_at_v1(c.partition_id, c.committed);
         continue when v_at is null;
         update queen.log_consumers lc set committed_at = v_at
          where lc.partition_id = c.partition_id and lc.consumer_group = c.consumer_group
            and lc.committed = c.committed and lc.committed_at is null;
-        if found then
-            v_n := v_n + 1;
-        end if;
     end loop;
-    return v_n;
 end;
 $$;

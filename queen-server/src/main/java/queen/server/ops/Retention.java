@@ -36,8 +36,8 @@ public final class Retention implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(Retention.class);
 
   /**
-   * Cursors dated per transaction by a cycle: each holds their rows until it commits, and a pop or
-   * ack of one of them waits for that.
+   * Cursors dated per transaction by a cycle: each holds their rows until it commits, and an ack or
+   * seek of one of them waits for that (a pop skips it for the moment).
    */
   static final int CURSOR_DATES = 100;
 
@@ -128,10 +128,7 @@ public final class Retention implements AutoCloseable {
       count(q.name(), done);
       total = total.plus(done);
     }
-    int dated;
-    do {
-      dated = store.dateCursors(CURSOR_DATES);
-    } while (dated == CURSOR_DATES && !closed);
+    dateCursors();
     if (!closed && vacuumWanted()) {
       store.vacuum();
     }
@@ -147,6 +144,18 @@ public final class Retention implements AutoCloseable {
           TimeUnit.NANOSECONDS.toMillis(took));
     }
     return total;
+  }
+
+  /** Dates the cursors without one, in key order, a transaction per chunk; never stops a cycle. */
+  private void dateCursors() {
+    try {
+      RetentionStore.DatedCursors pass = new RetentionStore.DatedCursors(0, null, null);
+      do {
+        pass = store.dateCursors(pass.lastPartition(), pass.lastGroup(), CURSOR_DATES);
+      } while (pass.examined() == CURSOR_DATES && !closed);
+    } catch (RuntimeException e) {
+      log.warn("dating cursors failed, the cycle goes on: {}", e.getMessage());
+    }
   }
 
   private Report queue(RetentionStore.RetentionQueue q, Instant now) {

@@ -15,7 +15,7 @@ public final class RetentionStore {
   private static final String CANDIDATES = "select * from queen.retention_candidates_v1(?, ?)";
   private static final String DELETE = "select * from queen.retention_delete_v1(?, ?, ?, ?)";
   private static final String DEAD_LETTERS = "select queen.retention_dead_letters_v1(?, ?, ?)";
-  private static final String DATE_CURSORS = "select queen.log_cursors_date_v1(?)";
+  private static final String DATE_CURSORS = "select * from queen.log_cursors_date_v1(?, ?, ?)";
 
   /**
    * The tables retention deletes from, the busiest ones, whose old row versions it clears, and the
@@ -133,18 +133,23 @@ public final class RetentionStore {
         });
   }
 
+  /** What one pass of {@link #dateCursors} looked at: how many cursors, and the last one's key. */
+  public record DatedCursors(int examined, UUID lastPartition, String lastGroup) {}
+
   /**
-   * Dates at most {@code max} cursors that lack the date of their committed message (V17), in one
-   * transaction; how many it dated.
+   * Dates the cursors that lack the date of their committed message (V17), looking at at most
+   * {@code max} of them after the key given (null: from the first), in one transaction.
    */
-  public int dateCursors(int max) {
+  public DatedCursors dateCursors(UUID afterPartition, String afterGroup, int max) {
     return db.autocommit(
         c -> {
           try (PreparedStatement ps = c.prepareStatement(DATE_CURSORS)) {
-            ps.setInt(1, max);
+            ps.setObject(1, afterPartition);
+            ps.setString(2, afterGroup);
+            ps.setInt(3, max);
             try (ResultSet rs = ps.executeQuery()) {
               rs.next();
-              return rs.getInt(1);
+              return new DatedCursors(rs.getInt(1), rs.getObject(2, UUID.class), rs.getString(3));
             }
           }
         });

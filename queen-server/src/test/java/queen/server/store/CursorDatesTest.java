@@ -4,9 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import queen.server.TestBroker;
@@ -121,12 +124,23 @@ class CursorDatesTest {
     assertDatedAt("waiter", 5);
   }
 
-  // a cursor moved last before V17, or placed at first contact, has no date until the maintenance
-  // cycle gives it one (a group that stopped consuming never moves it again)
+  // a cursor moved last before V17, or placed at first contact, has no date until the retention
+  // cycle gives it one (a group that stopped consuming never moves it again); more of them than
+  // one transaction of the cycle dates
   @Test
-  void aCursorWithoutItsDateIsDatedByTheMaintenanceCycle() {
-    threeSegments("undated");
-    wire.popPartition("undated", "p", "batch=3&autoAck=true&consumerGroup=undated");
+  void cursorsWithoutTheirDateAreAllDatedByTheRetentionCycle() {
+    List<ObjectNode> items = new ArrayList<>();
+    for (int i = 0; i < 150; i++) {
+      items.add(Wire.item("undated", "p" + i, "undated-" + i, Wire.object().put("n", i)));
+    }
+    assertThat(broker.post("/api/v1/push", Wire.items(items)).status()).isEqualTo(201);
+    assertThat(
+            broker
+                .post(
+                    "/api/v1/consumer-groups/undated/queues/undated/seek",
+                    Wire.object().put("toEnd", true))
+                .status())
+        .isEqualTo(200);
     broker.sql(
         "update queen.log_consumers set committed_at = null where consumer_group = 'undated'");
     try (Database db = Database.open(broker.db())) {
@@ -138,7 +152,12 @@ class CursorDatesTest {
               (q, n) -> {})
           .runOnce();
     }
-    assertDatedAt("undated", 2);
+    assertThat(
+            broker.sqlLong(
+                "select count(*) from queen.log_consumers c where c.consumer_group = 'undated'"
+                    + " and c.committed_at = (select s.created_at from queen.log_segments s"
+                    + " where s.partition_id = c.partition_id and s.base_offset = c.committed)"))
+        .isEqualTo(150);
   }
 
   /** The group's cursor on its queue sits at {@code committed}, dated by the segment holding it. */
