@@ -86,31 +86,45 @@ create or replace function queen.messages_completed_candidates_v1(
 language plpgsql
 stable
 as $$
+declare
+    v_queues uuid[];
 begin
+    -- the matching queues first, a filter on the partitions: joined, the planner probed the cursors
+    -- of every partition before it (34 ms for a queue of 5 partitions next to one of 10,000)
+    v_queues := array(select q.id from queen.queues q
+                       where (p_queue is null or q.name = p_queue)
+                         and (p_namespace is null or q.namespace = p_namespace)
+                         and (p_task is null or q.task = p_task));
     select coalesce(array_agg(x.id order by x.newest desc, x.hi desc, x.id), '{}'),
            coalesce(array_agg(x.lo order by x.newest desc, x.hi desc, x.id), '{}'),
            coalesce(array_agg(x.hi order by x.newest desc, x.hi desc, x.id), '{}'),
            coalesce(array_agg(x.newest order by x.newest desc, x.hi desc, x.id), '{}')
       into ids, lo, hi, newest
       from (select y.*
-              from (select p.id, p.retained_from as lo, coalesce(qm.committed, g.committed) as hi,
-                           least(case when qm.partition_id is not null
-                                      then coalesce(qm.committed_at, p.newest_created_at)
-                                      else g.newest end, p_to) as newest
+              from (select p.id, p.retained_from as lo,
+                           case when k.has_qm then k.qm_committed else k.committed end as hi,
+                           least(case when k.has_qm then coalesce(k.qm_at, p.newest_created_at)
+                                      else coalesce(k.at, p.newest_created_at) end, p_to) as newest
                       from queen.log_partitions p
-                      join queen.queues q on q.id = p.queue_id
-                      left join queen.log_consumers qm
-                             on qm.partition_id = p.id and qm.consumer_group = '__QUEUE_MODE__'
+                     -- each partition's cursors in one probe, queue mode's and the groups': a
+                     -- join for the queue-mode cursor compared every partition with every
+                     -- queue-mode cursor of the database where statistics saw none
                      cross join lateral (
-                         select min(c.committed) as committed,
-                                min(coalesce(c.committed_at, p.newest_created_at)) as newest
+                         select bool_or(c.consumer_group = '__QUEUE_MODE__') as has_qm,
+                                min(c.committed) filter (where c.consumer_group = '__QUEUE_MODE__')
+                                    as qm_committed,
+                                min(c.committed_at)
+                                    filter (where c.consumer_group = '__QUEUE_MODE__') as qm_at,
+                                min(c.committed) filter (where c.consumer_group <> '__QUEUE_MODE__')
+                                    as committed,
+                                -- the slowest group's date, or a later one where unknown (min
+                                -- skips nulls; the newest write where none is known)
+                                min(c.committed_at)
+                                    filter (where c.consumer_group <> '__QUEUE_MODE__') as at
                            from queen.log_consumers c
-                          where c.partition_id = p.id
-                            and c.consumer_group <> '__QUEUE_MODE__') g
+                          where c.partition_id = p.id) k
                      where (p_ids is null or p.id = any (p_ids))
-                       and (p_queue is null or q.name = p_queue)
-                       and (p_namespace is null or q.namespace = p_namespace)
-                       and (p_task is null or q.task = p_task)
+                       and p.queue_id = any (v_queues)
                        and p.newest_created_at >= p_from) y
              where y.lo <= y.hi and y.newest >= p_from
              order by y.newest desc, y.hi desc, y.id
