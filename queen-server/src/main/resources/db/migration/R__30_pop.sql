@@ -334,6 +334,7 @@ begin
         -- or attempt field is touched.
         if v_last > v_committed
            and not exists (select 1 from queen.log_segments s where s.partition_id = p_partition_id) then
+            -- undated: no segment holds the offset any more
             update queen.log_consumers c set committed = v_last, committed_at = null
              where c.partition_id = p_partition_id and c.consumer_group = p_group;
         end if;

@@ -257,9 +257,7 @@ begin
             end if;
         end if;
 
-        v_new_at := case when v_new = cur.committed then cur.committed_at
-                         when v_new = cur.batch_end then cur.batch_end_at
-                         else queen.log_offset_created_at_v1(cur.partition_id, v_new) end;
+        v_new_at := queen.log_cursor_offset_at_v1(cur, v_new);
         v_count := cur.retry_count + (case when v_charged then 1 else 0 end);
         -- a dead letter records the budget spent on it
         foreach v_i in array v_dead loop

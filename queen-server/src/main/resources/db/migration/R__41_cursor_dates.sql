@@ -2,8 +2,7 @@
 
 -- The created_at of the message at an offset, for a cursor's committed_at (V17): the segment
 -- holding it, or null when retention removed it (a segment below it would date it too early, and
--- the message list would then miss completed messages). A cursor that moved to where its lease
--- ended takes the pop's batch_end_at instead; this lookup serves the other moves.
+-- the message list would then miss completed messages).
 create or replace function queen.log_offset_created_at_v1(p_partition uuid, p_offset bigint)
 returns timestamptz
 language plpgsql
@@ -19,6 +18,22 @@ begin
      order by s.base_offset desc
      limit 1;
     return v_at;
+end;
+$$;
+
+-- The created_at of the message at p_offset of a cursor's partition: from the dates its row holds
+-- where they fit (its committed message, its lease's last one, which the pop stored so that an
+-- ack needs no lookup), else looked up.
+create or replace function queen.log_cursor_offset_at_v1(p_cursor queen.log_consumers,
+                                                         p_offset bigint)
+returns timestamptz
+language plpgsql
+stable
+as $$
+begin
+    return case when p_offset = p_cursor.committed then p_cursor.committed_at
+                when p_offset = p_cursor.batch_end then p_cursor.batch_end_at
+                else queen.log_offset_created_at_v1(p_cursor.partition_id, p_offset) end;
 end;
 $$;
 

@@ -171,8 +171,7 @@ begin
     end if;
     v_end := p_release or v_off >= cur.batch_end;
     -- dated here, not in the UPDATE: Citus refuses a stable function of a column there
-    v_off_at := case when v_off = cur.batch_end then cur.batch_end_at
-                     else queen.log_offset_created_at_v1(p_partition, v_off) end;
+    v_off_at := queen.log_cursor_offset_at_v1(cur, v_off);
     update queen.log_consumers c
        set committed = v_off,
            committed_at = v_off_at,
