@@ -75,10 +75,12 @@ $$;
 -- The partitions a page of completed messages reads, at most 1000, with the offsets that hold
 -- them (retained_from through the queue-mode cursor, or through the slowest group's cursor where
 -- groups alone read the partition) and the created_at of their newest one up to p_to, in the
--- page's order of that message (date, offset, id). The date is the cursors' committed_at (V17),
+-- page's order of that message (date, offset, id). The date is that cursor's committed_at (V17),
 -- the partition's newest write where unknown: by newest write, a group far behind its pushes left
 -- every partition a candidate, and a page of 10,000 partitions read a segment of each to date
--- their completed messages. p_ids, when given, are the only partitions considered.
+-- their completed messages. p_ids, when given, are the only partitions considered. Planned for each
+-- call by queen.messages_list_v1: a generic plan guesses 20 partitions for any queue and probes
+-- 10,000 partitions' cursors one by one (20 ms), where a hash join takes 11.
 create or replace function queen.messages_completed_candidates_v1(
     p_queue text, p_namespace text, p_task text, p_ids uuid[], p_from timestamptz,
     p_to timestamptz,
@@ -101,31 +103,19 @@ begin
            coalesce(array_agg(x.newest order by x.newest desc, x.hi desc, x.id), '{}')
       into ids, lo, hi, newest
       from (select y.*
-              from (select p.id, p.retained_from as lo,
-                           case when k.has_qm then k.qm_committed else k.committed end as hi,
-                           least(case when k.has_qm then coalesce(k.qm_at, p.newest_created_at)
-                                      else coalesce(k.at, p.newest_created_at) end, p_to) as newest
+              -- each partition's deciding cursor, picked from one join: the queue-mode cursor, else
+              -- the slowest group's (a known date first among equal offsets). Aggregating every
+              -- partition's cursors, or probing them one partition at a time, took twice as long
+              -- for 10,000 partitions
+              from (select distinct on (p.id) p.id, p.retained_from as lo, c.committed as hi,
+                           least(coalesce(c.committed_at, p.newest_created_at), p_to) as newest
                       from queen.log_partitions p
-                     -- each partition's cursors in one probe, queue mode's and the groups': a
-                     -- join for the queue-mode cursor compared every partition with every
-                     -- queue-mode cursor of the database where statistics saw none
-                     cross join lateral (
-                         select bool_or(c.consumer_group = '__QUEUE_MODE__') as has_qm,
-                                min(c.committed) filter (where c.consumer_group = '__QUEUE_MODE__')
-                                    as qm_committed,
-                                min(c.committed_at)
-                                    filter (where c.consumer_group = '__QUEUE_MODE__') as qm_at,
-                                min(c.committed) filter (where c.consumer_group <> '__QUEUE_MODE__')
-                                    as committed,
-                                -- the slowest group's date, or a later one where unknown (min
-                                -- skips nulls; the newest write where none is known)
-                                min(c.committed_at)
-                                    filter (where c.consumer_group <> '__QUEUE_MODE__') as at
-                           from queen.log_consumers c
-                          where c.partition_id = p.id) k
+                      join queen.log_consumers c on c.partition_id = p.id
                      where (p_ids is null or p.id = any (p_ids))
                        and p.queue_id = any (v_queues)
-                       and p.newest_created_at >= p_from) y
+                       and p.newest_created_at >= p_from
+                     order by p.id, c.consumer_group <> '__QUEUE_MODE__', c.committed,
+                              c.committed_at nulls last) y
              where y.lo <= y.hi and y.newest >= p_from
              order by y.newest desc, y.hi desc, y.id
              limit 1000) x;

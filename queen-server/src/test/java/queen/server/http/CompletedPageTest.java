@@ -40,12 +40,16 @@ class CompletedPageTest {
         next[i] += count;
       }
     }
-    // queue mode reads p0-p19, group g p20-p39, and group h p30-p39 too (the slower of g and h
-    // decides); each to its own depth, in shuffled order, by every kind of ack
+    // queue mode reads p0-p19, group g p10-p39 (queue mode decides where it reads too), and group
+    // h p30-p39 too (the slower of g and h decides); each to its own depth, in shuffled order, by
+    // every kind of ack
     for (int i : shuffled(next.length, random)) {
       int depth = random.nextInt(next[i] + 1);
       if (i < 20) {
         consume("p" + i, "", depth, random.nextInt(3));
+        if (i >= 10) {
+          consume("p" + i, "&consumerGroup=g", random.nextInt(next[i] + 1), random.nextInt(3));
+        }
       } else {
         consume("p" + i, "&consumerGroup=g", depth, random.nextInt(3));
         if (i >= 30) {
