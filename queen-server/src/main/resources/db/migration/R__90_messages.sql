@@ -8,7 +8,7 @@
 -- written after p_to (the newest messages can come from no others) or, with a status
 -- filter, the 1000 newest whose cursors leave offsets of that status (completed: by the date
 -- of their newest completed message, from the cursors). Each partition first
--- contributes its newest 4 segments (1 with a status filter); those read to that depth that could
+-- contributes its newest 4 segments (1 under a status filter but completed); those read to that depth that could
 -- still hold part of the page (any, while the page is short) are read again 4x deeper. A page of
 -- 200 over 200 busy partitions read 40,000 segments before, about 800 now. A status filter reads
 -- only the offsets that can hold that status, one range per partition known from its cursors (the
@@ -41,7 +41,7 @@ declare
     v_need  integer := p_limit + p_offset;
     -- segments read per partition in the first round: a status filter takes up to 1000 partitions,
     -- of which few hold the page, but completed's first ones (dated by their cursors) hold it: one
-    -- round where a segment each took three (pending this deep took 4x longer)
+    -- round where a segment each took two or three (pending this deep took 4x longer)
     v_depth integer := case when p_status is null or p_status = 'completed' then least(4, v_need)
                             else 1 end;
     v_edge  timestamptz;

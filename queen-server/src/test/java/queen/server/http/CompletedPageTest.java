@@ -40,20 +40,27 @@ class CompletedPageTest {
         next[i] += count;
       }
     }
-    // queue mode reads p0-p19, group g p10-p39 (queue mode decides where it reads too), and group
-    // h p30-p39 too (the slower of g and h decides); each to its own depth, in shuffled order, by
-    // every kind of ack
+    // queue mode reads p0-p19, group g p10-p39, and group h p30-p39 too; each to its own depth, in
+    // shuffled order, by every kind of ack
     for (int i : shuffled(next.length, random)) {
       int depth = random.nextInt(next[i] + 1);
-      if (i < 20) {
+      if (i < 10) {
         consume("p" + i, "", depth, random.nextInt(3));
-        if (i >= 10) {
-          consume("p" + i, "&consumerGroup=g", random.nextInt(next[i] + 1), random.nextInt(3));
-        }
+      } else if (i < 20) {
+        // queue mode decides where a group reads too: g behind it on p10-p14, past it on p15-p19
+        int queueMode = 1 + random.nextInt(next[i] - 1);
+        consume("p" + i, "", queueMode, random.nextInt(3));
+        int g =
+            i < 15
+                ? random.nextInt(queueMode)
+                : queueMode + 1 + random.nextInt(next[i] - queueMode);
+        consume("p" + i, "&consumerGroup=g", g, random.nextInt(3));
       } else {
         consume("p" + i, "&consumerGroup=g", depth, random.nextInt(3));
         if (i >= 30) {
-          consume("p" + i, "&consumerGroup=h", random.nextInt(next[i] + 1), random.nextInt(3));
+          // the slower of g and h decides; on p30-p31 they stand at the same offset
+          int h = i < 32 ? depth : random.nextInt(next[i] + 1);
+          consume("p" + i, "&consumerGroup=h", h, random.nextInt(3));
         }
       }
     }
@@ -76,6 +83,19 @@ class CompletedPageTest {
             "done-late1-1",
             "done-late0-2",
             "done-late0-1");
+    assertCompletedPages(expected);
+
+    // undated cursors (moved last before V17, or at a group's first contact) count as written at
+    // their partition's newest write: read earlier, never too late. First the slowest group's date
+    // unknown beside a known faster one (and on p30-p31 one of two cursors at one offset), then
+    // every date, as right after the upgrade
+    broker.sql("update queen.log_consumers set committed_at = null where consumer_group = 'h'");
+    assertCompletedPages(expected);
+    broker.sql("update queen.log_consumers set committed_at = null");
+    assertCompletedPages(expected);
+  }
+
+  private void assertCompletedPages(List<String> expected) {
     assertThat(wire.messageIds("/api/v1/messages?queue=done&status=completed&limit=5"))
         .isEqualTo(expected.subList(0, 5));
     assertThat(wire.messageIds("/api/v1/messages?queue=done&status=completed&limit=10"))
