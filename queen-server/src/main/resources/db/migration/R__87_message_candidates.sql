@@ -79,14 +79,15 @@ $$;
 -- the partition's newest write where unknown: by newest write, a group far behind its pushes left
 -- every partition a candidate, and a page of 10,000 partitions read a segment of each to date
 -- their completed messages. p_ids, when given, are the only partitions considered. Planned for each
--- call by queen.messages_list_v1: a generic plan guesses 20 partitions for any queue and probes
--- 10,000 partitions' cursors one by one (20 ms), where a hash join takes about 10.
+-- call: a generic plan guesses 20 partitions for any queue and probes 10,000 partitions' cursors
+-- one by one (20 ms), where a hash join takes about 10.
 create or replace function queen.messages_completed_candidates_v1(
     p_queue text, p_namespace text, p_task text, p_ids uuid[], p_from timestamptz,
     p_to timestamptz,
     out ids uuid[], out lo bigint[], out hi bigint[], out newest timestamptz[])
 language plpgsql
 stable
+set plan_cache_mode = force_custom_plan
 as $$
 declare
     v_queues uuid[];
