@@ -5,11 +5,11 @@
 -- the other groups reading the partition consumed it; the caller reads transaction ids from the
 -- blobs of the page's segments only. Bounded: partitions are taken newest write first (one
 -- written after p_to as if written at p_to), at most p_limit + p_offset of them besides those
--- written after p_to (the newest messages can come from no others) or, with a status
--- filter, the 1000 newest whose cursors leave offsets of that status (completed: by the date
--- of their newest completed message, from the cursors). Each partition first
--- contributes its newest 4 segments (1 under a status filter but completed); those read to that depth that could
--- still hold part of the page (any, while the page is short) are read again 4x deeper. A page of
+-- written after p_to (the newest messages can come from no others) or, with a status filter, the
+-- 1000 newest whose cursors leave offsets of that status (completed: by the date of their newest
+-- completed message, from the cursors). Each partition first contributes its newest 4 segments (1
+-- under a status filter but completed); those read to that depth that could still hold part of
+-- the page (any, while the page is short) are read again 4x deeper. A page of
 -- 200 over 200 busy partitions read 40,000 segments before, about 800 now. A status filter reads
 -- only the offsets that can hold that status, one range per partition known from its cursors (the
 -- dead letters' from their rows): reading from the newest segment down, a filter that matched
@@ -27,8 +27,7 @@ set jit = off
 as $$
 #variable_conflict use_column
 declare
-    -- a variable, not now(), in the statement over many partitions: Citus takes only immutable
-    -- functions there
+    -- not now() in the statement over many partitions: Citus takes only immutable functions there
     v_now   timestamptz := now();
     v_ids   uuid[];
     -- with a status filter, the offsets of each partition of v_ids that can hold it
@@ -39,11 +38,11 @@ declare
     v_rows  jsonb;
     v_page  jsonb;
     v_need  integer := p_limit + p_offset;
-    -- segments read per partition in the first round: a status filter takes up to 1000 partitions,
-    -- of which few hold the page, but completed's first ones (dated by their cursors) hold it: one
-    -- round where a segment each took two or three (pending this deep took 4x longer)
-    v_depth integer := case when p_status is null or p_status = 'completed' then least(4, v_need)
-                            else 1 end;
+    -- segments per partition in the first round: a status filter takes up to 1000 partitions, few
+    -- holding the page, but completed's first ones (dated by their cursors) hold it: one round
+    -- where a segment each took two or three (pending this deep took 4x longer)
+    v_depth integer := case when p_status is null or p_status = 'completed'
+                            then least(4, v_need) else 1 end;
     v_edge  timestamptz;
     -- the partitions read in this round: the first candidates, then those that may hold more of
     -- the page and the candidates that may be newer than its oldest message
@@ -58,9 +57,8 @@ declare
     v_next  integer := 1;
     -- candidates of the first round: unfiltered on plain PostgreSQL all limit + offset (one
     -- statement reads them in a few ms; rounds made the list 1.5x slower under load); unfiltered
-    -- on Citus and pending 16, for a pending message is a partition's newest, dated by its newest
-    -- write; completed 16 too, dated by their cursors; the other statuses all of them (up to the
-    -- 1000 that hold it), for a newest write says little about those
+    -- on Citus and pending 16 (a pending message is a partition's newest, dated by its newest
+    -- write), completed 16 (dated by their cursors); other statuses all (up to the 1000 holding it)
     v_batch integer := case when p_status is null and not queen.distributed() then v_need
                             when p_status is null or p_status in ('pending', 'completed')
                             then least(v_need, 16)
@@ -83,9 +81,9 @@ declare
 begin
     if p_status <> 'completed' or queen.distributed() then
         -- planned for each call, until the transaction ends: after five calls the generic plans of
-        -- a status filter took twice as long (the unfiltered list and completed's rounds keep their
-        -- cached plans: planning each call made them a third and a fifth slower), and Citus routes
-        -- a statement by the values of its shard's partition ids, which a generic plan does not know
+        -- a status filter took twice as long (no filter, p_status null, and completed's rounds keep
+        -- cached plans: per-call plans made them a third and a fifth slower; completed's candidates
+        -- plan each call themselves); Citus routes a statement by its partition ids' values
         perform set_config('plan_cache_mode', 'force_custom_plan', true);
     end if;
     -- the partitions written to most recently that match the filters. A named partition by its
