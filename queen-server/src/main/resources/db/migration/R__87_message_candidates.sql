@@ -85,7 +85,7 @@ create or replace function queen.messages_completed_candidates_v1(
     out ids uuid[], out lo bigint[], out hi bigint[], out newest timestamptz[])
 language plpgsql
 stable
--- per call: a generic plan guessed 20 partitions and probed their cursors one by one (20 ms, not 10)
+-- per call: a generic plan guessed 20 partitions and probed their cursors singly (20 ms, not 10)
 set plan_cache_mode = force_custom_plan
 as $$
 declare
