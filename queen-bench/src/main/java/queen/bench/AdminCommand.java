@@ -42,7 +42,9 @@ final class AdminCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    Result r = AdminRun.run(options.url, queue, partitions, messages, options.seconds, pushRate);
+    Result r =
+        AdminRun.run(
+            options.url, queue, partitions, messages, options.warmup, options.seconds, pushRate);
     System.out.println(r.summary());
     Report.append(options.out, r);
     return r.errors() > 0 ? 1 : 0;

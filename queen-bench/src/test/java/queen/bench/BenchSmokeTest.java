@@ -63,6 +63,17 @@ class BenchSmokeTest {
   }
 
   @Test
+  void theAdminScenarioTimesEveryRouteAfterItsWarmUp() throws Exception {
+    Result r = AdminRun.run(url, null, 20, 2_000, 1, 1, 100);
+    assertThat(r.errors()).as(r.summary()).isZero();
+    assertThat(r.params()).containsEntry("warmup", 1);
+    @SuppressWarnings("unchecked")
+    Map<String, String> routes = (Map<String, String>) r.extra().get("routes");
+    assertThat(routes).hasSize(AdminRun.ROUTES.size());
+    assertThat(routes.values()).noneMatch(v -> v.startsWith("n=0 "));
+  }
+
+  @Test
   void bothBaselinesRun() throws Exception {
     try (Jdbc db = jdbc()) {
       for (Target t : List.of(new NaiveTarget(db), new CeilingTarget(db))) {

@@ -80,11 +80,14 @@ declare
     v_step  integer;
 begin
     if p_status <> 'completed' or queen.distributed() then
-        -- planned for each call, until the transaction ends: after five calls the generic plans of
-        -- a status filter took twice as long (no filter, p_status null, and completed's rounds keep
-        -- cached plans: per-call plans made them a third and a fifth slower; completed's candidates
-        -- plan each call themselves); Citus routes a statement by its partition ids' values
+        -- planned for each call, until the transaction ends: the generic plans of a status filter
+        -- took twice as long; Citus routes a statement by its partition ids' values. No filter
+        -- keeps cached plans, and so do completed's rounds, generic from a connection's first call
+        -- (per-call plans made them a third and a fifth slower; a new admin connection's first
+        -- five custom plans took 37-56 ms a page against 29); its candidates plan each call
         perform set_config('plan_cache_mode', 'force_custom_plan', true);
+    elsif p_status = 'completed' then
+        perform set_config('plan_cache_mode', 'force_generic_plan', true);
     end if;
     -- the partitions written to most recently that match the filters. A named partition by its
     -- derived id, computed from the matching queues first (a statement of its own: a generic plan
