@@ -232,6 +232,7 @@ begin
                                 null::integer, null::integer, null::timestamptz, null::bytea, null::integer;
             return;
         end if;
+        perform queen.pop_commit_seeded_v1();
         v_committed := queen.log_seed_cursor_v1(p_partition_id, v_queue_id, p_group, v_last,
                                                 p_sub_mode, p_sub_from, v_now);
         if v_committed is null then
@@ -371,6 +372,7 @@ begin
                attempt_offset = v_first
          where c.partition_id = p_partition_id and c.consumer_group = p_group
         returning c.attempt_count into v_attempt;
+        perform queen.pop_commit_lease_v1();
     end if;
 
     -- one primary-key lookup per delivered segment: the blobs read are exactly those delivered,

@@ -1,0 +1,29 @@
+-- How a pop's transaction commits. A pop that only took leases does not wait for its WAL flush:
+-- a crash that forgets a lease delivers its messages again, as the lease's expiry would, and any
+-- later flushed commit (an ack, a push) flushes it first, since WAL is flushed in order. A pop
+-- that seeded a cursor (a group's first contact) waits like every other write: forgotten, a later
+-- first contact would seed again and could skip what was pushed in between. autoAck pops, acks,
+-- pushes and everything else keep the database's synchronous_commit.
+
+-- Called where a pop takes a lease: off unless the transaction seeded a cursor.
+create or replace function queen.pop_commit_lease_v1()
+returns void
+language plpgsql
+as $$
+begin
+    if coalesce(current_setting('queen.pop_seeded', true), '') <> 'on' then
+        perform set_config('synchronous_commit', 'off', true);
+    end if;
+end;
+$$;
+
+-- Called where a pop seeds a cursor: the transaction waits for its flush, whatever comes after.
+create or replace function queen.pop_commit_seeded_v1()
+returns void
+language plpgsql
+as $$
+begin
+    perform set_config('queen.pop_seeded', 'on', true);
+    set local synchronous_commit to default;
+end;
+$$;
