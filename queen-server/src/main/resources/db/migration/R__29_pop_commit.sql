@@ -1,9 +1,13 @@
 -- How a pop's transaction commits. A pop that only took leases does not wait for its WAL flush:
--- a crash that forgets a lease delivers its messages again, as the lease's expiry would, and any
--- later flushed commit (an ack, a push) flushes it first, since WAL is flushed in order. A pop
--- that seeded a cursor (a group's first contact) waits like every other write: forgotten, a later
--- first contact would seed again and could skip what was pushed in between. autoAck pops, acks,
--- pushes and everything else keep the database's synchronous_commit.
+-- a PostgreSQL crash that forgets a lease delivers its messages again (at once, not at the lease's
+-- expiry), and any later flushed commit that writes (an ack, a push) flushes it first, since WAL
+-- is flushed in order. A pop that seeded a cursor (a group's first contact) waits like every other
+-- write: forgotten, a later first contact would seed again and could skip what was pushed in
+-- between. autoAck pops, acks, pushes and everything else keep the database's synchronous_commit.
+-- `queen.flush_leases = on` (alter database / alter role ... set) makes lease pops wait too.
+-- A pop's other writes may be forgotten with its leases: the attempt count and batch_end of the
+-- lease, the cursor seal (sealed again by the next pop) and the scan watermark (a hint). A new
+-- write on the pop path must be one of these kinds, or call queen.pop_commit_seeded_v1().
 
 -- Called where a pop takes a lease: off unless the transaction seeded a cursor.
 create or replace function queen.pop_commit_lease_v1()
@@ -11,7 +15,8 @@ returns void
 language plpgsql
 as $$
 begin
-    if coalesce(current_setting('queen.pop_seeded', true), '') <> 'on' then
+    if coalesce(current_setting('queen.pop_seeded', true), '') <> 'on'
+       and coalesce(current_setting('queen.flush_leases', true), '') <> 'on' then
         perform set_config('synchronous_commit', 'off', true);
     end if;
 end;

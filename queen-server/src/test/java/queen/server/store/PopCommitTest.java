@@ -18,12 +18,14 @@ import queen.server.Wire;
 
 /**
  * Which pops wait for their WAL flush (R__29_pop_commit.sql): each pop runs here in a transaction
- * of its own, and the synchronous_commit it would commit with is read before the rollback.
+ * of its own, and the synchronous_commit it would commit with is read before the rollback. Waiting
+ * is the database's own setting ({@code reset_val}), whatever it is.
  */
 class PopCommitTest {
   @RegisterExtension static final TestBroker broker = new TestBroker();
   private final Wire wire = new Wire(broker);
   private String queue;
+  private String flushed;
 
   /** A queue of two partitions, five messages each, that group {@code seen} has popped once. */
   @BeforeEach
@@ -34,6 +36,7 @@ class PopCommitTest {
     for (String p : List.of("a", "b")) {
       wire.ackAll(wire.popPartition(queue, p, "batch=1&consumerGroup=seen").json());
     }
+    flushed = broker.sqlText("select reset_val from pg_settings where name = 'synchronous_commit'");
   }
 
   @Test
@@ -43,22 +46,58 @@ class PopCommitTest {
 
   @Test
   void aFirstContactWaitsSinceASeedForgottenCouldSkipLaterPushes() throws SQLException {
-    assertThat(commitsWith(pop("a", "fresh", false))).isEqualTo("on");
+    assertThat(commitsWith(pop("a", "fresh", false))).isEqualTo(flushed);
   }
 
   @Test
   void anAutoAckWaitsSinceItMovesTheCursor() throws SQLException {
-    assertThat(commitsWith(pop("a", "seen", true))).isEqualTo("on");
+    assertThat(commitsWith(pop("a", "seen", true))).isEqualTo(flushed);
   }
 
   @Test
   void aFirstContactAfterALeaseInOneTransactionWaits() throws SQLException {
-    assertThat(commitsWith(pop("a", "seen", false), pop("b", "fresh", false))).isEqualTo("on");
+    assertThat(commitsWith(pop("a", "seen", false), pop("b", "fresh", false))).isEqualTo(flushed);
   }
 
   @Test
   void aLeaseAfterAFirstContactInOneTransactionWaits() throws SQLException {
-    assertThat(commitsWith(pop("a", "fresh", false), pop("b", "seen", false))).isEqualTo("on");
+    assertThat(commitsWith(pop("a", "fresh", false), pop("b", "seen", false))).isEqualTo(flushed);
+  }
+
+  @Test
+  void oneListPopThatSeedsOnePartitionAndLeasesAnotherWaits() throws SQLException {
+    String list =
+        String.format(
+            "select verdict from queen.log_pop_list_v1('%s', 'half', array['a', 'b'],"
+                + " gen_random_uuid(), 10, 2, false)",
+            queue);
+    wire.ackAll(wire.popPartition(queue, "a", "batch=1&consumerGroup=half").json());
+    assertThat(commitsWith(list)).isEqualTo(flushed);
+  }
+
+  @Test
+  void leasesWaitWhereTheDatabaseAsksForIt() throws SQLException {
+    try (Connection c = broker.connect()) {
+      c.setAutoCommit(false);
+      try (Statement st = c.createStatement()) {
+        st.execute("set local queen.flush_leases = on");
+      }
+      assertThat(run(c, pop("a", "seen", false))).isEqualTo("delivered");
+      assertThat(synchronousCommit(c)).isEqualTo(flushed);
+      c.rollback();
+    }
+  }
+
+  @Test
+  void aSeedDoesNotMakeTheSessionsNextLeasesWait() throws SQLException {
+    try (Connection c = broker.connect()) {
+      c.setAutoCommit(false);
+      assertThat(run(c, pop("a", "later", false))).isEqualTo("delivered");
+      c.commit();
+      assertThat(run(c, pop("b", "seen", false))).isEqualTo("delivered");
+      assertThat(synchronousCommit(c)).isEqualTo("off");
+      c.rollback();
+    }
   }
 
   @Test
@@ -67,7 +106,7 @@ class PopCommitTest {
       c.setAutoCommit(false);
       assertThat(run(c, pop("a", "seen", false))).isEqualTo("delivered");
       c.commit();
-      assertThat(synchronousCommit(c)).isEqualTo("on");
+      assertThat(synchronousCommit(c)).isEqualTo(flushed);
     }
   }
 
