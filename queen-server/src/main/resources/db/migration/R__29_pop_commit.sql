@@ -16,7 +16,8 @@ language plpgsql
 as $$
 begin
     if coalesce(current_setting('queen.pop_seeded', true), '') <> 'on'
-       and coalesce(current_setting('queen.flush_leases', true), '') <> 'on' then
+       and lower(coalesce(current_setting('queen.flush_leases', true), ''))
+           not in ('on', 'true', 'yes', '1') then
         perform set_config('synchronous_commit', 'off', true);
     end if;
 end;

@@ -80,7 +80,7 @@ class PopCommitTest {
     try (Connection c = broker.connect()) {
       c.setAutoCommit(false);
       try (Statement st = c.createStatement()) {
-        st.execute("set local queen.flush_leases = on");
+        st.execute("set local queen.flush_leases = true");
       }
       assertThat(run(c, pop("a", "seen", false))).isEqualTo("delivered");
       assertThat(synchronousCommit(c)).isEqualTo(flushed);
