@@ -36,6 +36,7 @@ import picocli.CommandLine.Option;
       AdminCommand.class,
       StartupCommand.class,
       KillRestartCommand.class,
+      PgCrashCommand.class,
       CrossBrokerCommand.class,
       StreamsCommand.class,
       Suite.class,

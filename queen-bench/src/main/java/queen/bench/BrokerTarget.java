@@ -86,6 +86,38 @@ final class BrokerTarget implements Target {
 
   @Override
   public void ack(Delivery d) throws Exception {
+    String answer = ackAnswer(d);
+    if (answer.contains("\"success\":false")) {
+      throw new IOException("an ack failed: " + answer);
+    }
+  }
+
+  /** Acknowledges a whole delivery; the transactionIds the broker answered success for. */
+  List<String> acked(Delivery d) throws Exception {
+    List<String> ids = new ArrayList<>();
+    try (JsonParser p = JSON.createParser(ackAnswer(d))) {
+      p.nextToken();
+      while (p.nextToken() == JsonToken.START_OBJECT) {
+        String id = null;
+        boolean success = false;
+        while (p.nextToken() == JsonToken.FIELD_NAME) {
+          String field = p.currentName();
+          p.nextToken();
+          switch (field) {
+            case "transactionId" -> id = p.getText();
+            case "success" -> success = p.getBooleanValue();
+            default -> p.skipChildren();
+          }
+        }
+        if (success) {
+          ids.add(id);
+        }
+      }
+    }
+    return ids;
+  }
+
+  private String ackAnswer(Delivery d) throws Exception {
     String lease = (String) d.ackHandle();
     StringBuilder b = new StringBuilder(64 + d.size() * 128);
     b.append("{\"consumerGroup\":\"").append(d.group()).append("\",\"acknowledgments\":[");
@@ -97,10 +129,7 @@ final class BrokerTarget implements Target {
       b.append("{\"transactionId\":\"").append(m.id()).append("\",\"partitionId\":\"");
       b.append(m.partitionId()).append("\",\"leaseId\":\"").append(lease).append("\"}");
     }
-    String answer = post("/api/v1/ack/batch", b.append("]}").toString());
-    if (answer.contains("\"success\":false")) {
-      throw new IOException("an ack failed: " + answer);
-    }
+    return post("/api/v1/ack/batch", b.append("]}").toString());
   }
 
   private String post(String path, String body) throws Exception {

@@ -74,6 +74,27 @@ class BenchSmokeTest {
   }
 
   @Test
+  void theCrashScenarioCountsEveryMessageAcked() {
+    // "true" for the crash: the harness alone, the database stays up
+    int exit =
+        new picocli.CommandLine(new PgCrashCommand())
+            .execute(
+                "--url",
+                url,
+                "--messages",
+                "200",
+                "--partitions",
+                "4",
+                "--consumers",
+                "4",
+                "--crash",
+                "true",
+                "--timeout",
+                "30");
+    assertThat(exit).isZero();
+  }
+
+  @Test
   void bothBaselinesRun() throws Exception {
     try (Jdbc db = jdbc()) {
       for (Target t : List.of(new NaiveTarget(db), new CeilingTarget(db))) {
