@@ -5,13 +5,7 @@ import java.util.Map;
 import picocli.CommandLine.Option;
 
 /** Options every scenario takes. */
-final class BenchOptions {
-  @Option(
-      names = "--url",
-      defaultValue = "http://localhost:6632",
-      description = "Broker to measure (default ${DEFAULT-VALUE}).")
-  String url;
-
+final class BenchOptions extends BrokerUrl {
   @Option(
       names = "--seconds",
       defaultValue = "10",

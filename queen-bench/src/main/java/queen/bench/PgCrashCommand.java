@@ -12,6 +12,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -30,11 +31,7 @@ final class PgCrashCommand implements Callable<Integer> {
   /** Longer than the queue's 5 s leases. */
   private static final long QUIET = TimeUnit.SECONDS.toNanos(7);
 
-  @Option(
-      names = "--url",
-      defaultValue = "http://localhost:6632",
-      description = "Broker to measure (default ${DEFAULT-VALUE}).")
-  String url;
+  @Mixin BrokerUrl broker;
 
   @Option(
       names = "--messages",
@@ -76,7 +73,7 @@ final class PgCrashCommand implements Callable<Integer> {
     AtomicLong deliveries = new AtomicLong();
     AtomicLong errors = new AtomicLong();
     AtomicBoolean stop = new AtomicBoolean();
-    try (BrokerTarget target = new BrokerTarget(url)) {
+    try (BrokerTarget target = new BrokerTarget(broker.url)) {
       // leases of 5 s: a lease the crash kept but whose ack failed comes back soon
       target.configure(queue, "{\"leaseTime\":5}");
       for (int p = 0; p < partitions; p++) {
