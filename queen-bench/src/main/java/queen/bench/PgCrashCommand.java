@@ -28,8 +28,11 @@ import picocli.CommandLine.Option;
             + " that every message is delivered and acked in the end, and counts the ones delivered"
             + " again.")
 final class PgCrashCommand implements Callable<Integer> {
-  /** Longer than the queue's 5 s leases. */
-  private static final long QUIET = TimeUnit.SECONDS.toNanos(7);
+  /** Short leases: a lease the crash kept but whose ack failed comes back soon. */
+  private static final int LEASE_SECONDS = 5;
+
+  /** Longer than a lease: nothing delivered for this long means nothing is left. */
+  private static final long QUIET = TimeUnit.SECONDS.toNanos(LEASE_SECONDS + 2);
 
   @Mixin BrokerUrl broker;
 
@@ -76,8 +79,7 @@ final class PgCrashCommand implements Callable<Integer> {
     AtomicLong errors = new AtomicLong();
     AtomicBoolean stop = new AtomicBoolean();
     try (BrokerTarget target = new BrokerTarget(broker.url)) {
-      // leases of 5 s: a lease the crash kept but whose ack failed comes back soon
-      target.configure(queue, "{\"leaseTime\":5}");
+      target.configure(queue, "{\"leaseTime\":" + LEASE_SECONDS + "}");
       for (int p = 0; p < partitions; p++) {
         for (int from = 0; from < messages / partitions; from += 100) {
           List<Target.Message> items = new ArrayList<>();
