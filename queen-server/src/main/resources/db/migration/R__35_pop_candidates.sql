@@ -5,7 +5,7 @@
 -- until p_partitions partitions were claimed or the batch budget is spent. Returns every row of
 -- every candidate tried (its verdict, or its delivered slices) so that the broker can check each
 -- verdict back into its ring; candidates after the stop are not returned. An unknown name answers
--- 'missing' with a null partition id.
+-- 'missing', with the id the partition would have.
 create or replace function queen.log_pop_list_v1(
     p_queue text,
     p_group text,
@@ -40,20 +40,26 @@ begin
     end if;
     foreach v_name in array p_names loop
         v_pid := queen.partition_uuid(v_qid, v_name);
-        perform 1 from queen.log_partitions p where p.id = v_pid;
-        if not found then
-            return query select null::uuid, v_name, p_queue, 'missing'::text, null::timestamptz,
-                                null::bigint, null::integer, null::integer, null::integer,
-                                null::timestamptz, null::bytea, null::integer;
-            continue;
-        end if;
         v_taken := 0;
+        -- log_pop_v1 answers 'missing' itself for a partition that does not exist; its rows are
+        -- passed on by return next, not a statement each
         for r in
             select * from queen.log_pop_v1(v_pid, p_group, p_worker, v_budget, p_auto_ack, null,
                                            p_sub_mode, p_sub_from, p_skip_window_debounce, v_now)
         loop
-            return query select v_pid, v_name, p_queue, r.verdict, r.retry_at, r.base_offset,
-                                r.start_idx, r.take, r.msg_count, r.created_at, r.blob, r.attempt;
+            partition_id := v_pid;
+            partition_name := v_name;
+            queue_name := p_queue;
+            verdict := r.verdict;
+            retry_at := r.retry_at;
+            base_offset := r.base_offset;
+            start_idx := r.start_idx;
+            take := r.take;
+            msg_count := r.msg_count;
+            created_at := r.created_at;
+            blob := r.blob;
+            attempt := r.attempt;
+            return next;
             if r.verdict = 'delivered' then
                 v_taken := v_taken + r.take;
             end if;
