@@ -1,0 +1,246 @@
+package queen.server.pop;
+
+import com.netflix.concurrency.limits.Limiter;
+import io.micrometer.core.instrument.Counter;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.InstantSource;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+import queen.server.store.Claim;
+import queen.server.store.PartitionClaim;
+import queen.server.store.PopStore;
+import queen.server.store.Verdict;
+
+/**
+ * The hot-list path of a pop: a look at the group's ring decides, in memory, whether there is work
+ * worth a serving permit and which partitions to claim; the claim's verdicts go back into the ring.
+ * Reseeds refill the ring from SQL, and the revisit wheel brings back deferred and locked
+ * partitions when their time comes.
+ */
+final class RingPath {
+  /** Candidates fetched per reseed; a full page asks for the next reseed at once. */
+  static final int RESEED_PAGE = 1024;
+
+  private final PopStore store;
+  private final GroupSeeds seeds;
+  private final HotLists hot;
+  private final RevisitWheel wheel;
+  private final ServingLimiter limiter;
+  private final PopSettings settings;
+  private final WaitPolicy waits;
+  private final InstantSource clock;
+  private final Counter emptyWithoutPermit;
+  private final Counter noPermit;
+
+  RingPath(
+      PopStore store,
+      GroupSeeds seeds,
+      HotLists hot,
+      ServingLimiter limiter,
+      PopSettings settings,
+      WaitPolicy waits,
+      InstantSource clock,
+      Counter emptyWithoutPermit,
+      Counter noPermit) {
+    this.store = store;
+    this.seeds = seeds;
+    this.hot = hot;
+    this.wheel = new RevisitWheel(hot, clock);
+    wheel.every(Duration.ofMinutes(1), () -> hot.evictIdle(TimeUnit.MINUTES.toNanos(10)));
+    this.limiter = limiter;
+    this.settings = settings;
+    this.waits = waits;
+    this.clock = clock;
+    this.emptyWithoutPermit = emptyWithoutPermit;
+    this.noPermit = noPermit;
+  }
+
+  /**
+   * What a look at the ring decided: SQL work to run under a serving permit ({@code failed} runs
+   * when that work throws), no permit for a due reseed, a hold until {@code holdUntil} (a minimum
+   * pop wait), or nothing to do now.
+   */
+  record Look(
+      Supplier<List<PartitionClaim>> work, Runnable failed, boolean overloaded, long holdUntil) {
+    static final Look NOTHING = new Look(null, null, false, 0);
+    static final Look OVERLOADED = new Look(null, null, true, 0);
+
+    static Look claim(Supplier<List<PartitionClaim>> work) {
+      return new Look(work, null, false, 0);
+    }
+  }
+
+  Look look(PopRequest request, Claim claim, PopTarget target, long deadline) {
+    String queue =
+        target instanceof PopTarget.Queue q ? q.queue() : ((PopTarget.Partition) target).queue();
+    HotList ring = hot.ring(queue, claim.group());
+    if (target instanceof PopTarget.Queue && ring.firstContact()) {
+      // a group's first pop on this broker goes through the SQL wildcard procedure, which
+      // carries the group-first-contact bulk seed
+      return new Look(
+          () -> sqlPath(ring, queue, claim, target), ring::firstContactFailed, false, 0);
+    }
+    long now = System.nanoTime();
+    long interval = TimeUnit.MILLISECONDS.toNanos(waits.maxMs());
+    if (ring.reseedDue(now, interval) && !reseed(ring, queue, claim.group(), now, interval)) {
+      return Look.OVERLOADED;
+    }
+    if (!ring.primed()) {
+      // Until a reseed completes the ring cannot say "nothing here". A pop that does not wait
+      // asks SQL; a long-poll parks, and the reseed's end opens the gate.
+      return request.waitMillis() == 0
+          ? Look.claim(() -> sqlPath(ring, queue, claim, target))
+          : Look.NOTHING;
+    }
+    boolean ready =
+        target instanceof PopTarget.Partition p ? ring.isReady(p.partition()) : ring.hasReady();
+    if (!ready) {
+      emptyWithoutPermit.increment();
+      return Look.NOTHING;
+    }
+    int minWait = settings.minPopWaitMs(queue);
+    if (minWait > 0) {
+      long hold = ring.holdUntil(TimeUnit.MILLISECONDS.toNanos(minWait), request.batch(), now);
+      if (hold != 0 && hold < deadline) {
+        return new Look(null, null, false, hold);
+      }
+    }
+    if (target instanceof PopTarget.Partition p) {
+      long version = ring.version(p.partition());
+      return Look.claim(
+          () -> {
+            List<PartitionClaim> claims = store.popSpecific(queue, p.partition(), claim);
+            checkIn(
+                ring,
+                queue,
+                claim,
+                claims,
+                Map.of(p.partition(), new HotList.Taken(p.partition(), version, false)));
+            return claims;
+          });
+    }
+    int k = Math.clamp(request.partitions() * 8L, 16, 256);
+    return Look.claim(() -> fromList(ring, queue, claim, k, request.partitions()));
+  }
+
+  /** Claims from up to {@code k} ready partitions of the ring; the untried ones go back. */
+  private List<PartitionClaim> fromList(
+      HotList ring, String queue, Claim claim, int k, int partitions) {
+    List<HotList.Taken> taken = ring.take(k, partitions);
+    if (taken.isEmpty()) {
+      return List.of();
+    }
+    Map<String, HotList.Taken> byPartition = new HashMap<>();
+    taken.forEach(t -> byPartition.put(t.partition(), t));
+    List<PartitionClaim> claims;
+    try {
+      claims = store.popList(queue, taken.stream().map(HotList.Taken::partition).toList(), claim);
+    } catch (RuntimeException e) {
+      ring.giveBack(taken, System.nanoTime());
+      throw e;
+    }
+    checkIn(ring, queue, claim, claims, byPartition);
+    List<HotList.Taken> untried = new ArrayList<>();
+    for (HotList.Taken t : taken) {
+      if (claims.stream().noneMatch(c -> c.partition().equals(t.partition()))) {
+        untried.add(t);
+      }
+    }
+    if (!untried.isEmpty()) {
+      ring.giveBack(untried, System.nanoTime());
+      hot.gate(queue).open(); // others parked meanwhile may take what this pop did not
+    }
+    return claims;
+  }
+
+  /** The SQL path for a ring-served target: wildcard scan (with the bulk seed) or the partition. */
+  private List<PartitionClaim> sqlPath(HotList ring, String queue, Claim claim, PopTarget target) {
+    List<PartitionClaim> claims;
+    if (target instanceof PopTarget.Partition p) {
+      claims = store.popSpecific(queue, p.partition(), claim);
+    } else {
+      seeds.ensure(target, claim);
+      claims = store.popWildcard(queue, claim);
+    }
+    checkIn(ring, queue, claim, claims, Map.of());
+    return claims;
+  }
+
+  /** Refills the ring from SQL; false when no permit was free (the reseed stays due). */
+  private boolean reseed(HotList ring, String queue, String group, long now, long interval) {
+    if (!ring.startReseed(now, interval)) {
+      return true;
+    }
+    Optional<Limiter.Listener> permit = limiter.acquire();
+    if (permit.isEmpty()) {
+      ring.reseedFailed(now - interval);
+      noPermit.increment();
+      return false;
+    }
+    try {
+      boolean wasPrimed = ring.primed();
+      List<String> names = store.candidates(queue, group, RESEED_PAGE);
+      ring.reseeded(names, names.size() >= RESEED_PAGE, System.nanoTime());
+      permit.get().onIgnore(); // not a pop: its latency says nothing about the pops' queueing
+      if (!wasPrimed || ring.hasReady()) {
+        // pops parked while the ring was unprimed, or before what the reseed found (pushed
+        // through another broker), look again; waking thousands of them for nothing would not
+        hot.gate(queue).open();
+      }
+      return true;
+    } catch (RuntimeException e) {
+      ring.reseedFailed(System.nanoTime());
+      permit.get().onIgnore();
+      throw e;
+    }
+  }
+
+  /**
+   * Verdicts back into the ring; deferred and locked partitions with a known time go to the revisit
+   * wheel, and a partition that is ready again wakes the parked pops.
+   */
+  private void checkIn(
+      HotList ring,
+      String queue,
+      Claim claim,
+      List<PartitionClaim> claims,
+      Map<String, HotList.Taken> taken) {
+    long now = System.nanoTime();
+    Instant wallNow = clock.instant();
+    boolean readyAgain = false;
+    for (PartitionClaim c : claims) {
+      HotList.Taken t = taken.get(c.partition());
+      long observed = t == null ? 0 : t.version();
+      long retryAt = 0;
+      if (c.retryAt() != null
+          && (c.verdict() == Verdict.DEFERRED || c.verdict() == Verdict.LOCKED)
+          && !ring.freedSince(c.partition(), observed)) {
+        retryAt = now + Math.max(0, Duration.between(wallNow, c.retryAt()).toNanos());
+        wheel.schedule(queue, claim.group(), c.partition(), c.retryAt());
+      }
+      readyAgain |=
+          ring.checkIn(
+              c.partition(),
+              observed,
+              t != null && t.exclusive(),
+              c.verdict(),
+              claim.autoAck(),
+              retryAt,
+              now);
+    }
+    if (readyAgain) {
+      hot.gate(queue).open();
+    }
+  }
+
+  /** Stops the revisit wheel. */
+  void close() {
+    wheel.close();
+  }
+}
