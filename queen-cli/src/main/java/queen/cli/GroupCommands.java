@@ -36,7 +36,7 @@ import queen.client.Queen;
       GroupCommands.Subscription.class
     },
     footer = {"", ClientCommands.EXIT_CODES})
-final class GroupCommands extends ClientCommands.Listing {
+final class GroupCommands extends Listing {
   @Override
   JsonNode fetch(Queen queen) {
     return queen.admin().consumerGroups();
@@ -63,7 +63,7 @@ final class GroupCommands extends ClientCommands.Listing {
       mixinStandardHelpOptions = true,
       description = "One group's cursors: per queue and partition, lag and lease.",
       footer = {"", ClientCommands.EXIT_CODES})
-  static final class Show extends ClientCommands.Listing {
+  static final class Show extends Listing {
     private static final int PAGE = 10_000;
 
     @Parameters(index = "0", description = "consumer group")
@@ -123,7 +123,7 @@ final class GroupCommands extends ClientCommands.Listing {
       mixinStandardHelpOptions = true,
       description = "Cursors whose oldest unconsumed message is older than --min-lag.",
       footer = {"", ClientCommands.EXIT_CODES})
-  static final class Lagging extends ClientCommands.Listing {
+  static final class Lagging extends Listing {
     @Option(
         names = "--min-lag",
         defaultValue = "60",
