@@ -31,6 +31,15 @@ public final class HotLists {
     final List<Meter> meters = new CopyOnWriteArrayList<>();
     volatile long lastUsedNanos = System.nanoTime();
 
+    /**
+     * Work that {@code n} pops of the queue could take: {@code n} wakes where one group's pops park
+     * here; every parked pop where there are several groups (or none known), since a wake meant for
+     * one group could reach another's pop.
+     */
+    void wake(int n) {
+      gate.open(rings.size() == 1 ? n : Integer.MAX_VALUE);
+    }
+
     QueueState(String queue) {
       this.name = queue;
       meters.add(
@@ -132,7 +141,7 @@ public final class HotLists {
     for (HotList ring : q.rings.values()) {
       ring.add(partition, count, now);
     }
-    q.gate.open();
+    q.wake(1);
     anyQueue.open();
   }
 
@@ -146,7 +155,7 @@ public final class HotLists {
       revisit(queue, group, partition);
     } else if (ring(queue, group).unhold(partition, System.nanoTime())) {
       // the push that landed during the lease found the gate open and nothing ready: wake again
-      queue(queue).gate.open();
+      queue(queue).wake(1);
       anyQueue.open();
     }
   }
@@ -154,8 +163,13 @@ public final class HotLists {
   /** The partition is takeable again for the group (ack-promote, revisit wheel): wake pops. */
   void revisit(String queue, String group, String partition) {
     if (ring(queue, group).release(partition, System.nanoTime())) {
-      queue(queue).gate.open();
+      queue(queue).wake(1);
       anyQueue.open();
     }
+  }
+
+  /** {@code n} partitions of the queue are ready for a pop that is not looking: wake that many. */
+  void wake(String queue, int n) {
+    queue(queue).wake(n);
   }
 }

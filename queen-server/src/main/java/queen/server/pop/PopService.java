@@ -131,7 +131,8 @@ public final class PopService {
         return empty(request, worker); // shutting down: parked pops answer 204 now
       }
       try {
-        if (gate.await(seen, park, TimeUnit.NANOSECONDS)) {
+        if (gate.await(
+            seen, park, TimeUnit.NANOSECONDS, request.target() instanceof PopTarget.Partition)) {
           wakes.increment();
           attempt = 0; // a successful wake resets the backoff
         }

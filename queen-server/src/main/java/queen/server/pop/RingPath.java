@@ -154,7 +154,10 @@ final class RingPath {
     }
     if (!untried.isEmpty()) {
       ring.giveBack(untried, System.nanoTime());
-      hot.gate(queue).open(); // others parked meanwhile may take what this pop did not
+      hot.wake(queue, untried.size()); // others parked meanwhile may take what this pop did not
+    } else if (ring.hasReady()) {
+      // a push woke one pop per partition; more became ready than this pop took: pass it on
+      hot.wake(queue, 1);
     }
     return claims;
   }
@@ -213,7 +216,7 @@ final class RingPath {
       Map<String, HotList.Taken> taken) {
     long now = System.nanoTime();
     Instant wallNow = clock.instant();
-    boolean readyAgain = false;
+    int readyAgain = 0;
     for (PartitionClaim c : claims) {
       HotList.Taken t = taken.get(c.partition());
       long observed = t == null ? 0 : t.version();
@@ -224,7 +227,7 @@ final class RingPath {
         retryAt = now + Math.max(0, Duration.between(wallNow, c.retryAt()).toNanos());
         wheel.schedule(queue, claim.group(), c.partition(), c.retryAt());
       }
-      readyAgain |=
+      boolean ready =
           ring.checkIn(
               c.partition(),
               observed,
@@ -233,9 +236,10 @@ final class RingPath {
               claim.autoAck(),
               retryAt,
               now);
+      readyAgain += ready ? 1 : 0;
     }
-    if (readyAgain) {
-      hot.gate(queue).open();
+    if (readyAgain > 0) {
+      hot.wake(queue, readyAgain);
     }
   }
 

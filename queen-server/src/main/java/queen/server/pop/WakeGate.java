@@ -9,12 +9,15 @@ import java.util.concurrent.locks.ReentrantLock;
  * Where long-polls of one queue park until something may have changed: a local push, an
  * ack-promote, a revisit-wheel tick. A waiter reads {@link #generation()} before it looks for work
  * and parks only while the generation is still the one it read, so a wake that lands between the
- * look and the park is never lost.
+ * look and the park is never lost. Work that any one waiter can take wakes one waiter ({@link
+ * #open(int)}): waking every parked long-poll for one message cost a core at 50 pushes a second
+ * with 5,000 parked. The others see the new generation when their wait ends.
  */
 public final class WakeGate {
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition opened = lock.newCondition();
   private final AtomicInteger parked = new AtomicInteger();
+  private final AtomicInteger picky = new AtomicInteger();
   private volatile long generation;
 
   /** Read before looking for work; pass to {@link #await}. */
@@ -24,32 +27,59 @@ public final class WakeGate {
 
   /** Wakes every waiter. */
   public void open() {
+    open(Integer.MAX_VALUE);
+  }
+
+  /**
+   * Wakes at most {@code n} waiters, the longest parked first; every waiter while a picky one is
+   * parked.
+   */
+  public void open(int n) {
     lock.lock();
     try {
       generation++;
-      opened.signalAll();
+      if (n >= parked.get() || picky.get() > 0) {
+        opened.signalAll();
+      } else {
+        for (int i = 0; i < n; i++) {
+          opened.signal();
+        }
+      }
     } finally {
       lock.unlock();
     }
   }
 
   /**
-   * Parks until the gate opens after {@code seen} was read, or the time is up.
+   * Parks until the gate opens after {@code seen} was read, or the time is up. A picky waiter takes
+   * only some of the work (a pop of one partition), so a wake meant for one may not be its.
    *
-   * @return true when the gate opened
+   * @return true when the gate had opened before the park or woke this waiter; false when the time
+   *     ran out, even if the gate opened meanwhile for others
    */
-  public boolean await(long seen, long timeout, TimeUnit unit) throws InterruptedException {
+  public boolean await(long seen, long timeout, TimeUnit unit, boolean picky)
+      throws InterruptedException {
     long nanos = unit.toNanos(timeout);
-    parked.incrementAndGet();
     lock.lock();
+    // counted under the lock: an open sees exactly the waiters it can signal
+    parked.incrementAndGet();
+    if (picky) {
+      this.picky.incrementAndGet();
+    }
     try {
+      if (generation != seen) {
+        return true;
+      }
       while (generation == seen && nanos > 0) {
         nanos = opened.awaitNanos(nanos);
       }
-      return generation != seen;
+      return generation != seen && nanos > 0;
     } finally {
-      lock.unlock();
       parked.decrementAndGet();
+      if (picky) {
+        this.picky.decrementAndGet();
+      }
+      lock.unlock();
     }
   }
 

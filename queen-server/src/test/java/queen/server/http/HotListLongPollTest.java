@@ -1,10 +1,14 @@
 package queen.server.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -77,5 +81,86 @@ class HotListLongPollTest extends LongPollContract {
     assertThat(t.reply().status()).isEqualTo(200);
     assertThat(t.millis()).isGreaterThanOrEqualTo(1_000L);
     assertThat(broker.dbCalls() - before).isLessThan(10);
+  }
+
+  @Test
+  void aTrickleOfPushesWakesAboutOneParkedPopPerMessageNotEveryParkedPop() throws Exception {
+    int parked = 500;
+    int messages = 40;
+    int timeout = 15_000;
+    List<CompletableFuture<Timed>> polls = new ArrayList<>();
+    for (int i = 0; i < parked; i++) {
+      polls.add(poll("/api/v1/pop/queue/trickle?wait=true&timeout=" + timeout));
+    }
+    awaitParked("trickle", parked);
+    double wakesBefore = broker.metric("queen_pop_wakes_total", "");
+    Wire wire = new Wire(broker);
+    for (int m = 0; m < messages; m++) {
+      // one message at a time, each to its own partition, each woken for before the next
+      wire.pushNumbered("trickle", "p" + m, m, 1);
+      int served = m + 1;
+      await()
+          .atMost(Duration.ofSeconds(10))
+          .until(() -> polls.stream().filter(CompletableFuture::isDone).count() == served);
+    }
+    Set<Integer> delivered = new HashSet<>();
+    for (CompletableFuture<Timed> f : polls) {
+      Timed t = f.get(timeout + 10_000L, TimeUnit.MILLISECONDS);
+      if (t.reply().status() == 200) {
+        for (int n : Wire.numbers(t.reply().json())) {
+          assertThat(delivered.add(n)).as("delivered once: %s", n).isTrue();
+        }
+      } else {
+        assertThat(t.reply().status()).isEqualTo(204);
+      }
+    }
+    assertThat(delivered).hasSize(messages);
+    double wakes = broker.metric("queen_pop_wakes_total", "") - wakesBefore;
+    // waking every parked pop per push would be about parked x messages (20,000 here)
+    assertThat(wakes).as("wakes for %d messages", messages).isLessThan(4.0 * messages);
+  }
+
+  @Test
+  void withTwoGroupsParkedOnAQueueEachGroupIsWokenForEveryMessage() throws Exception {
+    int perGroup = 50;
+    int messages = 10;
+    int timeout = 15_000;
+    Map<String, List<CompletableFuture<Timed>>> polls = new java.util.TreeMap<>();
+    for (String group : List.of("a", "b")) {
+      List<CompletableFuture<Timed>> mine = new ArrayList<>();
+      for (int i = 0; i < perGroup; i++) {
+        mine.add(
+            poll(
+                "/api/v1/pop/queue/two-groups?consumerGroup="
+                    + group
+                    + "&wait=true&timeout="
+                    + timeout));
+      }
+      polls.put(group, mine);
+    }
+    awaitParked("two-groups", 2 * perGroup);
+    Wire wire = new Wire(broker);
+    for (int m = 0; m < messages; m++) {
+      wire.pushNumbered("two-groups", "p" + m, m, 1);
+      int served = m + 1;
+      // a wake meant for one group's pop must not be spent on the other's
+      for (List<CompletableFuture<Timed>> mine : polls.values()) {
+        await()
+            .atMost(Duration.ofSeconds(10))
+            .until(() -> mine.stream().filter(CompletableFuture::isDone).count() == served);
+      }
+    }
+    for (List<CompletableFuture<Timed>> mine : polls.values()) {
+      Set<Integer> delivered = new HashSet<>();
+      for (CompletableFuture<Timed> f : mine) {
+        Timed t = f.get(timeout + 10_000L, TimeUnit.MILLISECONDS);
+        if (t.reply().status() == 200) {
+          for (int n : Wire.numbers(t.reply().json())) {
+            assertThat(delivered.add(n)).as("delivered once per group: %s", n).isTrue();
+          }
+        }
+      }
+      assertThat(delivered).hasSize(messages);
+    }
   }
 }

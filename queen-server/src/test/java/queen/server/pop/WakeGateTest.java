@@ -2,9 +2,14 @@ package queen.server.pop;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 
 class WakeGateTest {
@@ -14,7 +19,7 @@ class WakeGateTest {
     WakeGate gate = new WakeGate();
     long seen = gate.generation(); // read before looking for work
     gate.open(); // a push lands while the pop was busy finding nothing
-    assertThat(gate.await(seen, 30, TimeUnit.SECONDS)).isTrue();
+    assertThat(gate.await(seen, 30, TimeUnit.SECONDS, false)).isTrue();
   }
 
   @Test
@@ -22,21 +27,8 @@ class WakeGateTest {
     WakeGate gate = new WakeGate();
     long seen = gate.generation();
     try (var pool = Executors.newVirtualThreadPerTaskExecutor()) {
-      var waiters =
-          java.util.stream.IntStream.range(0, 50)
-              .mapToObj(
-                  i ->
-                      CompletableFuture.supplyAsync(
-                          () -> {
-                            try {
-                              return gate.await(seen, 30, TimeUnit.SECONDS);
-                            } catch (InterruptedException e) {
-                              throw new IllegalStateException(e);
-                            }
-                          },
-                          pool))
-              .toList();
-      org.awaitility.Awaitility.await().until(() -> gate.parked() == 50);
+      List<CompletableFuture<Boolean>> waiters = park(gate, seen, 50, false, pool);
+      Awaitility.await().until(() -> gate.parked() == 50);
       gate.open();
       for (var w : waiters) {
         assertThat(w.get(10, TimeUnit.SECONDS)).isTrue();
@@ -48,6 +40,80 @@ class WakeGateTest {
   @Test
   void withoutAnOpenTheWaitEndsAtItsBound() throws Exception {
     WakeGate gate = new WakeGate();
-    assertThat(gate.await(gate.generation(), 20, TimeUnit.MILLISECONDS)).isFalse();
+    assertThat(gate.await(gate.generation(), 20, TimeUnit.MILLISECONDS, false)).isFalse();
+  }
+
+  @Test
+  void anOpenForOneWakesOneWaiterAndLeavesTheOthersParked() throws Exception {
+    WakeGate gate = new WakeGate();
+    long seen = gate.generation();
+    try (var pool = Executors.newVirtualThreadPerTaskExecutor()) {
+      List<CompletableFuture<Boolean>> waiters = park(gate, seen, 20, false, pool);
+      Awaitility.await().until(() -> gate.parked() == 20);
+      gate.open(1);
+      Awaitility.await()
+          .until(() -> waiters.stream().filter(CompletableFuture::isDone).count() == 1);
+      assertThat(waiters.stream().filter(CompletableFuture::isDone).findFirst().orElseThrow().get())
+          .as("woken, not timed out")
+          .isTrue();
+      // one message's wake must not become 20 looks: the others stay parked
+      Awaitility.await()
+          .during(Duration.ofMillis(300))
+          .atMost(Duration.ofSeconds(2))
+          .until(() -> gate.parked() == 19);
+      gate.open();
+      for (var w : waiters) {
+        assertThat(w.get(10, TimeUnit.SECONDS)).isTrue();
+      }
+    }
+  }
+
+  @Test
+  void whileAPickyWaiterIsParkedAnOpenForOneWakesEveryone() throws Exception {
+    WakeGate gate = new WakeGate();
+    long seen = gate.generation();
+    try (var pool = Executors.newVirtualThreadPerTaskExecutor()) {
+      List<CompletableFuture<Boolean>> waiters = park(gate, seen, 10, false, pool);
+      waiters.addAll(park(gate, seen, 1, true, pool));
+      Awaitility.await().until(() -> gate.parked() == 11);
+      gate.open(1); // the one woken might not be the one this work is for
+      for (var w : waiters) {
+        assertThat(w.get(10, TimeUnit.SECONDS)).isTrue();
+      }
+    }
+  }
+
+  @Test
+  void aWaitThatEndsAtItsBoundIsNotAWakeEvenIfTheGateOpenedForAnother() throws Exception {
+    WakeGate gate = new WakeGate();
+    long seen = gate.generation();
+    try (var pool = Executors.newVirtualThreadPerTaskExecutor()) {
+      CompletableFuture<Boolean> first = park(gate, seen, 1, false, pool).getFirst();
+      Awaitility.await().until(() -> gate.parked() == 1);
+      CompletableFuture<Boolean> second =
+          CompletableFuture.supplyAsync(() -> awaitQuietly(gate, seen, 300, false), pool);
+      Awaitility.await().until(() -> gate.parked() == 2);
+      gate.open(1); // the longest parked is woken
+      assertThat(first.get(10, TimeUnit.SECONDS)).isTrue();
+      // the other ends at its bound: its backoff keeps growing instead of starting over
+      assertThat(second.get(10, TimeUnit.SECONDS)).isFalse();
+    }
+  }
+
+  private static List<CompletableFuture<Boolean>> park(
+      WakeGate gate, long seen, int n, boolean picky, ExecutorService pool) {
+    List<CompletableFuture<Boolean>> out = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      out.add(CompletableFuture.supplyAsync(() -> awaitQuietly(gate, seen, 30_000, picky), pool));
+    }
+    return out;
+  }
+
+  private static boolean awaitQuietly(WakeGate gate, long seen, long millis, boolean picky) {
+    try {
+      return gate.await(seen, millis, TimeUnit.MILLISECONDS, picky);
+    } catch (InterruptedException e) {
+      throw new IllegalStateException(e);
+    }
   }
 }
