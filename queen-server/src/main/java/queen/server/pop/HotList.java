@@ -220,13 +220,17 @@ final class HotList {
   /**
    * Returns candidates a pop took but never tried (it claimed enough before reaching them). Only
    * the ones it held in flight come back; spares never left.
+   *
+   * @return how many became ready again
    */
-  synchronized void giveBack(List<Taken> untried, long nowNanos) {
+  synchronized int giveBack(List<Taken> untried, long nowNanos) {
+    int back = 0;
     for (Taken t : untried) {
-      if (inFlight.remove(t.partition()) != null) {
-        makeReady(t.partition(), nowNanos);
+      if (inFlight.remove(t.partition()) != null && makeReady(t.partition(), nowNanos)) {
+        back++;
       }
     }
+    return back;
   }
 
   synchronized boolean hasReady() {

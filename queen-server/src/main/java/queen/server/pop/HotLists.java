@@ -31,13 +31,11 @@ public final class HotLists {
     final List<Meter> meters = new CopyOnWriteArrayList<>();
     volatile long lastUsedNanos = System.nanoTime();
 
-    /**
-     * Work that {@code n} pops of the queue could take: {@code n} wakes where one group's pops park
-     * here; every parked pop where there are several groups (or none known), since a wake meant for
-     * one group could reach another's pop.
-     */
+    /** Work that {@code n} parked pops of the queue could take (see {@link WakeGate#open(int)}). */
     void wake(int n) {
-      gate.open(rings.size() == 1 ? n : Integer.MAX_VALUE);
+      if (n > 0) {
+        gate.open(n);
+      }
     }
 
     QueueState(String queue) {

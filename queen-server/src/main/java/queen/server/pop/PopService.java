@@ -107,6 +107,7 @@ public final class PopService {
     long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(request.waitMillis());
     WakeGate gate = gate(request.target());
     int attempt = 0;
+    boolean woken = false;
     while (true) {
       // read before looking: a wake that lands between the look and the park is not lost
       long seen = gate.generation();
@@ -120,6 +121,9 @@ public final class PopService {
       long now = System.nanoTime();
       long left = deadline - now;
       if (left <= 0) {
+        if (woken) {
+          gate.open(1); // leaving with the work this pop was woken for: another may take it
+        }
         return empty(request, worker);
       }
       attempt++;
@@ -131,8 +135,14 @@ public final class PopService {
         return empty(request, worker); // shutting down: parked pops answer 204 now
       }
       try {
-        if (gate.await(
-            seen, park, TimeUnit.NANOSECONDS, request.target() instanceof PopTarget.Partition)) {
+        woken =
+            gate.await(
+                seen,
+                park,
+                TimeUnit.NANOSECONDS,
+                request.group(),
+                request.target() instanceof PopTarget.Partition);
+        if (woken) {
           wakes.increment();
           attempt = 0; // a successful wake resets the backoff
         }

@@ -142,7 +142,8 @@ final class RingPath {
     try {
       claims = store.popList(queue, taken.stream().map(HotList.Taken::partition).toList(), claim);
     } catch (RuntimeException e) {
-      ring.giveBack(taken, System.nanoTime());
+      // a wake may have been spent on this pop: others may take what it held
+      hot.wake(queue, ring.giveBack(taken, System.nanoTime()));
       throw e;
     }
     checkIn(ring, queue, claim, claims, byPartition);
@@ -152,9 +153,9 @@ final class RingPath {
         untried.add(t);
       }
     }
-    if (!untried.isEmpty()) {
-      ring.giveBack(untried, System.nanoTime());
-      hot.wake(queue, untried.size()); // others parked meanwhile may take what this pop did not
+    int back = untried.isEmpty() ? 0 : ring.giveBack(untried, System.nanoTime());
+    if (back > 0) {
+      hot.wake(queue, back); // others parked meanwhile may take what this pop did not
     } else if (ring.hasReady()) {
       // a push woke one pop per partition; more became ready than this pop took: pass it on
       hot.wake(queue, 1);

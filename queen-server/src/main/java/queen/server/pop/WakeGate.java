@@ -1,5 +1,7 @@
 package queen.server.pop;
 
+import java.util.HashMap;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.Condition;
@@ -18,6 +20,8 @@ public final class WakeGate {
   private final Condition opened = lock.newCondition();
   private final AtomicInteger parked = new AtomicInteger();
   private final AtomicInteger picky = new AtomicInteger();
+  // the consumer groups of the parked waiters, under the lock
+  private final Map<String, Integer> groups = new HashMap<>();
   private volatile long generation;
 
   /** Read before looking for work; pass to {@link #await}. */
@@ -31,14 +35,15 @@ public final class WakeGate {
   }
 
   /**
-   * Wakes at most {@code n} waiters, the longest parked first; every waiter while a picky one is
-   * parked.
+   * Wakes at most {@code n} waiters, the longest parked first, for work any waiter of the gate can
+   * take; every waiter while waiters of several consumer groups or a picky one are parked, since a
+   * wake could reach a waiter that cannot take the work.
    */
   public void open(int n) {
     lock.lock();
     try {
       generation++;
-      if (n >= parked.get() || picky.get() > 0) {
+      if (n >= parked.get() || picky.get() > 0 || groups.size() > 1) {
         opened.signalAll();
       } else {
         for (int i = 0; i < n; i++) {
@@ -57,12 +62,13 @@ public final class WakeGate {
    * @return true when the gate had opened before the park or woke this waiter; false when the time
    *     ran out, even if the gate opened meanwhile for others
    */
-  public boolean await(long seen, long timeout, TimeUnit unit, boolean picky)
+  public boolean await(long seen, long timeout, TimeUnit unit, String group, boolean picky)
       throws InterruptedException {
     long nanos = unit.toNanos(timeout);
     lock.lock();
     // counted under the lock: an open sees exactly the waiters it can signal
     parked.incrementAndGet();
+    groups.merge(group, 1, Integer::sum);
     if (picky) {
       this.picky.incrementAndGet();
     }
@@ -76,6 +82,7 @@ public final class WakeGate {
       return generation != seen && nanos > 0;
     } finally {
       parked.decrementAndGet();
+      groups.compute(group, (g, n) -> n == 1 ? null : n - 1);
       if (picky) {
         this.picky.decrementAndGet();
       }

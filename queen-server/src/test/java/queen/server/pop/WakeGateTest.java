@@ -19,7 +19,7 @@ class WakeGateTest {
     WakeGate gate = new WakeGate();
     long seen = gate.generation(); // read before looking for work
     gate.open(); // a push lands while the pop was busy finding nothing
-    assertThat(gate.await(seen, 30, TimeUnit.SECONDS, false)).isTrue();
+    assertThat(gate.await(seen, 30, TimeUnit.SECONDS, "g", false)).isTrue();
   }
 
   @Test
@@ -27,7 +27,7 @@ class WakeGateTest {
     WakeGate gate = new WakeGate();
     long seen = gate.generation();
     try (var pool = Executors.newVirtualThreadPerTaskExecutor()) {
-      List<CompletableFuture<Boolean>> waiters = park(gate, seen, 50, false, pool);
+      List<CompletableFuture<Boolean>> waiters = park(gate, seen, 50, "g", false, pool);
       Awaitility.await().until(() -> gate.parked() == 50);
       gate.open();
       for (var w : waiters) {
@@ -40,7 +40,7 @@ class WakeGateTest {
   @Test
   void withoutAnOpenTheWaitEndsAtItsBound() throws Exception {
     WakeGate gate = new WakeGate();
-    assertThat(gate.await(gate.generation(), 20, TimeUnit.MILLISECONDS, false)).isFalse();
+    assertThat(gate.await(gate.generation(), 20, TimeUnit.MILLISECONDS, "g", false)).isFalse();
   }
 
   @Test
@@ -48,7 +48,7 @@ class WakeGateTest {
     WakeGate gate = new WakeGate();
     long seen = gate.generation();
     try (var pool = Executors.newVirtualThreadPerTaskExecutor()) {
-      List<CompletableFuture<Boolean>> waiters = park(gate, seen, 20, false, pool);
+      List<CompletableFuture<Boolean>> waiters = park(gate, seen, 20, "g", false, pool);
       Awaitility.await().until(() -> gate.parked() == 20);
       gate.open(1);
       Awaitility.await()
@@ -73,10 +73,25 @@ class WakeGateTest {
     WakeGate gate = new WakeGate();
     long seen = gate.generation();
     try (var pool = Executors.newVirtualThreadPerTaskExecutor()) {
-      List<CompletableFuture<Boolean>> waiters = park(gate, seen, 10, false, pool);
-      waiters.addAll(park(gate, seen, 1, true, pool));
+      List<CompletableFuture<Boolean>> waiters = park(gate, seen, 10, "g", false, pool);
+      waiters.addAll(park(gate, seen, 1, "g", true, pool));
       Awaitility.await().until(() -> gate.parked() == 11);
       gate.open(1); // the one woken might not be the one this work is for
+      for (var w : waiters) {
+        assertThat(w.get(10, TimeUnit.SECONDS)).isTrue();
+      }
+    }
+  }
+
+  @Test
+  void whileWaitersOfTwoGroupsAreParkedAnOpenForOneWakesEveryone() throws Exception {
+    WakeGate gate = new WakeGate();
+    long seen = gate.generation();
+    try (var pool = Executors.newVirtualThreadPerTaskExecutor()) {
+      List<CompletableFuture<Boolean>> waiters = park(gate, seen, 10, "a", false, pool);
+      waiters.addAll(park(gate, seen, 1, "b", false, pool));
+      Awaitility.await().until(() -> gate.parked() == 11);
+      gate.open(1); // one woken might be of the group the work is not for
       for (var w : waiters) {
         assertThat(w.get(10, TimeUnit.SECONDS)).isTrue();
       }
@@ -88,11 +103,11 @@ class WakeGateTest {
     WakeGate gate = new WakeGate();
     long seen = gate.generation();
     try (var pool = Executors.newVirtualThreadPerTaskExecutor()) {
-      CompletableFuture<Boolean> first = park(gate, seen, 1, false, pool).getFirst();
+      CompletableFuture<Boolean> first = park(gate, seen, 1, "g", false, pool).getFirst();
       Awaitility.await().until(() -> gate.parked() == 1);
       CompletableFuture<Boolean> second =
-          CompletableFuture.supplyAsync(() -> awaitQuietly(gate, seen, 300, false), pool);
-      Awaitility.await().until(() -> gate.parked() == 2);
+          CompletableFuture.supplyAsync(() -> awaitQuietly(gate, seen, 3_000, "g", false), pool);
+      Awaitility.await().pollInterval(Duration.ofMillis(5)).until(() -> gate.parked() == 2);
       gate.open(1); // the longest parked is woken
       assertThat(first.get(10, TimeUnit.SECONDS)).isTrue();
       // the other ends at its bound: its backoff keeps growing instead of starting over
@@ -101,17 +116,20 @@ class WakeGateTest {
   }
 
   private static List<CompletableFuture<Boolean>> park(
-      WakeGate gate, long seen, int n, boolean picky, ExecutorService pool) {
+      WakeGate gate, long seen, int n, String group, boolean picky, ExecutorService pool) {
     List<CompletableFuture<Boolean>> out = new ArrayList<>();
     for (int i = 0; i < n; i++) {
-      out.add(CompletableFuture.supplyAsync(() -> awaitQuietly(gate, seen, 30_000, picky), pool));
+      out.add(
+          CompletableFuture.supplyAsync(
+              () -> awaitQuietly(gate, seen, 30_000, group, picky), pool));
     }
     return out;
   }
 
-  private static boolean awaitQuietly(WakeGate gate, long seen, long millis, boolean picky) {
+  private static boolean awaitQuietly(
+      WakeGate gate, long seen, long millis, String group, boolean picky) {
     try {
-      return gate.await(seen, millis, TimeUnit.MILLISECONDS, picky);
+      return gate.await(seen, millis, TimeUnit.MILLISECONDS, group, picky);
     } catch (InterruptedException e) {
       throw new IllegalStateException(e);
     }
