@@ -33,9 +33,7 @@ public final class HotLists {
 
     /** Work that {@code n} parked pops of the queue could take (see {@link WakeGate#open(int)}). */
     void wake(int n) {
-      if (n > 0) {
-        gate.open(n);
-      }
+      gate.open(n);
     }
 
     QueueState(String queue) {
@@ -164,6 +162,11 @@ public final class HotLists {
       queue(queue).wake(1);
       anyQueue.open();
     }
+  }
+
+  /** A pop could not use all it was woken for: pass a wake on (see {@link WakeGate#passOn()}). */
+  void passOn(String queue) {
+    queue(queue).gate.passOn();
   }
 
   /** {@code n} partitions of the queue are ready for a pop that is not looking: wake that many. */

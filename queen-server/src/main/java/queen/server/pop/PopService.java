@@ -122,7 +122,9 @@ public final class PopService {
       long left = deadline - now;
       if (left <= 0) {
         if (woken) {
-          gate.open(1); // leaving with the work this pop was woken for: another may take it
+          // leaving with the work this pop was woken for: another may take it (a signal that
+          // lands just as the wait runs out is not seen here; the others' backoff bound covers it)
+          gate.passOn();
         }
         return empty(request, worker);
       }
@@ -141,7 +143,8 @@ public final class PopService {
                 park,
                 TimeUnit.NANOSECONDS,
                 request.group(),
-                request.target() instanceof PopTarget.Partition);
+                // a pop of one partition, or of the queues its filters match, takes only some work
+                !(request.target() instanceof PopTarget.Queue));
         if (woken) {
           wakes.increment();
           attempt = 0; // a successful wake resets the backoff

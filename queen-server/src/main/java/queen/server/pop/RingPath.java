@@ -158,7 +158,7 @@ final class RingPath {
       hot.wake(queue, back); // others parked meanwhile may take what this pop did not
     } else if (ring.hasReady()) {
       // a push woke one pop per partition; more became ready than this pop took: pass it on
-      hot.wake(queue, 1);
+      hot.passOn(queue);
     }
     return claims;
   }

@@ -40,6 +40,9 @@ public final class WakeGate {
    * wake could reach a waiter that cannot take the work.
    */
   public void open(int n) {
+    if (n <= 0) {
+      return;
+    }
     lock.lock();
     try {
       generation++;
@@ -49,6 +52,23 @@ public final class WakeGate {
         for (int i = 0; i < n; i++) {
           opened.signal();
         }
+      }
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * Passes a wake on to one waiter where wakes go one at a time (see {@link #open(int)}); where
+   * every waiter was woken there is nothing to pass on, and waking everyone again would only repeat
+   * the herd.
+   */
+  public void passOn() {
+    lock.lock();
+    try {
+      if (parked.get() > 0 && picky.get() == 0 && groups.size() <= 1) {
+        generation++;
+        opened.signal();
       }
     } finally {
       lock.unlock();

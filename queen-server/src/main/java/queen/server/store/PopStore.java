@@ -171,7 +171,7 @@ public final class PopStore {
   /**
    * Folds rows (one per delivered slice, or one verdict row) into one claim per partition. The rows
    * of one partition are contiguous; a partition is named by queue and name because a missing one
-   * has no id.
+   * may have no id.
    */
   private static List<PartitionClaim> readClaims(PreparedStatement ps) throws SQLException {
     List<PartitionClaim> claims = new ArrayList<>();

@@ -99,6 +99,30 @@ class WakeGateTest {
   }
 
   @Test
+  void aWakePassedOnReachesOneWaiterOfOneGroupAndNobodyWhereEveryoneIsWokenAnyway()
+      throws Exception {
+    WakeGate gate = new WakeGate();
+    long seen = gate.generation();
+    try (var pool = Executors.newVirtualThreadPerTaskExecutor()) {
+      List<CompletableFuture<Boolean>> waiters = park(gate, seen, 5, "a", false, pool);
+      Awaitility.await().until(() -> gate.parked() == 5);
+      gate.passOn();
+      Awaitility.await().until(() -> gate.parked() == 4);
+      long later = gate.generation();
+      List<CompletableFuture<Boolean>> others = park(gate, later, 1, "b", false, pool);
+      Awaitility.await().until(() -> gate.parked() == 5);
+      gate.passOn(); // two groups: a push already woke everyone, so there is nothing to pass on
+      assertThat(gate.generation()).isEqualTo(later);
+      assertThat(gate.parked()).isEqualTo(5);
+      gate.open();
+      waiters.addAll(others);
+      for (var w : waiters) {
+        assertThat(w.get(10, TimeUnit.SECONDS)).isTrue();
+      }
+    }
+  }
+
+  @Test
   void aWaitThatEndsAtItsBoundIsNotAWakeEvenIfTheGateOpenedForAnother() throws Exception {
     WakeGate gate = new WakeGate();
     long seen = gate.generation();
