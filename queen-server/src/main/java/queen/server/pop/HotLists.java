@@ -31,11 +31,6 @@ public final class HotLists {
     final List<Meter> meters = new CopyOnWriteArrayList<>();
     volatile long lastUsedNanos = System.nanoTime();
 
-    /** Work that {@code n} parked pops of the queue could take (see {@link WakeGate#open(int)}). */
-    void wake(int n) {
-      gate.open(n);
-    }
-
     QueueState(String queue) {
       this.name = queue;
       meters.add(
@@ -137,7 +132,7 @@ public final class HotLists {
     for (HotList ring : q.rings.values()) {
       ring.add(partition, count, now);
     }
-    q.wake(1);
+    q.gate.open(1);
     anyQueue.open();
   }
 
@@ -151,7 +146,7 @@ public final class HotLists {
       revisit(queue, group, partition);
     } else if (ring(queue, group).unhold(partition, System.nanoTime())) {
       // the push that landed during the lease found the gate open and nothing ready: wake again
-      queue(queue).wake(1);
+      queue(queue).gate.open(1);
       anyQueue.open();
     }
   }
@@ -159,7 +154,7 @@ public final class HotLists {
   /** The partition is takeable again for the group (ack-promote, revisit wheel): wake pops. */
   void revisit(String queue, String group, String partition) {
     if (ring(queue, group).release(partition, System.nanoTime())) {
-      queue(queue).wake(1);
+      queue(queue).gate.open(1);
       anyQueue.open();
     }
   }
@@ -171,6 +166,6 @@ public final class HotLists {
 
   /** {@code n} partitions of the queue are ready for a pop that is not looking: wake that many. */
   void wake(String queue, int n) {
-    queue(queue).wake(n);
+    queue(queue).gate.open(n);
   }
 }

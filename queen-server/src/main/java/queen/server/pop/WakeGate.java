@@ -46,7 +46,7 @@ public final class WakeGate {
     lock.lock();
     try {
       generation++;
-      if (n >= parked.get() || picky.get() > 0 || groups.size() > 1) {
+      if (n >= parked.get() || !oneAtATime()) {
         opened.signalAll();
       } else {
         for (int i = 0; i < n; i++) {
@@ -66,13 +66,18 @@ public final class WakeGate {
   public void passOn() {
     lock.lock();
     try {
-      if (parked.get() > 0 && picky.get() == 0 && groups.size() <= 1) {
+      if (parked.get() > 0 && oneAtATime()) {
         generation++;
         opened.signal();
       }
     } finally {
       lock.unlock();
     }
+  }
+
+  /** Whether any parked waiter can take any work: one group's, none picky. Under the lock. */
+  private boolean oneAtATime() {
+    return picky.get() == 0 && groups.size() <= 1;
   }
 
   /**
