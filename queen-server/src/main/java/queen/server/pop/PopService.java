@@ -226,13 +226,22 @@ public final class PopService {
           ? Attempt.OVERLOADED
           : look.holdUntil() != 0 ? new Attempt(null, false, look.holdUntil()) : Attempt.NOTHING;
     }
+    Attempt a;
     try {
-      return withPermit(request, claim, look.work());
+      a = withPermit(request, claim, look.work());
     } catch (RuntimeException e) {
-      if (look.failed() != null) {
-        look.failed().run();
-      }
+      failed(look);
       throw e;
+    }
+    if (a.overloaded()) {
+      failed(look); // the work never ran: a first contact refused a permit is the next pop's
+    }
+    return a;
+  }
+
+  private static void failed(RingPath.Look look) {
+    if (look.failed() != null) {
+      look.failed().run();
     }
   }
 

@@ -63,8 +63,8 @@ final class RingPath {
 
   /**
    * What a look at the ring decided: SQL work to run under a serving permit ({@code failed} runs
-   * when that work throws), no permit for a due reseed, a hold until {@code holdUntil} (a minimum
-   * pop wait), or nothing to do now.
+   * when that work throws or gets no permit), no permit for a due reseed, a hold until {@code
+   * holdUntil} (a minimum pop wait), or nothing to do now.
    */
   record Look(
       Supplier<List<PartitionClaim>> work, Runnable failed, boolean overloaded, long holdUntil) {
