@@ -66,27 +66,33 @@ final class Parked {
               return null;
             });
       }
-      // let every consumer reach its first park, then measure a quiet period
-      TimeUnit.SECONDS.sleep(Math.max(3, consumers / 1000));
-      long calls0 = target.dbCalls();
-      long t0 = System.nanoTime();
-      TimeUnit.SECONDS.sleep(idleSeconds);
-      double idleCalls = (target.dbCalls() - calls0) / ((System.nanoTime() - t0) / 1e9);
-      Long rss = brokerPid == null ? null : rssMegabytes(brokerPid);
-
-      long interval = (long) (TimeUnit.SECONDS.toNanos(1) / rate);
-      long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+      double idleCalls;
+      Long rss;
       long n = 0;
-      while (System.nanoTime() < end) {
-        long next = System.nanoTime() + interval;
-        String id = q + "-" + n++;
-        String partition = "p" + ThreadLocalRandom.current().nextInt(partitions);
-        target.push(q, List.of(new Target.Message(partition, id, Payloads.of(30, 0))));
-        pushedAt.put(id, System.nanoTime());
-        LockSupport.parkNanos(Math.max(0, next - System.nanoTime()));
+      try {
+        // let every consumer reach its first park, then measure a quiet period
+        TimeUnit.SECONDS.sleep(Math.max(3, consumers / 1000));
+        long calls0 = target.dbCalls();
+        long t0 = System.nanoTime();
+        TimeUnit.SECONDS.sleep(idleSeconds);
+        idleCalls = (target.dbCalls() - calls0) / ((System.nanoTime() - t0) / 1e9);
+        rss = brokerPid == null ? null : rssMegabytes(brokerPid);
+
+        long interval = (long) (TimeUnit.SECONDS.toNanos(1) / rate);
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+        while (System.nanoTime() < end) {
+          long next = System.nanoTime() + interval;
+          String id = q + "-" + n++;
+          String partition = "p" + ThreadLocalRandom.current().nextInt(partitions);
+          target.push(q, List.of(new Target.Message(partition, id, Payloads.of(30, 0))));
+          pushedAt.put(id, System.nanoTime());
+          LockSupport.parkNanos(Math.max(0, next - System.nanoTime()));
+        }
+      } finally {
+        // also when a push fails (the broker died): the pool's close waits for every consumer
+        stop.set(true);
+        pool.shutdownNow();
       }
-      stop.set(true);
-      pool.shutdownNow();
       return new Result(
           "parked",
           target.name(),
