@@ -237,6 +237,10 @@ final class HotList {
     return !ready.isEmpty();
   }
 
+  synchronized int readyCount() {
+    return ready.size();
+  }
+
   synchronized boolean isReady(String partition) {
     return ready.contains(partition);
   }
@@ -252,6 +256,11 @@ final class HotList {
     }
     contacted = true;
     return true;
+  }
+
+  /** Whether no pop has made (or is making) first contact through this ring yet. */
+  synchronized boolean awaitsFirstContact() {
+    return !contacted;
   }
 
   /** The first-contact pop failed: the next pop routes first contact again. */

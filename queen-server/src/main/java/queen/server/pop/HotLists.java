@@ -107,6 +107,12 @@ public final class HotLists {
         });
   }
 
+  /** The group's ring on the queue if this broker has one; never creates it. */
+  HotList existingRing(String queue, String group) {
+    QueueState q = queues.get(queue);
+    return q == null ? null : q.rings.get(group);
+  }
+
   /**
    * The group's cursors on the queue (every queue when null) were moved by a delete or a seek: drop
    * its rings, so that the next pop starts from a reseed and first contact as if new, and wake

@@ -82,6 +82,9 @@ public final class PopService {
                 .description("Pops answered empty from the hot-list alone, no permit, no SQL")
                 .register(meters),
             noPermit);
+    if (hotList) {
+      ringPath.keepWatch(); // without the hot-list every parked pop looks for itself
+    }
   }
 
   /**
@@ -108,6 +111,7 @@ public final class PopService {
     WakeGate gate = gate(request.target());
     int attempt = 0;
     boolean woken = false;
+    boolean watched = hotList && request.target() instanceof PopTarget.Queue;
     while (true) {
       // read before looking: a wake that lands between the look and the park is not lost
       long seen = gate.generation();
@@ -123,13 +127,20 @@ public final class PopService {
       if (left <= 0) {
         if (woken) {
           // leaving with the work this pop was woken for: another may take it (a signal that
-          // lands just as the wait runs out is not seen here; the others' backoff bound covers it)
+          // lands just as the wait runs out is not seen here; the watch or the others' backoff
+          // bound covers it)
           gate.passOn();
         }
         return empty(request, worker);
       }
       attempt++;
-      long park = Math.min(left, TimeUnit.MILLISECONDS.toNanos(waits.intervalMs(attempt)));
+      // a whole-queue pop on the hot-list parks until a wake or its deadline: the ring's watch
+      // (RingPath) is its floor; the others look again after the backoff bound
+      // (a pop refused a permit keeps its backoff: the work is still there)
+      long park =
+          watched && !a.overloaded()
+              ? left
+              : Math.min(left, TimeUnit.MILLISECONDS.toNanos(waits.intervalMs(attempt)));
       if (a.holdUntil() != 0) {
         park = Math.min(left, Math.max(0, a.holdUntil() - now));
       }

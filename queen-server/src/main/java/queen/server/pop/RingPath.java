@@ -12,6 +12,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import queen.server.store.Claim;
 import queen.server.store.PartitionClaim;
 import queen.server.store.PopStore;
@@ -21,9 +23,11 @@ import queen.server.store.Verdict;
  * The hot-list path of a pop: a look at the group's ring decides, in memory, whether there is work
  * worth a serving permit and which partitions to claim; the claim's verdicts go back into the ring.
  * Reseeds refill the ring from SQL, and the revisit wheel brings back deferred and locked
- * partitions when their time comes.
+ * partitions when their time comes and keeps the watch over parked whole-queue pops.
  */
 final class RingPath {
+  private static final Logger log = LoggerFactory.getLogger(RingPath.class);
+
   /** Candidates fetched per reseed; a full page asks for the next reseed at once. */
   static final int RESEED_PAGE = 1024;
 
@@ -51,11 +55,11 @@ final class RingPath {
     this.store = store;
     this.seeds = seeds;
     this.hot = hot;
-    this.wheel = new RevisitWheel(hot, clock);
-    wheel.every(Duration.ofMinutes(1), () -> hot.evictIdle(TimeUnit.MINUTES.toNanos(10)));
     this.limiter = limiter;
     this.settings = settings;
     this.waits = waits;
+    this.wheel = new RevisitWheel(hot, clock);
+    wheel.every(Duration.ofMinutes(1), () -> hot.evictIdle(TimeUnit.MINUTES.toNanos(10)));
     this.clock = clock;
     this.emptyWithoutPermit = emptyWithoutPermit;
     this.noPermit = noPermit;
@@ -176,6 +180,56 @@ final class RingPath {
     return claims;
   }
 
+  /**
+   * Keeps the floor under whole-queue long-polls, which park until their deadline or a wake rather
+   * than look once per POP_WAIT_MAX_INTERVAL_MS each (5,000 parked pops looking once a second took
+   * a third of a core and 50 MB/s of re-parked stacks). For each queue with parked whole-queue pops
+   * and each of their groups, twice per interval: a ring due a reseed is reseeded (what other
+   * brokers stored without a hint comes in, and a reseed that finds work opens the gate); work the
+   * ring holds that nobody was woken for (a lost or unpassed wake) wakes one pop; a ring that is
+   * gone, or awaits first contact, wakes one pop to rebuild it.
+   */
+  void keepWatch() {
+    // twice per interval, so that a ring's reseed, due once per interval, is at most that late
+    wheel.every(
+        Duration.ofMillis(Math.max(1, waits.maxMs() / 2)),
+        () -> {
+          try {
+            watch();
+          } catch (RuntimeException e) {
+            // the timer drops a task that throws, and parked pops have no other floor
+            log.warn("the watch over parked pops failed once: {}", e.toString());
+          }
+        });
+  }
+
+  private void watch() {
+    long now = System.nanoTime();
+    long interval = TimeUnit.MILLISECONDS.toNanos(waits.maxMs());
+    for (String queue : hot.parkedByQueue().keySet()) {
+      WakeGate gate = hot.gate(queue);
+      for (String group : gate.wholeQueueGroups()) {
+        HotList ring = hot.existingRing(queue, group);
+        if (ring == null || ring.awaitsFirstContact()) {
+          gate.open(1);
+        } else if (ring.reseedDue(now, interval)) {
+          Thread.startVirtualThread(() -> reseedForWatch(ring, queue, group, interval));
+        } else if (ring.hasReady()) {
+          gate.open(1);
+        }
+      }
+    }
+  }
+
+  private void reseedForWatch(HotList ring, String queue, String group, long interval) {
+    try {
+      reseed(ring, queue, group, System.nanoTime(), interval);
+    } catch (RuntimeException e) {
+      // the ring stays due: the next watch, or a pop's look, tries again
+      log.debug("reseed of {} for group {} failed: {}", queue, group, e.toString());
+    }
+  }
+
   /** Refills the ring from SQL; false when no permit was free (the reseed stays due). */
   private boolean reseed(HotList ring, String queue, String group, long now, long interval) {
     if (!ring.startReseed(now, interval)) {
@@ -188,15 +242,13 @@ final class RingPath {
       return false;
     }
     try {
-      boolean wasPrimed = ring.primed();
       List<String> names = store.candidates(queue, group, RESEED_PAGE);
       ring.reseeded(names, names.size() >= RESEED_PAGE, System.nanoTime());
       permit.get().onIgnore(); // not a pop: its latency says nothing about the pops' queueing
-      if (!wasPrimed || ring.hasReady()) {
-        // pops parked while the ring was unprimed, or before what the reseed found (pushed
-        // through another broker), look again; waking thousands of them for nothing would not
-        hot.gate(queue).open();
-      }
+      // pops parked before what the reseed found (pushed through another broker, or while the
+      // ring was unprimed): one per ready partition looks again (every one where wakes cannot
+      // go one at a time, see WakeGate)
+      hot.wake(queue, ring.readyCount());
       return true;
     } catch (RuntimeException e) {
       ring.reseedFailed(System.nanoTime());

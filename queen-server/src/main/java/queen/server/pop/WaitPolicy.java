@@ -3,8 +3,10 @@ package queen.server.pop;
 /**
  * How long a long-poll parks between attempts when nothing wakes it: {@code initialMs} for the
  * first {@code threshold} attempts, then {@code initialMs x attempt x multiplier} capped at {@code
- * maxMs}. The bound is the correctness floor: a lost wake costs at most one interval. A wake that
- * finds the gate opened resets the count.
+ * maxMs}. The bound is the correctness floor of pops of one partition, of discovery pops and of
+ * every pop without the hot-list: a lost wake costs at most one interval. Whole-queue pops on the
+ * hot-list park until a wake or their deadline; the rings' watch, twice per {@code maxMs}, is their
+ * floor. A wake that finds the gate opened resets the count.
  *
  * @param initialMs POP_WAIT_INITIAL_INTERVAL_MS (100)
  * @param threshold POP_WAIT_BACKOFF_THRESHOLD (3)

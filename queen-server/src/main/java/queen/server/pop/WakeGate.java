@@ -2,6 +2,7 @@ package queen.server.pop;
 
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.Condition;
@@ -20,8 +21,9 @@ public final class WakeGate {
   private final Condition opened = lock.newCondition();
   private final AtomicInteger parked = new AtomicInteger();
   private final AtomicInteger picky = new AtomicInteger();
-  // the consumer groups of the parked waiters, under the lock
+  // the consumer groups of the parked waiters, and of those not picky, under the lock
   private final Map<String, Integer> groups = new HashMap<>();
+  private final Map<String, Integer> wholeQueueGroups = new HashMap<>();
   private volatile long generation;
 
   /** Read before looking for work; pass to {@link #await}. */
@@ -96,6 +98,8 @@ public final class WakeGate {
     groups.merge(group, 1, Integer::sum);
     if (picky) {
       this.picky.incrementAndGet();
+    } else {
+      wholeQueueGroups.merge(group, 1, Integer::sum);
     }
     try {
       if (generation != seen) {
@@ -110,7 +114,19 @@ public final class WakeGate {
       groups.compute(group, (g, n) -> n == 1 ? null : n - 1);
       if (picky) {
         this.picky.decrementAndGet();
+      } else {
+        wholeQueueGroups.compute(group, (g, n) -> n == 1 ? null : n - 1);
       }
+      lock.unlock();
+    }
+  }
+
+  /** The consumer groups of the long-polls that are parked here right now and not picky. */
+  Set<String> wholeQueueGroups() {
+    lock.lock();
+    try {
+      return Set.copyOf(wholeQueueGroups.keySet());
+    } finally {
       lock.unlock();
     }
   }
