@@ -24,8 +24,9 @@ import queen.server.store.StoreException;
  * out as few NOTIFYs as fit PostgreSQL's payload limit. Every broker listens on one dedicated
  * connection and applies what others sent exactly as it applies its own work, so a push through A
  * wakes a long-poll parked on B at once. Hints are an accelerator, never the floor: a lost one
- * costs at most one long-poll backoff interval or one state refresh, and a listener that had to
- * reconnect wakes every parked pop and refreshes the state once.
+ * costs at most about one and a half POP_WAIT_MAX_INTERVAL_MS (the ring watch's reseed, or a parked
+ * pop's own backoff) or one state refresh, and a listener that had to reconnect wakes every parked
+ * pop and refreshes the state once.
  */
 public final class Hints implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(Hints.class);

@@ -22,7 +22,7 @@ import queen.server.store.Verdict;
  * ready, since a claim would only find it locked. It comes back when its lease is released (the
  * ack-promote), when the revisit wheel fires at the known time, or when a reseed finds it takeable
  * (a lease that expired without an ack). Periodic reseeding from SQL repairs anything else, such as
- * another broker's push: a lost hint costs at most one reseed interval.
+ * another broker's push: a lost hint costs at most a reseed interval and one tick of the watch.
  */
 final class HotList {
   /**

@@ -183,14 +183,14 @@ final class RingPath {
   /**
    * Keeps the floor under whole-queue long-polls, which park until their deadline or a wake rather
    * than look once per POP_WAIT_MAX_INTERVAL_MS each (5,000 parked pops looking once a second took
-   * a third of a core and 50 MB/s of re-parked stacks). For each queue with parked whole-queue pops
-   * and each of their groups, twice per interval: a ring due a reseed is reseeded (what other
-   * brokers stored without a hint comes in, and a reseed that finds work opens the gate); work the
-   * ring holds that nobody was woken for (a lost or unpassed wake) wakes one pop; a ring that is
-   * gone, or awaits first contact, wakes one pop to rebuild it.
+   * a quarter of a core and 50 MB/s of re-parked stacks). Twice per interval, for each queue with
+   * parked whole-queue pops and each of their groups: a ring due a reseed is reseeded (what other
+   * brokers stored without a hint comes in, and what it finds wakes pops); a ring holding ready
+   * work wakes a pop (covering a lost or unpassed wake); a ring that is gone, or awaits first
+   * contact, wakes a pop to rebuild it. Each wake reaches one pop where wakes go one at a time.
    */
   void keepWatch() {
-    // twice per interval, so that a ring's reseed, due once per interval, is at most that late
+    // twice per interval, so that a ring's reseed, due once per interval, is at most half late
     wheel.every(
         Duration.ofMillis(Math.max(1, waits.maxMs() / 2)),
         () -> {
@@ -204,8 +204,10 @@ final class RingPath {
   }
 
   private void watch() {
-    long now = System.nanoTime();
     long interval = TimeUnit.MILLISECONDS.toNanos(waits.maxMs());
+    // a quarter interval ahead: a reseed is stamped when it ends, and the tick that comes an
+    // interval after its start must still find it due
+    long now = System.nanoTime() + interval / 4;
     for (String queue : hot.parkedByQueue().keySet()) {
       WakeGate gate = hot.gate(queue);
       for (String group : gate.wholeQueueGroups()) {
@@ -213,7 +215,7 @@ final class RingPath {
         if (ring == null || ring.awaitsFirstContact()) {
           gate.open(1);
         } else if (ring.reseedDue(now, interval)) {
-          Thread.startVirtualThread(() -> reseedForWatch(ring, queue, group, interval));
+          Thread.startVirtualThread(() -> reseedForWatch(ring, queue, group, now, interval));
         } else if (ring.hasReady()) {
           gate.open(1);
         }
@@ -221,11 +223,11 @@ final class RingPath {
     }
   }
 
-  private void reseedForWatch(HotList ring, String queue, String group, long interval) {
+  private void reseedForWatch(HotList ring, String queue, String group, long now, long interval) {
     try {
-      reseed(ring, queue, group, System.nanoTime(), interval);
+      reseed(ring, queue, group, now, interval);
     } catch (RuntimeException e) {
-      // the ring stays due: the next watch, or a pop's look, tries again
+      // reseed marked it failed: the watch, or a pop's look, tries again an interval later
       log.debug("reseed of {} for group {} failed: {}", queue, group, e.toString());
     }
   }

@@ -36,8 +36,7 @@ class HintsOffTest {
   private final HttpClient http = HttpClient.newHttpClient();
 
   @Test
-  void aPushThroughABrokerWithoutHintsReachesAPopParkedOnAnotherWithinItsBackoff()
-      throws Exception {
+  void aPushThroughABrokerWithoutHintsReachesAPopParkedOnAnotherWithinItsFloor() throws Exception {
     try (Broker b = broker.startAnother(FLOOR)) {
       new Wire(broker).configure("floor", Wire.object());
       CompletableFuture<HttpResponse<String>> parked =
@@ -57,7 +56,7 @@ class HintsOffTest {
       HttpResponse<String> r = parked.get(20, TimeUnit.SECONDS);
       assertThat(r.statusCode()).isEqualTo(200);
       assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0))
-          .as("found by B's own backoff, far inside the 20 s the pop would wait")
+          .as("found by B's own watch, far inside the 20 s the pop would wait")
           .isLessThan(3_000);
       assertThat(broker.metric("queen_hints_sent_total", "")).as("A sent nothing").isZero();
       assertThat(

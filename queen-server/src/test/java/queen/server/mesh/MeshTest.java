@@ -36,7 +36,8 @@ import queen.server.Wire;
  */
 class MeshTest {
   /**
-   * Without hints, B's parked pops would look again only every 5 s and read switches every 60 s.
+   * Without hints, B would find others' pushes only every 5 s (its watch's reseed, its pops'
+   * backoff) and read switches every 60 s.
    */
   static final Map<String, String> SLOW_FLOOR =
       Map.of(
@@ -97,7 +98,7 @@ class MeshTest {
     }
     java.util.Arrays.sort(ms);
     assertThat(ms[2])
-        .as("median of five push-to-pop times across brokers %s ms; B's own backoff is 5 s", ms)
+        .as("median of five push-to-pop times across brokers %s ms; B's own floor is 5 s", ms)
         .isLessThan(100);
     assertThat(broker.metric(broker.startedBroker(), "queen_hints_sent_total", "")).isPositive();
   }
