@@ -55,11 +55,11 @@ final class RingPath {
     this.store = store;
     this.seeds = seeds;
     this.hot = hot;
+    this.wheel = new RevisitWheel(hot, clock);
+    wheel.every(Duration.ofMinutes(1), () -> hot.evictIdle(TimeUnit.MINUTES.toNanos(10)));
     this.limiter = limiter;
     this.settings = settings;
     this.waits = waits;
-    this.wheel = new RevisitWheel(hot, clock);
-    wheel.every(Duration.ofMinutes(1), () -> hot.evictIdle(TimeUnit.MINUTES.toNanos(10)));
     this.clock = clock;
     this.emptyWithoutPermit = emptyWithoutPermit;
     this.noPermit = noPermit;
