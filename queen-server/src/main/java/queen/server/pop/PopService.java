@@ -81,7 +81,11 @@ public final class PopService {
             Counter.builder("queen_pop_empty_without_permit_total")
                 .description("Pops answered empty from the hot-list alone, no permit, no SQL")
                 .register(meters),
-            noPermit);
+            noPermit,
+            Counter.builder("queen_pop_watch_wakes_total")
+                .description(
+                    "Wakes by the ring watch: ready work nobody took, or a ring to rebuild")
+                .register(meters));
     if (hotList) {
       ringPath.keepWatch(); // without the hot-list every parked pop looks for itself
     }

@@ -41,6 +41,7 @@ final class RingPath {
   private final InstantSource clock;
   private final Counter emptyWithoutPermit;
   private final Counter noPermit;
+  private final Counter watchWakes;
 
   RingPath(
       PopStore store,
@@ -51,7 +52,8 @@ final class RingPath {
       WaitPolicy waits,
       InstantSource clock,
       Counter emptyWithoutPermit,
-      Counter noPermit) {
+      Counter noPermit,
+      Counter watchWakes) {
     this.store = store;
     this.seeds = seeds;
     this.hot = hot;
@@ -63,6 +65,7 @@ final class RingPath {
     this.clock = clock;
     this.emptyWithoutPermit = emptyWithoutPermit;
     this.noPermit = noPermit;
+    this.watchWakes = watchWakes;
   }
 
   /**
@@ -214,10 +217,12 @@ final class RingPath {
         HotList ring = hot.existingRing(queue, group);
         if (ring == null || ring.awaitsFirstContact()) {
           gate.open(1);
+          watchWakes.increment();
         } else if (ring.reseedDue(now, interval)) {
           Thread.startVirtualThread(() -> reseedForWatch(ring, queue, group, now, interval));
         } else if (ring.hasReady()) {
           gate.open(1);
+          watchWakes.increment();
         }
       }
     }

@@ -77,13 +77,18 @@ class ParkedWatchTest extends LongPollContract {
     }
   }
 
-  /** Fewer than 30 looks that found nothing, all through the next 3 s. */
+  /**
+   * Fewer than 30 looks that found nothing, all through the next 3 s, and no wake by the watch:
+   * nothing is ready, and no ring of a group with whole-queue pops parked is missing.
+   */
   private static void assertFewLooksForThreeSeconds() {
     double before = broker.metric("queen_pop_empty_without_permit_total", "");
+    double watchWakes = broker.metric("queen_pop_watch_wakes_total", "");
     await()
         .during(Duration.ofSeconds(3))
         .atMost(Duration.ofSeconds(5))
         .until(() -> broker.metric("queen_pop_empty_without_permit_total", "") - before < 30);
+    assertThat(broker.metric("queen_pop_watch_wakes_total", "")).isEqualTo(watchWakes);
   }
 
   @Test
