@@ -115,7 +115,8 @@ public final class PopService {
     WakeGate gate = gate(request.target());
     int attempt = 0;
     boolean woken = false;
-    boolean watched = hotList && request.target() instanceof PopTarget.Queue;
+    // a pop of one partition, or of the queues its filters match, takes only some of the work
+    boolean wholeQueue = request.target() instanceof PopTarget.Queue;
     while (true) {
       // read before looking: a wake that lands between the look and the park is not lost
       long seen = gate.generation();
@@ -138,11 +139,10 @@ public final class PopService {
         return empty(request, worker);
       }
       attempt++;
-      // a whole-queue pop on the hot-list parks until a wake or its deadline: the ring's watch
-      // (RingPath) is its floor; the others look again after the backoff bound
-      // (a pop refused a permit keeps its backoff: the work is still there)
+      // on the hot-list a whole-queue pop parks until a wake or its deadline (RingPath's watch is
+      // its floor); the others, and a pop refused a permit, look again after the backoff bound
       long park =
-          watched && !a.overloaded()
+          hotList && wholeQueue && !a.overloaded()
               ? left
               : Math.min(left, TimeUnit.MILLISECONDS.toNanos(waits.intervalMs(attempt)));
       if (a.holdUntil() != 0) {
@@ -152,14 +152,7 @@ public final class PopService {
         return empty(request, worker); // shutting down: parked pops answer 204 now
       }
       try {
-        woken =
-            gate.await(
-                seen,
-                park,
-                TimeUnit.NANOSECONDS,
-                request.group(),
-                // a pop of one partition, or of the queues its filters match, takes only some work
-                !(request.target() instanceof PopTarget.Queue));
+        woken = gate.await(seen, park, TimeUnit.NANOSECONDS, request.group(), !wholeQueue);
         if (woken) {
           wakes.increment();
           attempt = 0; // a successful wake resets the backoff

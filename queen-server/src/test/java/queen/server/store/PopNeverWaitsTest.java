@@ -80,12 +80,11 @@ class PopNeverWaitsTest {
       UUID p1 = partitionId(a, "grouprec", "p1");
       UUID p2 = partitionId(a, "grouprec", "p2");
       a.setAutoCommit(false);
-      pop(a, p1, "g", UUID.randomUUID(), 10, false, "new", null, false, null);
+      popAs(a, p1, "g", "new");
       exec(b, "set lock_timeout = '200ms'");
-      assertThat(verdict(pop(b, p2, "g", UUID.randomUUID(), 10, false, "all", null, false, null)))
-          .isEqualTo("locked");
+      assertThat(verdict(popAs(b, p2, "g", "all"))).isEqualTo("locked");
       a.commit();
-      assertThat(verdict(pop(b, p2, "g", UUID.randomUUID(), 10, false, "all", null, false, null)))
+      assertThat(verdict(popAs(b, p2, "g", "all")))
           .as("the committed record (mode new) governs the second partition")
           .isEqualTo("empty");
     }
@@ -98,17 +97,7 @@ class PopNeverWaitsTest {
     try (Connection a = broker.connect();
         Connection b = broker.connect()) {
       a.setAutoCommit(false);
-      pop(
-          a,
-          partitionId(a, "seed-vs-pop", "p1"),
-          "g",
-          UUID.randomUUID(),
-          10,
-          false,
-          "all",
-          null,
-          false,
-          null);
+      popAs(a, partitionId(a, "seed-vs-pop", "p1"), "g", "all");
       exec(b, "set lock_timeout = '200ms'");
       assertThat(
               scalar(
@@ -133,35 +122,16 @@ class PopNeverWaitsTest {
       a.setAutoCommit(false);
       exec(a, "select * from queen.log_seed_group_v1('pop-vs-seed', null, null, 'h')");
       exec(b, "set lock_timeout = '200ms'");
-      assertThat(
-              verdict(
-                  pop(
-                      b,
-                      partitionId(b, "pop-vs-seed", "p1"),
-                      "h",
-                      UUID.randomUUID(),
-                      10,
-                      false,
-                      "all",
-                      null,
-                      false,
-                      null)))
+      assertThat(verdict(popAs(b, partitionId(b, "pop-vs-seed", "p1"), "h", "all")))
           .isEqualTo("locked");
       a.commit();
-      assertThat(
-              taken(
-                  pop(
-                      b,
-                      partitionId(b, "pop-vs-seed", "p1"),
-                      "h",
-                      UUID.randomUUID(),
-                      10,
-                      false,
-                      "all",
-                      null,
-                      false,
-                      null)))
-          .isEqualTo(1);
+      assertThat(taken(popAs(b, partitionId(b, "pop-vs-seed", "p1"), "h", "all"))).isEqualTo(1);
     }
+  }
+
+  /** A group's pop of ten messages under the given subscription mode, as a fresh worker. */
+  private static List<PopSql.Row> popAs(Connection c, UUID pid, String group, String mode)
+      throws Exception {
+    return pop(c, pid, group, UUID.randomUUID(), 10, false, mode, null, false, null);
   }
 }
