@@ -95,6 +95,43 @@ class CompletedPageTest {
     assertCompletedPages(expected);
   }
 
+  // 60 partitions each written once a round, for ten rounds: every partition holds messages of
+  // the page's whole span, its first 16 read 4 deep date it weakly, and its later partitions hold
+  // the rest of it. A page takes them at most 16 then 64 a round, and must miss none of them
+  @Test
+  void pagesSpanningMorePartitionsThanARoundTakesMissNone() {
+    for (int round = 0; round < 10; round++) {
+      for (int i = 0; i < 60; i++) {
+        wire.pushNumbered("span", "w" + i, round, 1);
+        wire.pushNumbered("waiting", "w" + i, round, 1);
+      }
+    }
+    for (int i = 0; i < 60; i++) {
+      assertThat(wire.popPartition("span", "w" + i, "batch=10&autoAck=true").status())
+          .isEqualTo(200);
+    }
+    // every message completed (or pending), newest first: round 9 from w59 down, then round 8
+    List<String> completed = new ArrayList<>();
+    List<String> pending = new ArrayList<>();
+    for (int round = 9; round >= 0; round--) {
+      for (int i = 59; i >= 0; i--) {
+        completed.add("span-w" + i + "-" + round);
+        pending.add("waiting-w" + i + "-" + round);
+      }
+    }
+    for (String[] page : new String[][] {{"50", "0"}, {"40", "30"}, {"100", "0"}, {"20", "90"}}) {
+      int limit = Integer.parseInt(page[0]);
+      int offset = Integer.parseInt(page[1]);
+      String query = "&limit=" + limit + "&offset=" + offset;
+      assertThat(wire.messageIds("/api/v1/messages?queue=span&status=completed" + query))
+          .isEqualTo(completed.subList(offset, offset + limit));
+      assertThat(wire.messageIds("/api/v1/messages?queue=waiting&status=pending" + query))
+          .isEqualTo(pending.subList(offset, offset + limit));
+      assertThat(wire.messageIds("/api/v1/messages?queue=waiting" + query))
+          .isEqualTo(pending.subList(offset, offset + limit));
+    }
+  }
+
   private void assertCompletedPages(List<String> expected) {
     assertThat(wire.messageIds("/api/v1/messages?queue=done&status=completed&limit=5"))
         .isEqualTo(expected.subList(0, 5));
