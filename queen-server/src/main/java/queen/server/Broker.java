@@ -39,6 +39,7 @@ import queen.server.http.StreamRoutes;
 import queen.server.http.TraceRoutes;
 import queen.server.http.TransactionRoutes;
 import queen.server.mesh.Hints;
+import queen.server.ops.Analyzer;
 import queen.server.ops.BrokerSampler;
 import queen.server.ops.ConsumerGroups;
 import queen.server.ops.LagSnapshot;
@@ -62,6 +63,7 @@ import queen.server.store.DeadLetterStore;
 import queen.server.store.MessageRemoval;
 import queen.server.store.MessageStore;
 import queen.server.store.Notifications;
+import queen.server.store.PlannerStatsStore;
 import queen.server.store.PopStore;
 import queen.server.store.PushStore;
 import queen.server.store.QueueStore;
@@ -197,6 +199,9 @@ public final class Broker implements AutoCloseable {
               new RetentionStore(db), config.retention(), clock, meters, statistics::retained);
       resources.addFirst(retention);
       retention.start();
+      Analyzer analyzer = new Analyzer(new PlannerStatsStore(db), config.analyzeInterval(), meters);
+      resources.addFirst(analyzer);
+      analyzer.start();
       ConsumerGroupStore groupReads = new ConsumerGroupStore(adminDb);
       LagSnapshot lags = new LagSnapshot(groupReads, config.statsInterval(), clock);
       ConsumerGroups groups =

