@@ -79,6 +79,7 @@ declare
     v_scan  integer := 1;
     v_last  integer;
     v_taken integer;
+    v_late  integer;
     v_step  integer;
 begin
     if p_status <> 'completed' or queen.distributed() then
@@ -229,23 +230,29 @@ begin
             v_scan := v_scan + v_step;
         end loop;
     end if;
-    -- at most v_batch new candidates a round (v_last the last taken): a page's first partitions,
-    -- read 4 deep, date it weakly (937 of 952 candidates were newer) and read deeper often hold it
+    -- at most v_batch new candidates a round (v_last the last taken) besides those written after
+    -- p_to (first in order), which any page may need: a page's first partitions, read 4 deep, date
+    -- it weakly (937 of 952 candidates were newer) and read deeper often hold it
+    v_late := (select count(*) from generate_subscripts(v_ids, 1) as i
+                where i >= v_next and v_newest[i] >= p_to);
     select v_pass || coalesce(array_agg(v_ids[c.i] order by c.i), '{}'), max(c.i), count(*)
       into v_pass, v_last, v_taken
       from (select i from generate_subscripts(v_ids, 1) as i
              where i >= v_next
                and (v_newest[i] >= v_edge or v_edge is null and i < v_next + v_batch)
              order by i
-             limit v_batch) c;
+             limit v_batch + v_late) c;
     -- the newest write first: once the page has its oldest message, no later candidate is newer
     v_next := case when v_edge is null then v_next + v_batch
-                   when v_taken = v_batch then v_last + 1
+                   when v_taken = v_batch + v_late then v_last + 1
                    else cardinality(v_ids) + 1 end;
     -- the second round as many as the first (a round reads its new candidates as deep as the
-    -- partitions it reads again: 4x more in the second made pending 1.4x slower), then 4x more
+    -- partitions it reads again: 4x more in the second made pending 1.4x slower), then 4x more;
+    -- past limit + offset once the page has an edge (10,000 partitions written after a past `to`
+    -- all qualify: 200 a round took 50 rounds)
     if v_next > v_batch + 1 then
-        v_batch := least(v_batch * 4, v_need);
+        v_batch := case when v_edge is null then least(v_batch * 4, v_need)
+                        else least(v_batch * 4, 1000000) end;
     end if;
     exit when cardinality(v_pass) = 0;
     v_full := '{}';

@@ -48,6 +48,9 @@ public final class LagSnapshot {
   private final InstantSource clock;
   private final Executor background = r -> Thread.ofVirtual().name("lag-snapshot").start(r);
   private volatile Snapshot current;
+  // when a detail last found no snapshot, and when a snapshot last failed
+  private volatile Instant unansweredAt;
+  private volatile Instant failedAt;
   private CompletableFuture<Snapshot> taking;
   // a snapshot begun before a forget() is not kept
   private long generation;
@@ -90,14 +93,24 @@ public final class LagSnapshot {
    * The oldest unconsumed message of the cursors the snapshot holds, for a group's detail, which
    * probes the others: a cursor that consumed since the snapshot shows a time lag up to two
    * intervals too old, one that began to lag since is not held. Never waits: with no snapshot
-   * younger than two intervals it knows nothing and one is taken in the background (a page of 1,000
-   * lagging cursors probed each took 50 ms, 22 from a snapshot, until the lagging view took one),
-   * and an older one is refreshed in the background.
+   * younger than two intervals it knows nothing, and an older one is refreshed in the background.
+   * With none, a detail asked again within two intervals (a dashboard polling it) has one taken in
+   * the background for the next ones: a page of 1,000 lagging cursors probed each took 50 ms, 22
+   * from a snapshot, until the lagging view took one. Not for a detail asked once, which would
+   * never use it, nor within an interval of a snapshot that failed.
    */
   public ConsumerGroupStore.KnownOldest knownOldest() {
-    Snapshot s = recent(clock.instant());
+    Instant now = clock.instant();
+    Snapshot s = recent(now);
     if (s == null) {
-      take();
+      Instant before = unansweredAt;
+      unansweredAt = now;
+      Instant failed = failedAt;
+      if (before != null
+          && before.isAfter(now.minus(interval.multipliedBy(2)))
+          && (failed == null || failed.isBefore(now.minus(interval)))) {
+        take();
+      }
       return (group, partitionId) -> null;
     }
     return (group, partitionId) -> s.oldest().get(new Cursor(group, partitionId));
@@ -160,6 +173,7 @@ public final class LagSnapshot {
       }
     } else {
       // the request that waits for it reports the failure; one refreshing ahead keeps the old
+      failedAt = clock.instant();
       log.debug("lag snapshot failed", failure);
     }
   }

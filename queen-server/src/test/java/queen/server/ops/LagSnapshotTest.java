@@ -119,6 +119,7 @@ class LagSnapshotTest {
       assertThat(lags.knownOldest().oldestUnconsumedAt("m", partition))
           .as("none yet: the page probes")
           .isNull();
+      // asked again (the await asks every 100 ms): one is taken, and the pages after it use it
       await()
           .atMost(Duration.ofSeconds(10))
           .untilAsserted(
