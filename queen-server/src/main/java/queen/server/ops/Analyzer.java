@@ -47,21 +47,15 @@ public final class Analyzer implements AutoCloseable {
 
   private void tick() {
     try {
-      runOnce();
+      List<String> stale = store.stale();
+      if (!stale.isEmpty()) {
+        store.analyze(stale);
+        analyzed.increment(stale.size());
+        log.debug("analyzed {}", stale);
+      }
     } catch (RuntimeException e) {
       Periodic.failed(log, "gathering planner statistics failed", interval, e);
     }
-  }
-
-  /** One check now: the tables it analyzed. */
-  public List<String> runOnce() {
-    List<String> stale = store.stale();
-    if (!stale.isEmpty()) {
-      store.analyze(stale);
-      analyzed.increment(stale.size());
-      log.debug("analyzed {}", stale);
-    }
-    return stale;
   }
 
   /** Stops the timer. Idempotent. */

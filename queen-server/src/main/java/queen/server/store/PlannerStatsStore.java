@@ -55,7 +55,7 @@ public final class PlannerStatsStore {
     this.db = db;
   }
 
-  /** The statements of {@code verb} ("vacuum (...)", "analyze (...)") over the given tables. */
+  /** The statement of {@code verb} ("vacuum (...)", "analyze (...)") over the given tables. */
   static String over(String verb, List<String> tables) {
     return verb + " " + String.join(", ", tables.stream().map(t -> "queen." + t).toList());
   }

@@ -18,8 +18,9 @@ public final class RetentionStore {
   private static final String DATE_CURSORS = "select * from queen.log_cursors_date_v1(?, ?, ?)";
 
   /**
-   * ANALYZE too: with autovacuum off nothing else gives the planner statistics, and a group's page
-   * of 1,000 cursors was planned as 10,000 index probes (46 ms) instead of a hash join (18 ms).
+   * The broker's tables, whose old row versions it clears, and their statistics too (ops/Analyzer
+   * gathers them between cycles): without them a group's page of 1,000 cursors was planned as
+   * 10,000 index probes (46 ms) instead of a hash join (18 ms).
    */
   private static final String VACUUM =
       PlannerStatsStore.over("vacuum (skip_locked, analyze)", PlannerStatsStore.TABLES);
