@@ -62,9 +62,6 @@ public final class Analyzer implements AutoCloseable {
   @Override
   public synchronized void close() {
     closed = true;
-    if (timer != null) {
-      timer.shutdownNow();
-      timer = null;
-    }
+    timer = Periodic.stop(timer);
   }
 }

@@ -52,9 +52,6 @@ public final class MaxWaitSweeper implements AutoCloseable {
 
   @Override
   public synchronized void close() {
-    if (timer != null) {
-      timer.shutdownNow();
-      timer = null;
-    }
+    timer = Periodic.stop(timer);
   }
 }

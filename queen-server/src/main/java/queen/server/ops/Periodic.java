@@ -26,6 +26,17 @@ final class Periodic {
     }
   }
 
+  /**
+   * Stops the timer if there is one (a run in progress is interrupted); null, for the caller to
+   * keep in its place.
+   */
+  static ScheduledExecutorService stop(ScheduledExecutorService timer) {
+    if (timer != null) {
+      timer.shutdownNow();
+    }
+    return null;
+  }
+
   /** Runs {@code task} every {@code interval}, the first time one interval from now. */
   static ScheduledExecutorService every(String name, Duration interval, Runnable task) {
     ScheduledExecutorService timer =

@@ -219,9 +219,6 @@ public final class Retention implements AutoCloseable {
   @Override
   public synchronized void close() {
     closed = true;
-    if (timer != null) {
-      timer.shutdownNow();
-      timer = null;
-    }
+    timer = Periodic.stop(timer);
   }
 }

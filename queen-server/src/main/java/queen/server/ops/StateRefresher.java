@@ -70,9 +70,6 @@ public final class StateRefresher implements AutoCloseable {
 
   @Override
   public synchronized void close() {
-    if (timer != null) {
-      timer.shutdownNow();
-      timer = null;
-    }
+    timer = Periodic.stop(timer);
   }
 }

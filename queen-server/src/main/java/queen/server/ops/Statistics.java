@@ -151,10 +151,7 @@ public final class Statistics implements AutoCloseable {
 
   @Override
   public synchronized void close() {
-    if (timer != null) {
-      timer.shutdownNow();
-      timer = null;
-    }
+    timer = Periodic.stop(timer);
     try {
       tick();
     } catch (RuntimeException e) {
