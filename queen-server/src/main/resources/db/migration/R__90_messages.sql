@@ -10,10 +10,10 @@
 -- message, from the cursors). Each partition first contributes its newest 4 segments (1 under a
 -- status filter but completed); those read to that depth that could still hold part of the page
 -- (any, while the page is short) are read again 4x deeper, beside the next candidates (v_batch at
--- most). A page of 200 over 200 busy partitions read 40,000 segments before, 800 now. A status
--- filter reads only the offsets that can hold that status, one range per partition known from its
--- cursors (the dead letters' from their rows): reading from the newest segment down, a filter that
--- matched little took 5-20 s at 10,000 partitions.
+-- most, and all written after p_to). A page of 200 over 200 busy partitions read 40,000 segments
+-- before, 800 now. A status filter reads only the offsets that can hold that status, one range per
+-- partition known from its cursors (the dead letters' from their rows): reading from the newest
+-- segment down, a filter that matched little took 5-20 s at 10,000 partitions.
 create or replace function queen.messages_list_v1(
     p_queue text, p_partition text, p_namespace text, p_task text, p_status text,
     p_from timestamptz, p_to timestamptz, p_limit integer, p_offset integer)
