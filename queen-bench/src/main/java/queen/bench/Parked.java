@@ -1,7 +1,5 @@
 package queen.bench;
 
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -76,7 +74,7 @@ final class Parked {
         long t0 = System.nanoTime();
         TimeUnit.SECONDS.sleep(idleSeconds);
         idleCalls = (target.dbCalls() - calls0) / ((System.nanoTime() - t0) / 1e9);
-        rss = brokerPid == null ? null : rssMegabytes(brokerPid);
+        rss = brokerPid == null ? null : Rss.now(brokerPid);
 
         long interval = (long) (TimeUnit.SECONDS.toNanos(1) / rate);
         long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
@@ -116,20 +114,10 @@ final class Parked {
           Result.params(
               "idleBrokerDbCalls/s",
               Math.round(idleCalls * 10) / 10.0,
-              "brokerRssMB",
+              Report.RSS_NOW,
               rss == null ? "n/a" : rss,
               "latency",
               "push response to pop response"));
     }
-  }
-
-  /** Resident memory of a process, from /proc. */
-  static Long rssMegabytes(long pid) throws Exception {
-    for (String line : Files.readAllLines(Path.of("/proc/" + pid + "/status"))) {
-      if (line.startsWith("VmRSS:")) {
-        return Long.parseLong(line.replaceAll("[^0-9]", "")) / 1024;
-      }
-    }
-    return null;
   }
 }

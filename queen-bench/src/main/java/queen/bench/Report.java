@@ -7,6 +7,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -19,6 +20,12 @@ import java.util.TreeMap;
 final class Report {
   private static final ObjectMapper JSON =
       new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+
+  /** A result's note: the broker's resident memory when the scenario read it, in MB. */
+  static final String RSS_NOW = "brokerRssMB";
+
+  /** A result's note: the broker's peak resident memory during the scenario, in MB. */
+  static final String RSS_PEAK = "brokerPeakRssMB";
 
   private Report() {}
 
@@ -42,20 +49,28 @@ final class Report {
     List<Result> all = read(dir);
     StringBuilder md = new StringBuilder("# Benchmark results\n\n");
     environment.forEach((k, v) -> md.append("- ").append(k).append(": ").append(v).append('\n'));
-    md.append("\n| scenario | target | msg/s | p50 | p99 | p99.9 | parameters | notes |\n");
-    md.append("|---|---|---:|---:|---:|---:|---|---|\n");
+    md.append(
+        "\nbroker RSS: the broker process's peak resident memory during the scenario (its"
+            + " backlog's fill included); on idle rows, what it holds after that long without"
+            + " requests.\n");
+    md.append(
+        "\n| scenario | target | msg/s | p50 | p99 | p99.9 | broker RSS | parameters | notes |\n");
+    md.append("|---|---|---:|---:|---:|---:|---:|---|---|\n");
     for (Result r : all) {
+      Map<String, Object> notes = new LinkedHashMap<>(r.extra());
+      Object rss = notes.containsKey(RSS_PEAK) ? notes.remove(RSS_PEAK) : notes.remove(RSS_NOW);
       md.append(
           String.format(
-              "| %s | %s | %s | %s | %s | %s | %s | %s |%n",
+              "| %s | %s | %s | %s | %s | %s | %s | %s | %s |%n",
               r.scenario(),
               r.target(),
               r.rateText(),
               Result.ms(r.p50Micros()),
               Result.ms(r.p99Micros()),
               Result.ms(r.p999Micros()),
+              rss == null ? "" : rss + " MB",
               r.params(),
-              r.extra().isEmpty() ? "" : r.extra()));
+              notes.isEmpty() ? "" : notes));
     }
     Files.writeString(dir.resolve("results.md"), md);
     Files.writeString(dir.resolve("batch-chart.svg"), chart(all));

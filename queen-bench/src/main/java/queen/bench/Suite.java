@@ -2,9 +2,11 @@ package queen.bench;
 
 import java.nio.file.Files;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -37,6 +39,11 @@ final class Suite implements Callable<Integer> {
   @Option(names = "--skip-parked", description = "Leave out the 5,000-consumer parked scenario.")
   boolean skipParked;
 
+  private static final int IDLE_AFTER_START_SECONDS = 15;
+
+  /** Longer than G1PeriodicGCInterval of the launcher's defaults (30 s). */
+  private static final int IDLE_AFTER_LOAD_SECONDS = 40;
+
   @Override
   public Integer call() throws Exception {
     Files.createDirectories(options.out);
@@ -50,38 +57,43 @@ final class Suite implements Callable<Integer> {
       env.forEach((k, v) -> System.out.println(k + ": " + v));
       List<Target> targets =
           List.of(new BrokerTarget(broker.url), new NaiveTarget(db), new CeilingTarget(db));
+      long pid = broker.pid();
+      record(all, null, idle(pid, "start", IDLE_AFTER_START_SECONDS));
+      fresh(pid);
       for (Target t : targets) {
+        // the broker's peak memory is read per scenario; the baselines run in this process
+        Long peakOf = t instanceof BrokerTarget ? pid : null;
         Scenarios s = new Scenarios(t, options.warmup, options.seconds);
-        record(all, s.push("queen-push", 20, 10, 50, 30));
+        record(all, peakOf, s.push("queen-push", 20, 10, 50, 30));
         // a backlog must outlast warm-up plus the measured window at the target's speed
         int[] backlogs = backlogs(t);
-        record(all, s.popAck("queen-pop", 10, 100, 50, backlogs[3], true));
-        for (Result r : s.mixed("queen-mixed", 20, 10, 10, 100, 50, true)) {
-          record(all, r);
-        }
+        record(all, peakOf, s.popAck("queen-pop", 10, 100, 50, backlogs[3], true));
+        record(all, peakOf, s.mixed("queen-mixed", 20, 10, 10, 100, 50, true));
         for (int batch : new int[] {1, 10, 100}) {
-          record(all, s.push("push", 16, batch, 100, 30));
+          record(all, peakOf, s.push("push", 16, batch, 100, 30));
         }
-        record(all, s.push("push-1KB", 16, 10, 100, 1024));
+        record(all, peakOf, s.push("push-1KB", 16, 10, 100, 1024));
         int i = 0;
         for (int batch : new int[] {1, 10, 100}) {
-          record(all, s.popAck("pop-ack", 16, batch, 100, backlogs[i++], false));
+          record(all, peakOf, s.popAck("pop-ack", 16, batch, 100, backlogs[i++], false));
         }
       }
       BrokerTarget b = (BrokerTarget) targets.getFirst();
       Scenarios s = new Scenarios(b, options.warmup, options.seconds);
-      record(all, s.popAck("partitions-10", 16, 10, 10, 100_000, false));
-      record(all, s.popAck("partitions-10000", 16, 10, 10_000, 100_000, false));
-      record(all, s.fanOut(10, 10, 20));
+      record(all, pid, s.popAck("partitions-10", 16, 10, 10, 100_000, false));
+      record(all, pid, s.popAck("partitions-10000", 16, 10, 10_000, 100_000, false));
+      record(all, pid, s.fanOut(10, 10, 20));
       List<Result> max = s.mixed("latency-max", 20, 10, 10, 100, 50, false);
-      max.forEach(r -> record(all, r));
+      record(all, pid, max);
       double capacity = Math.min(max.get(0).rate(), max.get(1).rate());
       for (double f : new double[] {0.25, 0.5, 0.8}) {
-        record(all, s.latency("latency-" + Math.round(f * 100) + "pct", capacity * f, 10, 50));
+        record(all, pid, s.latency("latency-" + Math.round(f * 100) + "pct", capacity * f, 10, 50));
       }
       if (!skipParked) {
-        record(all, Parked.run(b, broker.pid(), 5_000, 1_000, 50, 5, options.seconds));
+        // its column is the memory with every consumer parked, which it reads itself
+        record(all, null, Parked.run(b, pid, 5_000, 1_000, 50, 5, options.seconds));
       }
+      record(all, null, idle(pid, "load", IDLE_AFTER_LOAD_SECONDS));
       for (Target t : targets) {
         t.close();
       }
@@ -100,13 +112,60 @@ final class Suite implements Callable<Integer> {
     };
   }
 
-  private void record(List<Result> all, Result r) {
-    System.out.println(r.summary());
-    all.add(r);
-    try {
-      Report.append(options.out, r);
-    } catch (Exception e) {
-      throw new IllegalStateException(e);
+  /**
+   * A broker left alone: its resident memory after this long without requests (after start, or
+   * after the load, once G1's periodic collection has had the chance to give memory back).
+   */
+  private static Result idle(long pid, String after, int seconds) throws InterruptedException {
+    TimeUnit.SECONDS.sleep(seconds);
+    return new Result(
+        "idle",
+        "broker",
+        Result.params("after", after, "seconds", seconds),
+        seconds,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        Result.params(Report.RSS_NOW, Rss.now(pid)));
+  }
+
+  private void record(List<Result> all, Long peakOf, Result r) {
+    record(all, peakOf, List.of(r));
+  }
+
+  /**
+   * Prints and stores a scenario's results; with the broker's pid, each gets the broker's peak
+   * resident memory since the last scenario, and the peak starts again after a full collection.
+   */
+  private void record(List<Result> all, Long peakOf, List<Result> results) {
+    Long peak = peakOf == null ? null : Rss.peak(peakOf);
+    for (Result r : results) {
+      Result measured = r;
+      if (peak != null) {
+        Map<String, Object> extra = new LinkedHashMap<>(r.extra());
+        extra.put(Report.RSS_PEAK, peak);
+        measured = r.withExtra(extra);
+      }
+      System.out.println(measured.summary());
+      all.add(measured);
+      try {
+        Report.append(options.out, measured);
+      } catch (Exception e) {
+        throw new IllegalStateException(e);
+      }
     }
+    if (peakOf != null) {
+      fresh(peakOf);
+    }
+  }
+
+  /** The broker's heap collected and its peak started again, for the next scenario. */
+  private static void fresh(long pid) {
+    Rss.collect(pid);
+    Rss.resetPeak(pid);
   }
 }
