@@ -91,6 +91,15 @@ final class Parked {
         stop.set(true);
         pool.shutdownNow();
       }
+      Map<String, Object> notes =
+          Result.params(
+              "idleBrokerDbCalls/s",
+              Math.round(idleCalls * 10) / 10.0,
+              "latency",
+              "push response to pop response");
+      if (rss != null) {
+        notes.put(Report.RSS_NOW, rss);
+      }
       return new Result(
           "parked",
           target.name(),
@@ -111,13 +120,7 @@ final class Parked {
           latency.percentile(99),
           latency.percentile(99.9),
           latency.errors(),
-          Result.params(
-              "idleBrokerDbCalls/s",
-              Math.round(idleCalls * 10) / 10.0,
-              Report.RSS_NOW,
-              rss == null ? "n/a" : rss,
-              "latency",
-              "push response to pop response"));
+          notes);
     }
   }
 }

@@ -52,22 +52,24 @@ final class Report {
     md.append(
         "\nbroker RSS: the broker process's peak resident memory during the scenario (its"
             + " backlog's fill included); on idle rows, what it holds after that long without"
-            + " requests.\n");
+            + " requests; on the parked row, what it holds with every consumer parked.\n");
     md.append(
         "\n| scenario | target | msg/s | p50 | p99 | p99.9 | broker RSS | parameters | notes |\n");
     md.append("|---|---|---:|---:|---:|---:|---:|---|---|\n");
     for (Result r : all) {
       Map<String, Object> notes = new LinkedHashMap<>(r.extra());
       Object rss = notes.containsKey(RSS_PEAK) ? notes.remove(RSS_PEAK) : notes.remove(RSS_NOW);
+      // an idle row made no requests: no rate or latency to show
+      boolean timed = r.requests() > 0 || r.errors() > 0;
       md.append(
           String.format(
               "| %s | %s | %s | %s | %s | %s | %s | %s | %s |%n",
               r.scenario(),
               r.target(),
-              r.rateText(),
-              Result.ms(r.p50Micros()),
-              Result.ms(r.p99Micros()),
-              Result.ms(r.p999Micros()),
+              timed ? r.rateText() : "",
+              timed ? Result.ms(r.p50Micros()) : "",
+              timed ? Result.ms(r.p99Micros()) : "",
+              timed ? Result.ms(r.p999Micros()) : "",
               rss == null ? "" : rss + " MB",
               r.params(),
               notes.isEmpty() ? "" : notes));

@@ -42,11 +42,11 @@ final class Rss {
       Process p =
           new ProcessBuilder(jcmd.toString(), Long.toString(pid), "GC.run")
               .redirectErrorStream(true)
-              .redirectOutput(ProcessBuilder.Redirect.DISCARD)
               .start();
+      String out = new String(p.getInputStream().readAllBytes());
       if (!p.waitFor(60, TimeUnit.SECONDS) || p.exitValue() != 0) {
         p.destroyForcibly();
-        throw new IllegalStateException("jcmd " + pid + " GC.run did not succeed");
+        throw new IllegalStateException("jcmd " + pid + " GC.run did not succeed: " + out.trim());
       }
     } catch (java.io.IOException e) {
       throw new IllegalStateException("cannot run " + jcmd + " (the bench needs a JDK)", e);
@@ -54,6 +54,27 @@ final class Rss {
       Thread.currentThread().interrupt();
       throw new IllegalStateException(e);
     }
+  }
+
+  /**
+   * Waits (up to 5 s) until the resident memory stops falling: G1 hands memory back to the system
+   * on a thread of its own after a collection that shrank the heap.
+   */
+  static void settle(long pid) throws InterruptedException {
+    Long last = now(pid);
+    for (int i = 0; i < 25 && last != null; i++) {
+      TimeUnit.MILLISECONDS.sleep(200);
+      Long next = now(pid);
+      if (next == null || next >= last) {
+        return;
+      }
+      last = next;
+    }
+  }
+
+  /** Whether the process still runs. */
+  static boolean alive(long pid) {
+    return ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false);
   }
 
   private static Long field(long pid, String name) {

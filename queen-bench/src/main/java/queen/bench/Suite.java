@@ -42,10 +42,10 @@ final class Suite implements Callable<Integer> {
   private static final int IDLE_AFTER_START_SECONDS = 15;
 
   /**
-   * The parked scenario's long-polls outlive their clients by up to their 30 s wait, and then G1's
-   * periodic collection (the launcher's defaults: after 30 s without one) needs its interval.
+   * The parked scenario's long-polls outlive their clients by up to their 30 s wait, and G1's
+   * periodic collection (the launcher's defaults) comes 30-60 s after the last collection.
    */
-  private static final int IDLE_AFTER_LOAD_SECONDS = 75;
+  private static final int IDLE_AFTER_LOAD_SECONDS = 100;
 
   @Override
   public Integer call() throws Exception {
@@ -166,9 +166,22 @@ final class Suite implements Callable<Integer> {
     }
   }
 
-  /** The broker's heap collected and its peak started again, for the next scenario. */
+  /**
+   * The broker's heap collected and its peak started again, for the next scenario; nothing when the
+   * broker has died (its scenarios then report their errors, and the report is still written).
+   */
   private static void fresh(long pid) {
-    Rss.collect(pid);
-    Rss.resetPeak(pid);
+    if (!Rss.alive(pid)) {
+      System.err.println("bench: the broker (pid " + pid + ") is gone; no RSS from here on");
+      return;
+    }
+    try {
+      Rss.collect(pid);
+      Rss.settle(pid);
+      Rss.resetPeak(pid);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
   }
 }
