@@ -43,9 +43,13 @@ final class Rss {
           new ProcessBuilder(jcmd.toString(), Long.toString(pid), "GC.run")
               .redirectErrorStream(true)
               .start();
-      String out = new String(p.getInputStream().readAllBytes());
-      if (!p.waitFor(60, TimeUnit.SECONDS) || p.exitValue() != 0) {
+      // its few lines fit the pipe, so they can be read after it ends
+      if (!p.waitFor(60, TimeUnit.SECONDS)) {
         p.destroyForcibly();
+        throw new IllegalStateException("jcmd " + pid + " GC.run did not end in 60 s");
+      }
+      if (p.exitValue() != 0) {
+        String out = new String(p.getInputStream().readAllBytes());
         throw new IllegalStateException("jcmd " + pid + " GC.run did not succeed: " + out.trim());
       }
     } catch (java.io.IOException e) {

@@ -1,8 +1,11 @@
 package queen.bench;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import java.lang.management.GarbageCollectorMXBean;
+import java.lang.management.ManagementFactory;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -32,6 +35,16 @@ class RssTest {
 
     touchAndFree();
     assertThat(Rss.peak(PID)).isGreaterThanOrEqualTo(atReset + 60);
+  }
+
+  @Test
+  void aFullCollectionRunsInTheJvmNamed() {
+    long before = collections();
+    Rss.collect(PID);
+    assertThat(collections()).isGreaterThan(before);
+    assertThatThrownBy(() -> Rss.collect(Long.MAX_VALUE))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("GC.run");
   }
 
   @Test
@@ -77,6 +90,12 @@ class RssTest {
               System.gc();
               return Rss.now(PID) < before + 20;
             });
+  }
+
+  private static long collections() {
+    return ManagementFactory.getGarbageCollectorMXBeans().stream()
+        .mapToLong(GarbageCollectorMXBean::getCollectionCount)
+        .sum();
   }
 
   /** This JVM's memory once a collection has run and G1 has given back what it shrank. */
