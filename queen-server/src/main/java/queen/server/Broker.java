@@ -23,6 +23,7 @@ import queen.server.http.ConfigureRoutes;
 import queen.server.http.ConsumerGroupRoutes;
 import queen.server.http.DashboardRoutes;
 import queen.server.http.DeadLetterRoutes;
+import queen.server.http.Departures;
 import queen.server.http.Gate;
 import queen.server.http.HealthRoutes;
 import queen.server.http.HttpApi;
@@ -189,6 +190,8 @@ public final class Broker implements AutoCloseable {
               meters,
               deliveries);
       resources.addFirst(pop::close);
+      Departures departures = Departures.start(config.departureScan());
+      resources.addFirst(departures);
       TransactionService transactions =
           new TransactionService(new TransactionStore(db), push, released);
       MaxWaitSweeper sweeper = new MaxWaitSweeper(deadLetters, config.sweepInterval());
@@ -299,7 +302,7 @@ public final class Broker implements AutoCloseable {
                                       changed,
                                       config.cipher() != null && config.cipher().canSeal()),
                                   new PushRoutes(buffered, config.pushLimits()),
-                                  new PopRoutes(pop, statistics, payloads),
+                                  new PopRoutes(pop, statistics, payloads, departures),
                                   new AckRoutes(ack, statistics),
                                   new TransactionRoutes(
                                       transactions, statistics, config.pushLimits()),

@@ -33,6 +33,8 @@ import queen.server.store.DbConfig;
  * @param hints QUEEN_HINTS, false to neither send nor hear hints between brokers (LISTEN/NOTIFY),
  *     for a connection pooler that cannot keep a LISTEN session; the floor then serves alone
  * @param popWait the long-poll backoff, POP_WAIT_*
+ * @param departureScan QUEEN_DEPARTURE_SCAN_MS, how often the kernel's TCP table is read for
+ *     long-poll clients that have gone; zero never
  * @param retention RETENTION_INTERVAL, RETENTION_BATCH_SIZE, RETENTION_VACUUM
  * @param analyzeInterval ANALYZE_INTERVAL, how often the broker's tables are checked for planner
  *     statistics out of date, which it gathers while the server's autovacuum is off (zero: never)
@@ -67,6 +69,7 @@ public record BrokerConfig(
     boolean hotList,
     boolean hints,
     WaitPolicy popWait,
+    Duration departureScan,
     Retention.Settings retention,
     Duration analyzeInterval,
     Duration statsInterval,
@@ -117,6 +120,7 @@ public record BrokerConfig(
         r.integer("QUEEN_HOTLIST", 1, 0, 1) == 1,
         r.bool("QUEEN_HINTS", true),
         popWait(r),
+        Duration.ofMillis(r.integer("QUEEN_DEPARTURE_SCAN_MS", 1_000, 0, 60_000)),
         new Retention.Settings(
             Duration.ofMillis(r.integer("RETENTION_INTERVAL", 300_000, 100, 86_400_000)),
             r.integer("RETENTION_BATCH_SIZE", 1_000, 1, 1_000_000),

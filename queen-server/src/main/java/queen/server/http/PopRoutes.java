@@ -1,5 +1,6 @@
 package queen.server.http;
 
+import io.helidon.webserver.http.ServerRequest;
 import io.helidon.webserver.http.ServerResponse;
 import java.time.Instant;
 import java.util.List;
@@ -7,6 +8,7 @@ import java.util.UUID;
 import queen.server.codec.Frame;
 import queen.server.http.auth.Access;
 import queen.server.ops.Statistics;
+import queen.server.pop.Caller;
 import queen.server.pop.PopRequest;
 import queen.server.pop.PopResult;
 import queen.server.pop.PopService;
@@ -36,11 +38,13 @@ public final class PopRoutes implements Routes {
   private final PopService pops;
   private final Statistics stats;
   private final Payloads payloads;
+  private final Departures departures;
 
-  public PopRoutes(PopService pops, Statistics stats, Payloads payloads) {
+  public PopRoutes(PopService pops, Statistics stats, Payloads payloads, Departures departures) {
     this.stats = stats;
     this.pops = pops;
     this.payloads = payloads;
+    this.departures = departures;
   }
 
   @Override
@@ -50,14 +54,14 @@ public final class PopRoutes implements Routes {
         Access.READ_WRITE,
         (req, res) -> {
           Params p = new Params(req);
-          serve(res, p, new PopTarget.Partition(p.name("queue"), p.name("partition")), 1);
+          serve(req, res, p, new PopTarget.Partition(p.name("queue"), p.name("partition")), 1);
         });
     rules.get(
         "/api/v1/pop/queue/{queue}",
         Access.READ_WRITE,
         (req, res) -> {
           Params p = new Params(req);
-          serve(res, p, new PopTarget.Queue(p.name("queue")), partitions(p));
+          serve(req, res, p, new PopTarget.Queue(p.name("queue")), partitions(p));
         });
     rules.get(
         "/api/v1/pop",
@@ -70,19 +74,25 @@ public final class PopRoutes implements Routes {
           if (namespace == null && task == null) {
             throw ApiException.badRequest("namespace or task is required to pop without a queue");
           }
-          serve(res, p, new PopTarget.Discovery(namespace, task), partitions(p));
+          serve(req, res, p, new PopTarget.Discovery(namespace, task), partitions(p));
         });
   }
 
-  private void serve(ServerResponse res, Params p, PopTarget target, int partitions) {
+  private void serve(
+      ServerRequest req, ServerResponse res, Params p, PopTarget target, int partitions) {
+    PopRequest request = request(p, target, partitions);
+    // only a long-poll waits long enough for its client to leave
+    Caller caller = request.waitMillis() > 0 ? departures.watch(req) : new Caller();
     PopResult result;
     try {
-      result = pops.pop(request(p, target, partitions));
+      result = pops.pop(request, caller);
     } catch (PopService.OverloadedException e) {
       // overload is 503, which the clients retry; never 429, which would end their loops
       res.header(io.helidon.http.HeaderNames.RETRY_AFTER, "1");
       Replies.error(res, 503, "Too many pops in flight, retry later");
       return;
+    } finally {
+      departures.forget(caller);
     }
     List<String> queues = result.messages().stream().map(PoppedMessage::queue).toList();
     stats.delivered(queues);

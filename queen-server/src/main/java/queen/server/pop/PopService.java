@@ -41,6 +41,7 @@ public final class PopService {
   private final DeliveryListener delivered;
   private final Counter wakes;
   private final Counter noPermit;
+  private final Counter departed;
 
   public PopService(
       PopStore store,
@@ -64,6 +65,10 @@ public final class PopService {
     this.wakes =
         Counter.builder("queen_pop_wakes_total")
             .description("Parked long-polls woken by their gate")
+            .register(meters);
+    this.departed =
+        Counter.builder("queen_pop_departed_total")
+            .description("Long-polls ended unanswered because their client had gone")
             .register(meters);
     this.noPermit =
         Counter.builder("queen_pop_no_permit_total")
@@ -93,10 +98,11 @@ public final class PopService {
 
   /**
    * Pops, long-polling up to the request's wait. An unknown queue or partition delivers nothing.
+   * Once {@code caller} has left, the pop stops waiting and claims nothing more.
    *
    * @throws OverloadedException when a pop that does not wait gets no serving permit in time
    */
-  public PopResult pop(PopRequest request) {
+  public PopResult pop(PopRequest request, Caller caller) {
     // a fresh UUIDv7 worker id per request; on a leased pop it is the client's leaseId
     UUID worker = ids.next();
     if (settings.popMaintenance()) {
@@ -118,6 +124,13 @@ public final class PopService {
     // a pop of one partition, or of the queues its filters match, takes only some of the work
     boolean wholeQueue = request.target() instanceof PopTarget.Queue;
     while (true) {
+      if (caller.gone()) {
+        if (woken) {
+          gate.passOn(); // the work this pop was woken for is another's now
+        }
+        departed.increment();
+        return empty(request, worker);
+      }
       // read before looking: a wake that lands between the look and the park is not lost
       long seen = gate.generation();
       Attempt a = attempt(request, claim, deadline);
@@ -152,7 +165,7 @@ public final class PopService {
         return empty(request, worker); // shutting down: parked pops answer 204 now
       }
       try {
-        woken = gate.await(seen, park, TimeUnit.NANOSECONDS, request.group(), !wholeQueue);
+        woken = gate.await(seen, park, TimeUnit.NANOSECONDS, request.group(), !wholeQueue, caller);
         if (woken) {
           wakes.increment();
           attempt = 0; // a successful wake resets the backoff

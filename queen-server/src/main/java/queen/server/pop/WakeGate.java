@@ -87,9 +87,10 @@ public final class WakeGate {
    * only some of the work (a pop of one partition), so a wake meant for one may not be its.
    *
    * @return true when the gate had opened before the park or woke this waiter; false when the time
-   *     ran out, even if the gate opened meanwhile for others
+   *     ran out, even if the gate opened meanwhile for others, or the caller left
    */
-  public boolean await(long seen, long timeout, TimeUnit unit, String group, boolean picky)
+  public boolean await(
+      long seen, long timeout, TimeUnit unit, String group, boolean picky, Caller caller)
       throws InterruptedException {
     long nanos = unit.toNanos(timeout);
     lock.lock();
@@ -101,15 +102,30 @@ public final class WakeGate {
     } else {
       wholeQueueGroups.merge(group, 1, Integer::sum);
     }
+    caller.park(this);
     try {
+      if (caller.gone()) {
+        return false;
+      }
       if (generation != seen) {
         return true;
       }
       while (generation == seen && nanos > 0) {
-        nanos = opened.awaitNanos(nanos);
+        try {
+          nanos = opened.awaitNanos(nanos);
+        } catch (InterruptedException e) {
+          if (caller.gone()) {
+            return false; // release() woke this waiter alone: its client has gone
+          }
+          throw e;
+        }
       }
       return generation != seen && nanos > 0;
     } finally {
+      caller.unpark();
+      if (caller.gone()) {
+        Thread.interrupted(); // a release() that raced a signal or the deadline is spent here
+      }
       parked.decrementAndGet();
       groups.compute(group, (g, n) -> n == 1 ? null : n - 1);
       if (picky) {
@@ -117,6 +133,16 @@ public final class WakeGate {
       } else {
         wholeQueueGroups.compute(group, (g, n) -> n == 1 ? null : n - 1);
       }
+      lock.unlock();
+    }
+  }
+
+  /** Wakes the waiter parked for {@code caller}, if it is parked here now (see {@link Caller}). */
+  void release(Caller caller) {
+    lock.lock();
+    try {
+      caller.interruptWaiting();
+    } finally {
       lock.unlock();
     }
   }

@@ -19,7 +19,7 @@ class WakeGateTest {
     WakeGate gate = new WakeGate();
     long seen = gate.generation(); // read before looking for work
     gate.open(); // a push lands while the pop was busy finding nothing
-    assertThat(gate.await(seen, 30, TimeUnit.SECONDS, "g", false)).isTrue();
+    assertThat(gate.await(seen, 30, TimeUnit.SECONDS, "g", false, new Caller())).isTrue();
   }
 
   @Test
@@ -40,7 +40,8 @@ class WakeGateTest {
   @Test
   void withoutAnOpenTheWaitEndsAtItsBound() throws Exception {
     WakeGate gate = new WakeGate();
-    assertThat(gate.await(gate.generation(), 20, TimeUnit.MILLISECONDS, "g", false)).isFalse();
+    assertThat(gate.await(gate.generation(), 20, TimeUnit.MILLISECONDS, "g", false, new Caller()))
+        .isFalse();
   }
 
   @Test
@@ -139,6 +140,45 @@ class WakeGateTest {
     }
   }
 
+  @Test
+  void aCallerThatLeavesWakesItsOwnWaiterAloneAndLeavesTheGateClosed() throws Exception {
+    WakeGate gate = new WakeGate();
+    long seen = gate.generation();
+    Caller leaving = new Caller();
+    try (var pool = Executors.newVirtualThreadPerTaskExecutor()) {
+      List<CompletableFuture<Boolean>> others = park(gate, seen, 20, "g", false, pool);
+      CompletableFuture<Boolean> left =
+          CompletableFuture.supplyAsync(
+              () -> {
+                try {
+                  boolean woken = gate.await(seen, 30, TimeUnit.SECONDS, "g", false, leaving);
+                  assertThat(Thread.currentThread().isInterrupted()).isFalse();
+                  return woken;
+                } catch (InterruptedException e) {
+                  throw new IllegalStateException(e);
+                }
+              },
+              pool);
+      Awaitility.await().until(() -> gate.parked() == 21);
+      leaving.leave();
+      assertThat(left.get(10, TimeUnit.SECONDS)).as("not woken by the gate").isFalse();
+      // thousands of clients leaving at once must not wake every parked pop each
+      assertThat(gate.parked()).isEqualTo(20);
+      assertThat(gate.generation()).isEqualTo(seen);
+      assertThat(others).noneMatch(CompletableFuture::isDone);
+      gate.open();
+    }
+  }
+
+  @Test
+  void aCallerThatLeftBeforeItsPopParkedDoesNotWait() throws Exception {
+    WakeGate gate = new WakeGate();
+    Caller left = new Caller();
+    left.leave();
+    assertThat(gate.await(gate.generation(), 30, TimeUnit.SECONDS, "g", false, left)).isFalse();
+    assertThat(gate.parked()).isZero();
+  }
+
   private static List<CompletableFuture<Boolean>> park(
       WakeGate gate, long seen, int n, String group, boolean picky, ExecutorService pool) {
     List<CompletableFuture<Boolean>> out = new ArrayList<>();
@@ -153,7 +193,7 @@ class WakeGateTest {
   private static boolean awaitQuietly(
       WakeGate gate, long seen, long millis, String group, boolean picky) {
     try {
-      return gate.await(seen, millis, TimeUnit.MILLISECONDS, group, picky);
+      return gate.await(seen, millis, TimeUnit.MILLISECONDS, group, picky, new Caller());
     } catch (InterruptedException e) {
       throw new IllegalStateException(e);
     }

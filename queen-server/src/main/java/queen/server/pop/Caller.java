@@ -1,0 +1,52 @@
+package queen.server.pop;
+
+/**
+ * The client a pop answers. A long-poll whose client has gone stops waiting and claims nothing:
+ * woken for a message, it would lease it to a closed connection, where the message waits out the
+ * lease, or with {@code autoAck} is lost to the group.
+ *
+ * <p>{@link #leave()} wakes the one pop parked for this caller, not the others on its gate: after a
+ * load generator or a fleet of consumers stops, thousands leave at once, and waking every parked
+ * pop per departure would be quadratic. The wake is an interrupt of the parked thread, sent only
+ * while that thread waits on the gate's condition (both sides hold the gate's lock), never while it
+ * talks to PostgreSQL, where an interrupt closes the connection's socket.
+ */
+public final class Caller {
+  private volatile boolean gone;
+  // where and who waits for this caller; written and read under the gate's lock
+  private volatile WakeGate gate;
+  private Thread waiting;
+
+  /** Whether the client has gone: a pop answers at once and claims nothing more. */
+  public boolean gone() {
+    return gone;
+  }
+
+  /** The client has gone: its pop stops waiting now, or before it next looks or parks. */
+  public void leave() {
+    gone = true;
+    // read after gone was set, as park() sets gate before it reads gone: one side sees the other
+    WakeGate g = gate;
+    if (g != null) {
+      g.release(this);
+    }
+  }
+
+  /** Under the gate's lock: the calling thread parks on {@code g} for this caller. */
+  void park(WakeGate g) {
+    gate = g;
+    waiting = Thread.currentThread();
+  }
+
+  /** Under the gate's lock: the wait ended. */
+  void unpark() {
+    waiting = null;
+  }
+
+  /** Under the gate's lock: interrupts the parked thread, if it is still parked. */
+  void interruptWaiting() {
+    if (waiting != null) {
+      waiting.interrupt();
+    }
+  }
+}
