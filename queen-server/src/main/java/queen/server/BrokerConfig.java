@@ -120,7 +120,7 @@ public record BrokerConfig(
         r.integer("QUEEN_HOTLIST", 1, 0, 1) == 1,
         r.bool("QUEEN_HINTS", true),
         popWait(r),
-        Duration.ofMillis(r.integer("QUEEN_DEPARTURE_SCAN_MS", 1_000, 0, 60_000)),
+        departureScan(r),
         new Retention.Settings(
             Duration.ofMillis(r.integer("RETENTION_INTERVAL", 300_000, 100, 86_400_000)),
             r.integer("RETENTION_BATCH_SIZE", 1_000, 1, 1_000_000),
@@ -240,6 +240,16 @@ public record BrokerConfig(
       }
     }
     return s;
+  }
+
+  private static Duration departureScan(Reader r) {
+    int ms = r.integer("QUEEN_DEPARTURE_SCAN_MS", 1_000, 0, 60_000);
+    if (ms > 0 && ms < 100) {
+      // each read walks every TCP connection in the kernel
+      throw new InvalidConfigException(
+          "QUEEN_DEPARTURE_SCAN_MS (" + ms + ") must be 0 (off) or at least 100");
+    }
+    return Duration.ofMillis(ms);
   }
 
   private static WaitPolicy popWait(Reader r) {

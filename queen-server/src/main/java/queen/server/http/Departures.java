@@ -111,8 +111,10 @@ public final class Departures implements AutoCloseable {
     // per port of the broker, the clients' ends ("0100007F:9C41") to whether they are closing
     final Map<Integer, Map<String, Boolean>> connections = new HashMap<>();
 
-    Boolean closing(int port, String client) {
-      Map<String, Boolean> clients = connections.get(port);
+    /** Whether the connection is closing; null when it is not listed. */
+    Boolean closing(Watch w, boolean ipv6) {
+      Map<String, Boolean> clients = connections.get(w.peer.localPort());
+      String client = w.endpoint(ipv6);
       return clients == null || client == null ? null : clients.get(client);
     }
   }
@@ -121,9 +123,12 @@ public final class Departures implements AutoCloseable {
   private final Path tcp6;
   private final Path tcp;
   private final ScheduledExecutorService timer;
-  private byte[] buf = new byte[1 << 16]; // the timer's alone
+  // the timer's alone: the last read's size, kept for the next
+  private byte[] buf = new byte[1 << 16];
+  private boolean failing;
 
-  private Departures(Path tcp6, Path tcp, Duration interval) {
+  /** Reads these tables every {@code interval}; zero: only when {@link #scan()} is called. */
+  Departures(Path tcp6, Path tcp, Duration interval) {
     this.tcp6 = tcp6;
     this.tcp = tcp;
     if (interval.isZero() || !Files.isReadable(tcp)) {
@@ -145,15 +150,12 @@ public final class Departures implements AutoCloseable {
     return new Departures(TCP6, TCP, interval);
   }
 
-  /** For tests: reads these two files, only when {@link #scan()} is called. */
-  static Departures reading(Path tcp6, Path tcp) {
-    return new Departures(tcp6, tcp, Duration.ZERO);
-  }
-
   /** The caller for a long-poll of {@code req}; it leaves when the request's client has gone. */
   Caller watch(ServerRequest req) {
     Caller caller = new Caller();
-    if (timer != null && req.remotePeer().address() instanceof InetSocketAddress remote) {
+    if (timer != null
+        && req.remotePeer().address() instanceof InetSocketAddress remote
+        && !remote.isUnresolved()) {
       watch(caller, new Peer(remote.getAddress(), remote.getPort(), req.localPeer().port()));
     }
     return caller;
@@ -171,9 +173,13 @@ public final class Departures implements AutoCloseable {
   private void scanQuietly() {
     try {
       scan();
+      failing = false;
     } catch (IOException | RuntimeException e) {
-      // the timer drops a task that throws; the next read may well succeed
-      log.warn("reading the TCP table for departed clients failed: {}", e.toString());
+      // the timer drops a task that throws; the next read may well succeed. Said once a spell
+      if (!failing) {
+        log.warn("reading the TCP table for departed clients failed: {}", e.toString());
+      }
+      failing = true;
     }
   }
 
@@ -187,16 +193,27 @@ public final class Departures implements AutoCloseable {
     Found v6 = Files.isReadable(tcp6) ? read(tcp6, ports) : new Found();
     // the IPv4 table only for ports whose listener is not IPv6 (an IPv4-only JVM or kernel)
     Found v4 = v6.listening.containsAll(ports) ? new Found() : read(tcp, ports);
+    // a read that finds none of the watched connections beside its listener counts no miss: a
+    // table that lists listeners and not connections (not the kernel's) must not end every pop
+    Set<Found> seeing = new HashSet<>();
+    watched
+        .values()
+        .forEach(
+            w -> {
+              Found t = table(w, v6, v4);
+              if (t != null && t.closing(w, t == v6) != null) {
+                seeing.add(t);
+              }
+            });
     watched.forEach(
         (caller, w) -> {
-          int port = w.peer.localPort();
-          boolean ipv6 = v6.listening.contains(port);
-          if (!ipv6 && !v4.listening.contains(port)) {
+          Found t = table(w, v6, v4);
+          if (t == null) {
             return; // the listener was not seen: this read proves nothing
           }
-          Boolean closing = (ipv6 ? v6 : v4).closing(port, w.endpoint(ipv6));
+          Boolean closing = t.closing(w, t == v6);
           if (closing == null) {
-            if (++w.missing >= 2) {
+            if (seeing.contains(t) && ++w.missing >= 2) {
               caller.leave();
             }
           } else if (closing) {
@@ -205,6 +222,12 @@ public final class Departures implements AutoCloseable {
             w.missing = 0;
           }
         });
+  }
+
+  /** The table that lists the watched connection's listener, or null. */
+  private static Found table(Watch w, Found v6, Found v4) {
+    int port = w.peer.localPort();
+    return v6.listening.contains(port) ? v6 : v4.listening.contains(port) ? v4 : null;
   }
 
   /**

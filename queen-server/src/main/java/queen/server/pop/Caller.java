@@ -13,8 +13,9 @@ package queen.server.pop;
  */
 public final class Caller {
   private volatile boolean gone;
-  // where and who waits for this caller; written and read under the gate's lock
+  // the one gate its pop parks on (a pop has one): volatile, leave() reads it without the lock
   private volatile WakeGate gate;
+  // the thread parked for it, only under that gate's lock
   private Thread waiting;
 
   /** Whether the client has gone: a pop answers at once and claims nothing more. */

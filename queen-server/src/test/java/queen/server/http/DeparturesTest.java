@@ -8,6 +8,7 @@ import java.net.InetAddress;
 import java.nio.ByteOrder;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -35,7 +36,7 @@ class DeparturesTest {
     assumeTrue(ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN);
     tcp6 = dir.resolve("tcp6");
     tcp = dir.resolve("tcp");
-    departures = Departures.reading(tcp6, tcp);
+    departures = new Departures(tcp6, tcp, Duration.ZERO);
   }
 
   @Test
@@ -67,16 +68,33 @@ class DeparturesTest {
   void aConnectionMissingFromTwoReadsInARowLeaves() throws Exception {
     Caller reset = watch("127.0.0.1", 40000);
     Caller missedOnce = watch("127.0.0.1", 40001);
-    write(tcp6, LISTENER6);
+    Caller staying = watch("127.0.0.1", 40002);
+    String stays = line(LOCAL6, "0000000000000000FFFF00000100007F:9C42", "01");
+    write(tcp6, LISTENER6 + line(LOCAL6, "0000000000000000FFFF00000100007F:9C41", "01") + stays);
     departures.scan();
     assertThat(reset.gone()).as("one read may miss a live entry").isFalse();
-    write(tcp6, LISTENER6 + line(LOCAL6, "0000000000000000FFFF00000100007F:9C41", "01"));
+    write(tcp6, LISTENER6 + stays);
     departures.scan();
     assertThat(reset.gone()).isTrue();
     assertThat(missedOnce.gone()).isFalse();
-    write(tcp6, LISTENER6);
+    write(tcp6, LISTENER6 + line(LOCAL6, "0000000000000000FFFF00000100007F:9C41", "01") + stays);
+    departures.scan();
+    write(tcp6, LISTENER6 + stays);
     departures.scan();
     assertThat(missedOnce.gone()).as("its misses were not in a row").isFalse();
+    assertThat(staying.gone()).isFalse();
+  }
+
+  @Test
+  void aReadThatListsTheListenerButNoneOfTheWatchedConnectionsCountsNoMiss() throws Exception {
+    Caller only = watch("127.0.0.1", 40000);
+    Caller other = watch("127.0.0.1", 40001);
+    write(tcp6, LISTENER6);
+    departures.scan();
+    departures.scan();
+    departures.scan();
+    assertThat(only.gone()).isFalse();
+    assertThat(other.gone()).isFalse();
   }
 
   @Test

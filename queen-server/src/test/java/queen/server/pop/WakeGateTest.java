@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -177,6 +178,73 @@ class WakeGateTest {
     left.leave();
     assertThat(gate.await(gate.generation(), 30, TimeUnit.SECONDS, "g", false, left)).isFalse();
     assertThat(gate.parked()).isZero();
+  }
+
+  @Test
+  void aLeaveRacingAWakeLeavesNoInterruptBehindAndLosesNoWake() throws Exception {
+    try (var pool = Executors.newVirtualThreadPerTaskExecutor()) {
+      for (int i = 0; i < 300; i++) {
+        WakeGate gate = new WakeGate();
+        long seen = gate.generation();
+        Caller leaving = new Caller();
+        CompletableFuture<Boolean> left =
+            CompletableFuture.supplyAsync(
+                () -> {
+                  try {
+                    boolean woken = gate.await(seen, 10, TimeUnit.SECONDS, "g", false, leaving);
+                    // the thread goes on to write the answer: an interrupt would close its socket
+                    assertThat(Thread.currentThread().isInterrupted()).isFalse();
+                    return woken;
+                  } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                  }
+                },
+                pool);
+        Awaitility.await().pollInterval(Duration.ofMillis(1)).until(() -> gate.parked() == 1);
+        CompletableFuture<Boolean> staying =
+            CompletableFuture.supplyAsync(() -> awaitQuietly(gate, seen, 5_000, "g", false), pool);
+        Awaitility.await().pollInterval(Duration.ofMillis(1)).until(() -> gate.parked() == 2);
+        CountDownLatch go = new CountDownLatch(1);
+        CompletableFuture<Void> wake = CompletableFuture.runAsync(() -> open(gate, go), pool);
+        CompletableFuture<Void> leave =
+            CompletableFuture.runAsync(
+                () -> {
+                  awaitQuietly(go);
+                  leaving.leave();
+                },
+                pool);
+        go.countDown();
+        wake.get(10, TimeUnit.SECONDS);
+        leave.get(10, TimeUnit.SECONDS);
+        if (left.get(10, TimeUnit.SECONDS)) {
+          gate.passOn(); // as PopService does with a wake its departed pop took
+        }
+        assertThat(staying.get(10, TimeUnit.SECONDS)).as("the one wake reached a waiter").isTrue();
+      }
+    }
+  }
+
+  @Test
+  void aLeaveAfterTheWaitEndedInterruptsNothing() throws Exception {
+    WakeGate gate = new WakeGate();
+    Caller caller = new Caller();
+    assertThat(gate.await(gate.generation(), 1, TimeUnit.MILLISECONDS, "g", false, caller))
+        .isFalse();
+    caller.leave();
+    assertThat(Thread.interrupted()).isFalse();
+  }
+
+  private static void open(WakeGate gate, CountDownLatch go) {
+    awaitQuietly(go);
+    gate.open(1);
+  }
+
+  private static void awaitQuietly(CountDownLatch latch) {
+    try {
+      latch.await();
+    } catch (InterruptedException e) {
+      throw new IllegalStateException(e);
+    }
   }
 
   private static List<CompletableFuture<Boolean>> park(
