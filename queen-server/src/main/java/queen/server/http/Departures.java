@@ -38,7 +38,8 @@ import queen.server.pop.Caller;
  * clients do not half-close while they wait for an answer). One missing from two reads in a row was
  * reset (the kernel drops a reset connection from the table; one read alone may miss a live entry,
  * since the table is read in pages while it changes). Either way the pop's {@link Caller} leaves. A
- * read that does not find the listener proves nothing and counts no miss.
+ * read that finds neither the listener nor any other watched connection counts no miss: a table
+ * that is not the kernel's must not end every long-poll.
  *
  * <p>The cost is the kernel's walk of every connection (about 1.5 ms per thousand) and a parse of
  * the lines on the broker's ports, once per interval, only while long-polls wait. Where there is no
@@ -56,7 +57,7 @@ public final class Departures implements AutoCloseable {
   /** A connection: the client's address and port, the broker's port. */
   record Peer(InetAddress address, int port, int localPort) {
     /**
-     * The client's end as a table of {@code family} prints it ("0100007F:9C41"): the hex of each
+     * The client's end as the IPv6 or IPv4 table prints it ("0100007F:9C41"): the hex of each
      * 32-bit word of the address as the kernel holds it, a colon, the hex port; an IPv4 client is
      * IPv4-mapped in the IPv6 table, and no IPv6 client is in the IPv4 one (null).
      */
@@ -193,8 +194,7 @@ public final class Departures implements AutoCloseable {
     Found v6 = Files.isReadable(tcp6) ? read(tcp6, ports) : new Found();
     // the IPv4 table only for ports whose listener is not IPv6 (an IPv4-only JVM or kernel)
     Found v4 = v6.listening.containsAll(ports) ? new Found() : read(tcp, ports);
-    // a read that finds none of the watched connections beside its listener counts no miss: a
-    // table that lists listeners and not connections (not the kernel's) must not end every pop
+    // misses count only where the read found some watched connection beside the listener
     Set<Found> seeing = new HashSet<>();
     watched
         .values()
