@@ -8,11 +8,17 @@ import java.io.OutputStream;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledOnOs;
@@ -67,6 +73,65 @@ class DepartedLongPollTest {
     TestBroker.Reply reply = staying.get(20, TimeUnit.SECONDS);
     assertThat(reply.status()).isEqualTo(200);
     assertThat(Wire.numbers(reply.json())).containsExactly(7);
+  }
+
+  @Test
+  void aHundredClientsLeavingAtOnceLoseNoMessageAndTheStayingGetEachOnce() throws Exception {
+    String queue = "crowd";
+    int leaving = 100;
+    int stayingConsumers = 20;
+    int messages = 300;
+    List<Socket> gone = new ArrayList<>();
+    for (int i = 0; i < leaving; i++) {
+      gone.add(park(queue, i + 1));
+    }
+    Set<Integer> received = ConcurrentHashMap.newKeySet();
+    AtomicInteger duplicates = new AtomicInteger();
+    AtomicBoolean stop = new AtomicBoolean();
+    List<CompletableFuture<Void>> consumers = new ArrayList<>();
+    for (int c = 0; c < stayingConsumers; c++) {
+      consumers.add(
+          CompletableFuture.runAsync(
+              () -> {
+                while (!stop.get()) {
+                  TestBroker.Reply r =
+                      broker.get(
+                          "/api/v1/pop/queue/" + queue + "?wait=true&timeout=2000&autoAck=true");
+                  if (r.status() == 200) {
+                    for (int n : Wire.numbers(r.json())) {
+                      if (!received.add(n)) {
+                        duplicates.incrementAndGet();
+                      }
+                    }
+                  }
+                }
+              },
+              clients));
+    }
+    await().atMost(Duration.ofSeconds(20)).until(() -> parked(queue) >= leaving + 1);
+    double departedBefore = departed();
+    for (int i = 0; i < leaving; i++) {
+      if (i % 2 == 1) {
+        gone.get(i).setSoLinger(true, 0); // half reset, half close
+      }
+      gone.get(i).close();
+    }
+    await().atMost(Duration.ofSeconds(30)).until(() -> departed() >= departedBefore + leaving);
+    Wire wire = new Wire(broker);
+    for (int p = 0; p < 30; p++) {
+      wire.pushNumbered(queue, "p" + p, p * 10, messages / 30);
+    }
+    try {
+      // autoAck: a message claimed by a departed pop would be lost for good
+      await().atMost(Duration.ofSeconds(60)).until(() -> received.size() == messages);
+    } finally {
+      stop.set(true);
+    }
+    for (CompletableFuture<Void> c : consumers) {
+      c.get(20, TimeUnit.SECONDS);
+    }
+    assertThat(duplicates.get()).isZero();
+    assertThat(departed()).isEqualTo(departedBefore + leaving);
   }
 
   /**
