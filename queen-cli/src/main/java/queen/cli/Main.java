@@ -39,11 +39,6 @@ public final class Main implements Runnable {
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
   public static void main(String[] args) {
-    if ("json".equalsIgnoreCase(System.getenv("LOG_FORMAT"))
-        && System.getProperty("logback.configurationFile") == null) {
-      // before the first logger is made: logback reads its configuration once
-      System.setProperty("logback.configurationFile", "logback-json.xml");
-    }
     if (args.length == 1 && args[0].equals("serve")) {
       // straight to the broker: building the command line reflects over every subcommand and
       // its options first, about 0.6 s of a start on a 2-core machine (docs/benchmarks.md)
