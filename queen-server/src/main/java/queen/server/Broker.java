@@ -273,76 +273,52 @@ public final class Broker implements AutoCloseable {
       Gate gate = Gate.of(config.auth());
       List<RouteTable.Route> routes = new ArrayList<>();
       WebServer server =
-          WebServer.builder()
-              .host(config.host())
-              .port(config.port())
-              .maxPayloadSize(config.maxBodyBytes())
-              // plain sockets: the NIO mode holds an 8 kB read and an 8 kB write buffer per
-              // connection, a parked long-poll's largest cost (docs/benchmarks.md, "Memory")
-              .useNio(false)
-              // a response is written as headers then body: without TCP_NODELAY, Nagle holds
-              // the body back until the client's delayed ACK of the headers, 40 ms later
-              .connectionOptions(socket -> socket.tcpNoDelay(true))
-              .shutdownHook(false)
-              .shutdownGracePeriod(config.shutdownTimeout())
-              .update(b -> ListenerTls.of(config.tls()).ifPresent(b::tls))
-              .directHandlers(HttpApi.directHandlers())
-              .routing(
-                  routing ->
-                      routes.addAll(
-                          HttpApi.install(
-                              routing,
-                              gate,
-                              List.of(
-                                  new HealthRoutes(db, version()),
-                                  new DashboardRoutes(),
-                                  new MetricsRoutes(meters, db, config.db().poolSize(), clock),
-                                  new ConfigureRoutes(
-                                      queues,
-                                      changed,
-                                      config.cipher() != null && config.cipher().canSeal()),
-                                  new PushRoutes(buffered, config.pushLimits()),
-                                  new PopRoutes(pop, statistics, payloads, departures),
-                                  new AckRoutes(ack, statistics),
-                                  new TransactionRoutes(
-                                      transactions, statistics, config.pushLimits()),
-                                  new StreamRoutes(
-                                      new StreamCycles(
-                                          new StreamStore(db), push, registry, released),
-                                      statistics,
-                                      config.pushLimits()),
-                                  new DeadLetterRoutes(
-                                      new DeadLetterService(deadLetters, clock, push.listener()),
-                                      payloads),
-                                  new MaintenanceRoutes(system, settings, buffered, hints::refresh),
-                                  new ResourceRoutes(resourceStore, statsStore, changed, clock),
-                                  new StatusRoutes(
-                                      statsStore,
-                                      statistics,
-                                      resourceStore,
-                                      messages,
-                                      deadLetters,
-                                      db,
-                                      clock,
-                                      buffered),
-                                  new AnalyticsRoutes(new AnalyticsStore(adminDb), clock),
-                                  new ConsumerGroupRoutes(groups, groupReads, resourceStore, lags),
-                                  new TraceRoutes(traces, messages, clock, payloads),
-                                  new MessageRoutes(
-                                      messages,
-                                      new MessageRemoval(adminDb),
-                                      traces,
-                                      clock,
-                                      payloads)))))
-              .build()
-              .start();
-      if (!server.isRunning()) {
-        // Helidon logs a listener that could not bind and returns: without this the broker ran
-        // its background work with no port, and `queen serve` said it listened on port -1
-        server.stop();
-        throw new IllegalStateException(
-            "cannot listen on " + config.host() + ":" + config.port() + " (in use?)");
-      }
+          Listener.start(
+              config,
+              routing ->
+                  routes.addAll(
+                      HttpApi.install(
+                          routing,
+                          gate,
+                          List.of(
+                              new HealthRoutes(db, version()),
+                              new DashboardRoutes(),
+                              new MetricsRoutes(meters, db, config.db().poolSize(), clock),
+                              new ConfigureRoutes(
+                                  queues,
+                                  changed,
+                                  config.cipher() != null && config.cipher().canSeal()),
+                              new PushRoutes(buffered, config.pushLimits()),
+                              new PopRoutes(pop, statistics, payloads, departures),
+                              new AckRoutes(ack, statistics),
+                              new TransactionRoutes(transactions, statistics, config.pushLimits()),
+                              new StreamRoutes(
+                                  new StreamCycles(new StreamStore(db), push, registry, released),
+                                  statistics,
+                                  config.pushLimits()),
+                              new DeadLetterRoutes(
+                                  new DeadLetterService(deadLetters, clock, push.listener()),
+                                  payloads),
+                              new MaintenanceRoutes(system, settings, buffered, hints::refresh),
+                              new ResourceRoutes(resourceStore, statsStore, changed, clock),
+                              new StatusRoutes(
+                                  statsStore,
+                                  statistics,
+                                  resourceStore,
+                                  messages,
+                                  deadLetters,
+                                  db,
+                                  clock,
+                                  buffered),
+                              new AnalyticsRoutes(new AnalyticsStore(adminDb), clock),
+                              new ConsumerGroupRoutes(groups, groupReads, resourceStore, lags),
+                              new TraceRoutes(traces, messages, clock, payloads),
+                              new MessageRoutes(
+                                  messages,
+                                  new MessageRemoval(adminDb),
+                                  traces,
+                                  clock,
+                                  payloads)))));
       sampler.listening(server.port());
       return new Broker(resources, server, List.copyOf(routes), pop::stopWaiting);
     } catch (RuntimeException e) {
