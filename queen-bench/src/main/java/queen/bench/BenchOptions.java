@@ -1,6 +1,7 @@
 package queen.bench;
 
 import java.nio.file.Path;
+import java.sql.SQLException;
 import java.util.Map;
 import picocli.CommandLine.Option;
 
@@ -92,7 +93,7 @@ final class BenchOptions extends BrokerUrl {
    * database at it.
    */
   void recreate(String name) throws Exception {
-    String admin = jdbcUrl().replace("/" + database(), "/postgres");
+    String admin = adminUrl();
     pgUrl = admin;
     try (Jdbc db = jdbc()) {
       db.exec(
@@ -100,6 +101,26 @@ final class BenchOptions extends BrokerUrl {
           "create database " + name + " template template0");
     }
     pgUrl = admin.replace("/postgres", "/" + name);
+  }
+
+  /** Creates a database unless it exists; an existing one is left as it is. */
+  void createIfMissing(String name) throws SQLException {
+    String own = pgUrl;
+    pgUrl = adminUrl();
+    try (Jdbc db = jdbc()) {
+      db.exec("create database " + name + " template template0");
+    } catch (SQLException e) {
+      if (!"42P04".equals(e.getSQLState())) { // duplicate_database
+        throw e;
+      }
+    } finally {
+      pgUrl = own;
+    }
+  }
+
+  /** The same server's {@code postgres} database, to create others from. */
+  private String adminUrl() {
+    return jdbcUrl().replace("/" + database(), "/postgres");
   }
 
   /** The target named by --baseline, or the broker at --url. */

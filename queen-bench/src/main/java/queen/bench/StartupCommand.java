@@ -16,10 +16,11 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
- * {@code queen bench startup}: starts the broker with a shell command on an already-migrated
- * database, again and again, and times each start until {@code /health} answers 200 and until a
- * first pop is served; median and max. The first start (unmeasured) migrates the database, records
- * the launcher's AOT cache when it makes one, and leaves one message per run to pop.
+ * {@code queen bench startup}: starts the broker with a shell command on a database of its own
+ * (created when missing), again and again, and times each start until {@code /health} answers 200
+ * and until a first pop is served; median and max. The first start (unmeasured) migrates the
+ * database, records the launcher's AOT cache when it makes one, and leaves one message per run to
+ * pop.
  */
 @Command(
     name = "startup",
@@ -47,6 +48,10 @@ final class StartupCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
+    // PG_HOST, PG_PORT, PG_USER and PG_PASSWORD as the broker reads them
+    BenchOptions server = new BenchOptions();
+    server.pool = 1;
+    server.createIfMissing(database);
     Path buffer = Files.createTempDirectory("queen-bench-startup");
     String base = "http://127.0.0.1:" + port;
     Process first = start(buffer);
