@@ -81,8 +81,12 @@ final class BenchOptions extends BrokerUrl {
   }
 
   Jdbc jdbc() {
+    return jdbc(jdbcUrl());
+  }
+
+  private Jdbc jdbc(String url) {
     return new Jdbc(
-        jdbcUrl(),
+        url,
         pgUser != null ? pgUser : System.getenv().getOrDefault("PG_USER", "postgres"),
         pgPassword != null ? pgPassword : System.getenv().getOrDefault("PG_PASSWORD", ""),
         pool);
@@ -94,8 +98,7 @@ final class BenchOptions extends BrokerUrl {
    */
   void recreate(String name) throws Exception {
     String admin = adminUrl();
-    pgUrl = admin;
-    try (Jdbc db = jdbc()) {
+    try (Jdbc db = jdbc(admin)) {
       db.exec(
           "drop database if exists " + name + " with (force)",
           "create database " + name + " template template0");
@@ -105,16 +108,12 @@ final class BenchOptions extends BrokerUrl {
 
   /** Creates a database unless it exists; an existing one is left as it is. */
   void createIfMissing(String name) throws SQLException {
-    String own = pgUrl;
-    pgUrl = adminUrl();
-    try (Jdbc db = jdbc()) {
+    try (Jdbc db = jdbc(adminUrl())) {
       db.exec("create database " + name + " template template0");
     } catch (SQLException e) {
       if (!"42P04".equals(e.getSQLState())) { // duplicate_database
         throw e;
       }
-    } finally {
-      pgUrl = own;
     }
   }
 
