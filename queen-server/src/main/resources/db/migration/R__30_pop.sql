@@ -239,7 +239,9 @@ begin
            set committed = v_end, committed_at = v_end_at, worker_id = null,
                lease_expires_at = null, lease_acquired_at = null, batch_end = null,
                acked_offsets = null, total_consumed = c.total_consumed + v_taken,
-               last_consumed_at = v_now
+               last_consumed_at = v_now,
+               -- a batch_end still set is an expired lease's: its batch goes out again
+               redelivered_to = greatest(c.redelivered_to, c.batch_end)
          where c.partition_id = p_partition_id and c.consumer_group = p_group;
     else
         -- The lease covers (committed, batch_end]; only an ack moves the cursor. A batch starting
@@ -255,7 +257,9 @@ begin
                acked_offsets = null,
                attempt_count = case when c.attempt_offset is not distinct from v_first
                                     then c.attempt_count + 1 else 1 end,
-               attempt_offset = v_first
+               attempt_offset = v_first,
+               -- a batch_end still set is an expired lease's: its batch goes out again
+               redelivered_to = greatest(c.redelivered_to, c.batch_end)
          where c.partition_id = p_partition_id and c.consumer_group = p_group
         returning c.attempt_count into v_attempt;
         perform queen.pop_commit_lease_v1();

@@ -68,6 +68,8 @@ declare
     v_limit       integer;
     v_live        boolean;
     v_done        bigint;
+    v_once_from   bigint;
+    v_once_to     bigint;
     v_in_lease    boolean;
     v_release     boolean;
     v_charged     boolean;
@@ -123,13 +125,21 @@ begin
              where c.partition_id = g.pid and c.worker_id = g.lease
                for update;
             v_live := found and cur.lease_expires_at > v_now;
-            -- a lease released by its own ack: what it had committed then counts as done for a
-            -- retry; not what others committed since, nor anything under a lease that expired
+            -- What a lease no longer live committed itself counts as done for a retry of its ack
+            -- (its first answer lost with a killed broker); not what others committed since, nor
+            -- what it held when it expired: what it had committed when its own ack released it
+            -- (released_by: the last release only), and any committed offset above
+            -- redelivered_to, which no other lease was ever handed
             v_done := null;
-            if not found then
-                select least(c.committed, c.released_to) into v_done from queen.log_consumers c
-                 where c.partition_id = g.pid and c.consumer_group = p_group
-                   and c.released_by = g.lease;
+            if found then
+                v_once_from := coalesce(cur.redelivered_to, -1) + 1;
+                v_once_to := cur.committed;
+            else
+                select case when c.released_by = g.lease then least(c.committed, c.released_to) end,
+                       coalesce(c.redelivered_to, -1) + 1, c.committed
+                  into v_done, v_once_from, v_once_to
+                  from queen.log_consumers c
+                 where c.partition_id = g.pid and c.consumer_group = p_group;
             end if;
         else
             select * into cur from queen.log_consumers c
@@ -163,7 +173,8 @@ begin
             v_in_lease := v_live and it.msg_offset <= cur.batch_end;
             if it.msg_offset is null then
                 r_error[it.i] := 'Message not found';
-            elsif g.lease is not null and not v_live and it.msg_offset <= v_done
+            elsif g.lease is not null and not v_live
+                  and (it.msg_offset <= v_done or it.msg_offset between v_once_from and v_once_to)
                   and it.status in ('completed', 'success') and not p_transactional then
                 -- a retried ack whose first answer was lost (a broker killed after commit); not in
                 -- a transaction, whose pushes would be applied a second time
@@ -285,6 +296,9 @@ begin
                    worker_id = null, lease_expires_at = null,
                    lease_acquired_at = null, batch_end = null, acked_offsets = null,
                    released_by = cur.worker_id, released_to = v_new,
+                   -- given back with part of its batch not committed: that part goes out again
+                   redelivered_to = greatest(c.redelivered_to,
+                                             case when v_new < cur.batch_end then cur.batch_end end),
                    retry_count = v_count, retry_end = v_retry_end,
                    total_consumed = c.total_consumed + (v_new - cur.committed),
                    last_consumed_at = case when v_new > cur.committed then v_now
@@ -295,6 +309,10 @@ begin
                set committed = v_new, committed_at = v_new_at,
                    acked_offsets = (select array_agg(distinct a order by a) from unnest(v_acked) a
                                      where a > v_new),
+                   -- a lease-less ack committing under a lease: not that lease's own ack
+                   redelivered_to = greatest(c.redelivered_to,
+                                             case when g.lease is null and v_new > cur.committed
+                                                  then cur.batch_end end),
                    retry_count = v_count, retry_end = v_retry_end,
                    total_consumed = c.total_consumed + (v_new - cur.committed),
                    last_consumed_at = case when v_new > cur.committed then v_now

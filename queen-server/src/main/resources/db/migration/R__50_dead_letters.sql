@@ -169,7 +169,9 @@ begin
             update queen.log_consumers lc
                set committed = v_end, committed_at = v_end_at, worker_id = null,
                    lease_expires_at = null, lease_acquired_at = null, batch_end = null,
-                   acked_offsets = null, retry_count = 0, retry_end = null
+                   acked_offsets = null, retry_count = 0, retry_end = null,
+                   -- an expired lease's batch was dead-lettered, not acked by it
+                   redelivered_to = greatest(lc.redelivered_to, lc.batch_end)
              where lc.partition_id = c.partition_id and lc.consumer_group = c.consumer_group;
         end if;
     end loop;

@@ -116,7 +116,9 @@ begin
         on conflict (partition_id, consumer_group) do update
            set committed = excluded.committed, committed_at = excluded.committed_at,
                worker_id = null, lease_expires_at = null, lease_acquired_at = null, batch_end = null,
-               acked_offsets = null, attempt_count = 0, attempt_offset = null, retry_count = 0;
+               acked_offsets = null, attempt_count = 0, attempt_offset = null, retry_count = 0,
+               -- a lease ended here was not acked, and what was committed may go out again
+               redelivered_to = greatest(c.redelivered_to, c.batch_end, c.committed);
         v_n := v_n + 1;
     end loop;
     delete from queen.log_scan_watermarks w
@@ -156,7 +158,8 @@ begin
     on conflict (partition_id, consumer_group) do update
        set committed = excluded.committed, committed_at = excluded.committed_at,
            worker_id = null, lease_expires_at = null, lease_acquired_at = null, batch_end = null,
-           acked_offsets = null, attempt_count = 0, attempt_offset = null, retry_count = 0;
+           acked_offsets = null, attempt_count = 0, attempt_offset = null, retry_count = 0,
+           redelivered_to = greatest(c.redelivered_to, c.batch_end, c.committed);
     perform queen.group_reset_note_v1(p_queue, p_group);
     return query select true, v_last;
 end;

@@ -110,6 +110,61 @@ class LeaseAckTest {
   }
 
   @Test
+  void aRetriedAckSucceedsAlthoughLaterLeasesOfThePartitionWereReleasedSince() {
+    wire.pushNumbered("retried-late", "Default", 0, 3);
+    JsonNode first = wire.popPartition("retried-late", "Default", "batch=1").json();
+    wire.ackAll(first);
+    // while the first answer was lost, the partition went on: two more leases came and went
+    for (int i = 0; i < 2; i++) {
+      wire.ackAll(wire.popPartition("retried-late", "Default", "batch=1").json());
+    }
+    JsonNode again = wire.ackAll(first).get(0);
+    assertThat(again.get("success").asBoolean()).as(again.toString()).isTrue();
+    assertThat(broker.sqlLong(Wire.cursorOf("retried-late", "__QUEUE_MODE__", "committed")))
+        .isEqualTo(2);
+  }
+
+  @Test
+  void aLateAckFromAnExpiredLeaseStaysRefusedAfterLaterLeasesWereReleased() {
+    JsonNode stalled = popUntilTheLeaseExpires("late-then", 2);
+    wire.pushNumbered("late-then", "Default", 2, 1);
+    JsonNode redelivered = wire.popPartition("late-then", "Default", "batch=2").json();
+    assertThat(Wire.numbers(redelivered)).containsExactly(0, 1);
+    wire.ackAll(redelivered);
+    wire.ackAll(wire.popPartition("late-then", "Default", "batch=2").json());
+    for (JsonNode a : wire.ackAll(stalled)) {
+      assertThat(a.get("success").asBoolean()).as(a.toString()).isFalse();
+      assertThat(a.get("error").asText()).isEqualTo("Invalid or expired lease");
+    }
+  }
+
+  @Test
+  void aLateAckFromAnExpiredLeaseIsRefusedForWhatALeaselessAckCommitted() {
+    JsonNode stalled = popUntilTheLeaseExpires("late-leaseless", 1);
+    JsonNode m = stalled.get("messages").get(0);
+    assertThat(wire.ackOne(m, null, null).json().get(0).get("success").asBoolean()).isTrue();
+    JsonNode late = wire.ackOne(m, stalled.get("leaseId").asText(), null).json().get(0);
+    assertThat(late.get("success").asBoolean()).as(late.toString()).isFalse();
+  }
+
+  @Test
+  void aRetriedAckIsRefusedForWhatASeekHandedOutAgain() {
+    wire.pushNumbered("seek-again", "Default", 0, 1);
+    JsonNode first = wire.popPartition("seek-again", "Default", "consumerGroup=g").json();
+    wire.ackAll(first);
+    TestBroker.Reply seek =
+        broker.post(
+            "/api/v1/consumer-groups/g/queues/seek-again/seek",
+            object().put("timestamp", "2000-01-01T00:00:00Z").toString());
+    assertThat(seek.status()).isEqualTo(200);
+    JsonNode replay = wire.popPartition("seek-again", "Default", "consumerGroup=g").json();
+    assertThat(Wire.numbers(replay)).containsExactly(0);
+    wire.ackAll(replay);
+    JsonNode again = wire.ackAll(first).get(0);
+    assertThat(again.get("success").asBoolean()).as(again.toString()).isFalse();
+  }
+
+  @Test
   void anAckFromALeaseReleasedByRetryIsRefusedForWhatTheNextLeaseAcked() {
     wire.pushNumbered("reacked", "Default", 0, 3);
     JsonNode first = wire.popPartition("reacked", "Default", "batch=3").json();

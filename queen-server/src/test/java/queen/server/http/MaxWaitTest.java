@@ -50,4 +50,18 @@ class MaxWaitTest {
     assertThat(wire.ackAll(batch)).allMatch(a -> a.get("success").asBoolean());
     assertThat(broker.get("/api/v1/dlq?queue=patient-lease").json().get("total").asInt()).isZero();
   }
+
+  @Test
+  void aLateAckOfABatchSweptIntoTheDeadLettersIsRefused() {
+    wire.configure("swept-late", object().put("maxWaitTimeSeconds", 1).put("leaseTime", 1));
+    wire.pushNumbered("swept-late", "Default", 0, 2);
+    JsonNode batch = wire.popPartition("swept-late", "Default", "batch=10").json();
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(() -> broker.get("/api/v1/dlq?queue=swept-late").json().get("total").asInt() == 2);
+    // the consumer stalled past its lease and the sweep dead-lettered its batch: not its ack
+    for (JsonNode a : wire.ackAll(batch)) {
+      assertThat(a.get("success").asBoolean()).as(a.toString()).isFalse();
+    }
+  }
 }
