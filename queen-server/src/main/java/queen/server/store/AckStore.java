@@ -91,9 +91,13 @@ public final class AckStore {
     try (PreparedStatement ps = c.prepareStatement(ACK)) {
       ps.setString(1, group);
       ps.setArray(2, c.createArrayOf("uuid", items.stream().map(AckItem::partitionId).toArray()));
-      ps.setArray(3, c.createArrayOf("text", items.stream().map(AckItem::transactionId).toArray()));
+      ps.setArray(
+          3,
+          c.createArrayOf(
+              "text", items.stream().map(AckItem::transactionId).toArray(String[]::new)));
       ps.setArray(4, c.createArrayOf("uuid", items.stream().map(AckItem::leaseId).toArray()));
-      ps.setArray(5, c.createArrayOf("text", items.stream().map(AckItem::status).toArray()));
+      ps.setArray(
+          5, c.createArrayOf("text", items.stream().map(AckItem::status).toArray(String[]::new)));
       ps.setBoolean(6, transactional);
       ps.setArray(7, offsets == null ? null : c.createArrayOf("bigint", offsets));
       try (ResultSet rs = ps.executeQuery()) {
@@ -142,7 +146,9 @@ public final class AckStore {
             ps.setArray(
                 2, c.createArrayOf("uuid", batches.stream().map(BatchAck::leaseId).toArray()));
             ps.setArray(
-                3, c.createArrayOf("bigint", batches.stream().map(BatchAck::batchEnd).toArray()));
+                3,
+                c.createArrayOf(
+                    "bigint", batches.stream().map(BatchAck::batchEnd).toArray(Long[]::new)));
             List<AckOutcome> out = new ArrayList<>(batches.size());
             try (ResultSet rs = ps.executeQuery()) {
               while (rs.next()) {

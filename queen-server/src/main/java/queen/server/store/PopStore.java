@@ -72,7 +72,7 @@ public final class PopStore {
           try (PreparedStatement ps = c.prepareStatement(LIST)) {
             ps.setString(1, queue);
             ps.setString(2, claim.group());
-            ps.setArray(3, c.createArrayOf("text", names.toArray()));
+            ps.setArray(3, c.createArrayOf("text", names.toArray(String[]::new)));
             ps.setObject(4, claim.workerId());
             ps.setInt(5, claim.batch());
             ps.setInt(6, claim.partitions());

@@ -199,11 +199,11 @@ public final class PushStore {
       ps.setArray(1, c.createArrayOf("uuid", partitions));
       ps.setArray(2, c.createArrayOf("integer", counts));
       ps.setArray(3, c.createArrayOf("bytea", blobs));
-      ps.setArray(4, c.createArrayOf("integer", msgSeg.toArray()));
-      ps.setArray(5, c.createArrayOf("integer", msgIdx.toArray()));
-      ps.setArray(6, c.createArrayOf("text", txns.toArray()));
+      ps.setArray(4, c.createArrayOf("integer", msgSeg.toArray(Integer[]::new)));
+      ps.setArray(5, c.createArrayOf("integer", msgIdx.toArray(Integer[]::new)));
+      ps.setArray(6, c.createArrayOf("text", txns.toArray(String[]::new)));
       ps.setArray(7, c.createArrayOf("uuid", known.partitionIds.toArray()));
-      ps.setArray(8, c.createArrayOf("bigint", known.offsets.toArray()));
+      ps.setArray(8, c.createArrayOf("bigint", known.offsets.toArray(Long[]::new)));
       Placed[] placed = new Placed[n];
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {

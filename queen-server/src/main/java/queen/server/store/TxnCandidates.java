@@ -43,7 +43,7 @@ final class TxnCandidates {
     List<Match> out = new ArrayList<>();
     try (PreparedStatement ps = c.prepareStatement(CANDIDATES)) {
       ps.setArray(1, c.createArrayOf("uuid", partitionIds.toArray()));
-      ps.setArray(2, c.createArrayOf("text", transactionIds.toArray()));
+      ps.setArray(2, c.createArrayOf("text", transactionIds.toArray(String[]::new)));
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
           int i = rs.getInt("idx");
