@@ -174,7 +174,10 @@ begin
             if it.msg_offset is null then
                 r_error[it.i] := 'Message not found';
             elsif g.lease is not null and not v_live
-                  and (it.msg_offset <= v_done or it.msg_offset between v_once_from and v_once_to)
+                  and (it.msg_offset <= v_done
+                       -- a lease id the broker could have issued (a UUIDv7), not any string
+                       or (it.msg_offset between v_once_from and v_once_to
+                           and substr(g.lease::text, 15, 1) = '7'))
                   and it.status in ('completed', 'success') and not p_transactional then
                 -- a retried ack whose first answer was lost (a broker killed after commit); not in
                 -- a transaction, whose pushes would be applied a second time
@@ -295,10 +298,13 @@ begin
                set committed = v_new, committed_at = v_new_at,
                    worker_id = null, lease_expires_at = null,
                    lease_acquired_at = null, batch_end = null, acked_offsets = null,
-                   released_by = cur.worker_id, released_to = v_new,
+                   -- released by its own ack, or by a lease-less one, which is not its ack
+                   released_by = case when g.lease is not null then cur.worker_id end,
+                   released_to = v_new,
                    -- given back with part of its batch not committed: that part goes out again
                    redelivered_to = greatest(c.redelivered_to,
-                                             case when v_new < cur.batch_end then cur.batch_end end),
+                                             case when v_new < cur.batch_end or g.lease is null
+                                                  then cur.batch_end end),
                    retry_count = v_count, retry_end = v_retry_end,
                    total_consumed = c.total_consumed + (v_new - cur.committed),
                    last_consumed_at = case when v_new > cur.committed then v_now

@@ -117,8 +117,12 @@ begin
            set committed = excluded.committed, committed_at = excluded.committed_at,
                worker_id = null, lease_expires_at = null, lease_acquired_at = null, batch_end = null,
                acked_offsets = null, attempt_count = 0, attempt_offset = null, retry_count = 0,
-               -- a lease ended here was not acked, and what was committed may go out again
-               redelivered_to = greatest(c.redelivered_to, c.batch_end, c.committed);
+               -- a lease ended here was not acked by it, and a seek back hands out again what
+               -- was committed; no earlier lease is told success for what is replayed
+               released_by = null, released_to = null,
+               redelivered_to = greatest(c.redelivered_to, c.batch_end,
+                                         case when excluded.committed < c.committed
+                                              then c.committed end);
         v_n := v_n + 1;
     end loop;
     delete from queen.log_scan_watermarks w
@@ -159,7 +163,9 @@ begin
        set committed = excluded.committed, committed_at = excluded.committed_at,
            worker_id = null, lease_expires_at = null, lease_acquired_at = null, batch_end = null,
            acked_offsets = null, attempt_count = 0, attempt_offset = null, retry_count = 0,
-           redelivered_to = greatest(c.redelivered_to, c.batch_end, c.committed);
+           released_by = null, released_to = null,
+           redelivered_to = greatest(c.redelivered_to, c.batch_end,
+                                     case when excluded.committed < c.committed then c.committed end);
     perform queen.group_reset_note_v1(p_queue, p_group);
     return query select true, v_last;
 end;

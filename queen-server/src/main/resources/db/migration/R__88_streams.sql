@@ -188,7 +188,10 @@ begin
            retry_end = case when c.retry_end is null or v_off >= c.retry_end then null
                             else c.retry_end end,
            total_consumed = c.total_consumed + (v_off - cur.committed),
-           last_consumed_at = v_now
+           last_consumed_at = v_now,
+           -- released short of its batch: the rest goes out again (V18)
+           redelivered_to = greatest(c.redelivered_to,
+                                     case when v_end and v_off < c.batch_end then c.batch_end end)
      where c.partition_id = cur.partition_id and c.consumer_group = cur.consumer_group;
     return query select true, null::text, v_off, v_end, v_end and v_off < p.last_offset,
                         v_queue, p.name;

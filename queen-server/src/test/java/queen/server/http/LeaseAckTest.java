@@ -122,6 +122,10 @@ class LeaseAckTest {
     assertThat(again.get("success").asBoolean()).as(again.toString()).isTrue();
     assertThat(broker.sqlLong(Wire.cursorOf("retried-late", "__QUEUE_MODE__", "committed")))
         .isEqualTo(2);
+    // a lease id the broker never issued is not one that committed the message
+    JsonNode forged =
+        wire.ackOne(first.get("messages").get(0), UUID.randomUUID().toString(), null).json().get(0);
+    assertThat(forged.get("success").asBoolean()).as(forged.toString()).isFalse();
   }
 
   @Test
@@ -130,8 +134,9 @@ class LeaseAckTest {
     wire.pushNumbered("late-then", "Default", 2, 1);
     JsonNode redelivered = wire.popPartition("late-then", "Default", "batch=2").json();
     assertThat(Wire.numbers(redelivered)).containsExactly(0, 1);
-    wire.ackAll(redelivered);
-    wire.ackAll(wire.popPartition("late-then", "Default", "batch=2").json());
+    assertThat(wire.ackAll(redelivered)).allMatch(a -> a.get("success").asBoolean());
+    assertThat(wire.ackAll(wire.popPartition("late-then", "Default", "batch=2").json()))
+        .allMatch(a -> a.get("success").asBoolean());
     for (JsonNode a : wire.ackAll(stalled)) {
       assertThat(a.get("success").asBoolean()).as(a.toString()).isFalse();
       assertThat(a.get("error").asText()).isEqualTo("Invalid or expired lease");
@@ -157,11 +162,31 @@ class LeaseAckTest {
             "/api/v1/consumer-groups/g/queues/seek-again/seek",
             object().put("timestamp", "2000-01-01T00:00:00Z").toString());
     assertThat(seek.status()).isEqualTo(200);
-    JsonNode replay = wire.popPartition("seek-again", "Default", "consumerGroup=g").json();
-    assertThat(Wire.numbers(replay)).containsExactly(0);
-    wire.ackAll(replay);
+    // the replay is committed by a lease-less ack: no later lease stands in for the first one
+    JsonNode m = first.get("messages").get(0);
+    assertThat(wire.ackOne(m, null, "g").json().get(0).get("success").asBoolean()).isTrue();
     JsonNode again = wire.ackAll(first).get(0);
     assertThat(again.get("success").asBoolean()).as(again.toString()).isFalse();
+  }
+
+  @Test
+  void aLateAckFromAnExpiredLeaseIsRefusedForWhatAnAutoAckPopTookSince() {
+    JsonNode stalled = popUntilTheLeaseExpires("late-autoack", 1);
+    JsonNode taken = wire.popPartition("late-autoack", "Default", "autoAck=true").json();
+    assertThat(Wire.numbers(taken)).containsExactly(0);
+    JsonNode late = wire.ackAll(stalled).get(0);
+    assertThat(late.get("success").asBoolean()).as(late.toString()).isFalse();
+  }
+
+  @Test
+  void aLeaseWhoseBatchALeaselessAckCompletedIsNotToldItAckedIt() {
+    wire.pushNumbered("leaseless-done", "Default", 0, 1);
+    JsonNode pop = wire.popPartition("leaseless-done", "Default", "batch=1").json();
+    JsonNode m = pop.get("messages").get(0);
+    JsonNode leaseless = wire.ackOne(m, null, null).json().get(0);
+    assertThat(leaseless.get("leaseReleased").asBoolean()).isTrue();
+    JsonNode late = wire.ackAll(pop).get(0);
+    assertThat(late.get("success").asBoolean()).as(late.toString()).isFalse();
   }
 
   @Test
