@@ -220,6 +220,26 @@ class StreamsTest {
   }
 
   @Test
+  void aLeaseReleasedShortByACycleIsNotToldItAckedWhatWentOutAgain() {
+    String id = register("q-short", "short-src");
+    wire.pushNumbered("short-src", "p0", 0, 3);
+    JsonNode first = pop("short-src", 3);
+    JsonNode released =
+        broker
+            .post("/streams/v1/cycle", cycle(id, first.get("messages").get(0), "short-out", "k", 1))
+            .json();
+    assertThat(released.get("ack_result").get("lease_released").asBoolean()).isTrue();
+    JsonNode again = pop("short-src", 3);
+    assertThat(Wire.numbers(again)).containsExactly(1, 2);
+    assertThat(wire.ackAll(again)).allMatch(a -> a.get("success").asBoolean());
+    JsonNode late =
+        wire.ackOne(first.get("messages").get(1), first.get("leaseId").asText(), "g1")
+            .json()
+            .get(0);
+    assertThat(late.get("success").asBoolean()).as(late.toString()).isFalse();
+  }
+
+  @Test
   void aFailedAckSpendsTheRetryBudgetAsOnTheAckRoute() {
     String id = register("q-failed", "failed-src");
     wire.configure("failed-src", object().put("retryLimit", 1));
