@@ -163,8 +163,24 @@ class RollingRestartTest {
   /** Stops producing, waits until every answered push is acked, stops consuming. */
   private void drain(List<Thread> threads, Duration within) throws InterruptedException {
     producing.set(false);
-    await().atMost(within).untilAsserted(() -> assertThat(acked).containsAll(answered));
+    await()
+        .atMost(within)
+        .untilAsserted(() -> assertThat(acked).as(this::cursors).containsAll(answered));
     stopConsuming(threads);
+  }
+
+  /** Group g's cursor on each partition, to tell a message never delivered from a lost answer. */
+  private String cursors() {
+    return broker.sqlText(
+        "select string_agg(format('%s: last %s, committed %s, lease %s until %s, batch_end %s,"
+            + " released_by %s, redelivered_to %s', p.name, p.last_offset, c.committed,"
+            + " c.worker_id, c.lease_expires_at, c.batch_end, c.released_by, c.redelivered_to),"
+            + " E'\\n' order by p.name)"
+            + " from queen.log_partitions p join queen.queues q on q.id = p.queue_id"
+            + " left join queen.log_consumers c on c.partition_id = p.id and c.consumer_group = 'g'"
+            + " where q.name = '"
+            + queue
+            + "'");
   }
 
   private void stopConsuming(List<Thread> threads) throws InterruptedException {
