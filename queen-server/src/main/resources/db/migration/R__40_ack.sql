@@ -6,8 +6,10 @@ drop function if exists queen.log_ack_v1(text, uuid[], text[], uuid[], text[], b
 -- Applies acknowledgements, grouped by (partition, lease) in partition order, then message order
 -- (a stable lock order: concurrent acks cannot deadlock). An ack naming a lease is checked
 -- against that lease, which also decides the consumer group; an ack without one is applied to
--- p_group's cursor, and joins that cursor's live lease when the message is inside it. Business
--- failures are per item, never an exception.
+-- p_group's cursor, and joins that cursor's live lease when the message is inside it. A null
+-- p_group is an ack that named no group: queue mode's cursor, and a lease no longer live is told
+-- success only for what its own ack released (see redelivered_to, V18). Business failures are per
+-- item, never an exception.
 --
 --   completed, success  the message joins the lease's acked set; the cursor advances over the
 --                       contiguous acked prefix; when it reaches batch_end the lease is released.
@@ -94,6 +96,7 @@ declare
     r_more        boolean[] := array_fill(false, array[v_n]);
     v_qname       text;
     v_pname       text;
+    v_group       text := coalesce(p_group, '__QUEUE_MODE__');
 begin
     v_offsets := array_fill(null::bigint, array[v_n]);
     for it in
@@ -139,11 +142,11 @@ begin
                        coalesce(c.redelivered_to, -1) + 1, c.committed
                   into v_done, v_once_from, v_once_to
                   from queen.log_consumers c
-                 where c.partition_id = g.pid and c.consumer_group = p_group;
+                 where c.partition_id = g.pid and c.consumer_group = v_group;
             end if;
         else
             select * into cur from queen.log_consumers c
-             where c.partition_id = g.pid and c.consumer_group = p_group
+             where c.partition_id = g.pid and c.consumer_group = v_group
                for update;
             v_live := found and cur.worker_id is not null and cur.lease_expires_at > v_now;
         end if;
@@ -177,7 +180,10 @@ begin
                   and (it.msg_offset <= v_done
                        -- a lease id the broker could have issued (a UUIDv7), not any string
                        or (it.msg_offset between v_once_from and v_once_to
-                           and substr(g.lease::text, 15, 1) = '7'))
+                           and substr(g.lease::text, 15, 1) = '7'
+                           -- the cursor of the group the ack names: a lease of another group
+                           -- may not have committed anything on it
+                           and p_group is not null))
                   and it.status in ('completed', 'success') and not p_transactional then
                 -- a retried ack whose first answer was lost (a broker killed after commit); not in
                 -- a transaction, whose pushes would be applied a second time
@@ -332,76 +338,6 @@ begin
            r_released[u.i], r_dlq[u.i], p_partition_ids[u.i], r_group[u.i], r_offset[u.i],
            r_retries[u.i], r_freed[u.i], r_more[u.i]
       from generate_series(1, v_n) as u(i)
-     order by u.i;
-end;
-$$;
-
--- The ack registry's fast path: a whole leased batch acknowledged as completed becomes one
--- positional cursor advance per partition, guarded by the lease (worker_id = leaseId, still live,
--- same batch_end), with no per-message lookups. A row that no longer matches is left alone and
--- reported acked = false: the caller falls back to queen.log_ack_v1 for precise per-item answers.
--- Passing the batch's end releases the lease and, like a completed batch in log_ack_v1, resets the
--- retry budget once the cursor passes the failed range.
-create or replace function queen.log_ack_batch_v1(
-    p_partition_ids uuid[], p_leases uuid[], p_batch_ends bigint[], p_now timestamptz default null)
-returns table (idx integer, acked boolean, queue_name text, partition_name text,
-               consumer_group text, has_more boolean)
-language plpgsql
--- no JIT: default row estimates over arrays trip it for statements that run in a millisecond
-set jit = off
-as $$
-#variable_conflict use_column
-declare
-    v_now   timestamptz := coalesce(p_now, now());
-    v_n     integer := coalesce(array_length(p_partition_ids, 1), 0);
-    r_acked boolean[] := array_fill(false, array[v_n]);
-    r_queue text[] := array_fill(null::text, array[v_n]);
-    r_part  text[] := array_fill(null::text, array[v_n]);
-    r_group text[] := array_fill(null::text, array[v_n]);
-    r_more  boolean[] := array_fill(false, array[v_n]);
-    a       record;
-    v_group text;
-    v_queue text;
-    v_part  text;
-    v_last  bigint;
-begin
-    -- one cursor per statement, in partition order (a stable lock order): on Citus each statement
-    -- goes to the worker of its partition alone
-    for a in
-        select u.pid, u.lease, u.batch_end, u.i
-          from unnest(p_partition_ids, p_leases, p_batch_ends) with ordinality as u(pid, lease, batch_end, i)
-         order by u.pid, u.i
-    loop
-        update queen.log_consumers c
-           set committed = a.batch_end, committed_at = c.batch_end_at,
-               worker_id = null, lease_expires_at = null,
-               lease_acquired_at = null, batch_end = null, acked_offsets = null,
-               released_by = c.worker_id, released_to = a.batch_end,
-               retry_count = case when c.retry_end is null or a.batch_end >= c.retry_end
-                                  then 0 else c.retry_count end,
-               retry_end = case when c.retry_end is null or a.batch_end >= c.retry_end
-                                then null else c.retry_end end,
-               total_consumed = c.total_consumed + (a.batch_end - c.committed),
-               last_consumed_at = v_now
-         where c.partition_id = a.pid and c.worker_id = a.lease
-           and c.lease_expires_at > v_now
-           and c.batch_end = a.batch_end
-        returning c.consumer_group into v_group;
-        r_acked[a.i] := found;
-        if found then
-            r_group[a.i] := v_group;
-        end if;
-        select q.name, p.name, p.last_offset into v_queue, v_part, v_last
-          from queen.log_partitions p join queen.queues q on q.id = p.queue_id
-         where p.id = a.pid;
-        r_queue[a.i] := v_queue;
-        r_part[a.i] := v_part;
-        r_more[a.i] := r_acked[a.i] and v_last > a.batch_end;
-    end loop;
-    return query
-    select (u.i - 1)::integer, r_acked[u.i], r_queue[u.i], r_part[u.i], r_group[u.i], r_more[u.i]
-      from generate_series(1, v_n) as u(i)
-     where r_queue[u.i] is not null
      order by u.i;
 end;
 $$;

@@ -55,7 +55,9 @@ public final class AckService {
   /**
    * Acks for one consumer group; outcomes in input order. Whole leased batches this broker
    * delivered take the registry's fast path (one guarded cursor advance per partition); anything
-   * else, or a fast ack the lease no longer allows, takes the general path.
+   * else, or a fast ack the lease no longer allows, takes the general path. A null group is an ack
+   * that named none: a live lease decides its group, else queue mode's cursor is checked, and a
+   * lease no longer live is then told success only for what it committed by its own ack.
    */
   public List<AckOutcome> ack(String group, List<AckRequest> requests) {
     AckOutcome[] out = new AckOutcome[requests.size()];

@@ -111,10 +111,13 @@ public final class AckRoutes implements Routes {
     Replies.json(res, 200, Json.MAPPER.createArrayNode().add(n));
   }
 
-  /** The group comes only from the top level; absent or null means queue mode. */
+  /**
+   * The group comes only from the top level; null when absent, null or empty: queue mode's cursor,
+   * unless the lease decides (see {@link queen.server.ack.AckService#ack}).
+   */
   private static String group(JsonNode body) {
-    String group = Fields.optionalString(body, "consumerGroup", PopRoutes.QUEUE_MODE);
-    return group.isEmpty() ? PopRoutes.QUEUE_MODE : group;
+    String group = Fields.optionalString(body, "consumerGroup", null);
+    return group == null || group.isEmpty() ? null : group;
   }
 
   static AckRequest request(JsonNode item, String at, String missingError) {

@@ -188,6 +188,27 @@ class LeaseAckTest {
   }
 
   @Test
+  void aLateAckNamingNoGroupIsNotJudgedByQueueModesCursor() {
+    wire.configure("nogroup", object().put("leaseTime", 1));
+    wire.pushNumbered("nogroup", "Default", 0, 1);
+    // queue mode consumes the message once, by its own lease
+    wire.ackAll(wire.popPartition("nogroup", "Default", "batch=1").json());
+    // group a's first lease stalls past its end; a second one processes the message
+    JsonNode stalled = wire.popPartition("nogroup", "Default", "consumerGroup=a").json();
+    await()
+        .atMost(Duration.ofSeconds(5))
+        .until(
+            () ->
+                broker.sqlLong(Wire.cursorOf("nogroup", "a", "(lease_expires_at < now())::int"))
+                    == 1);
+    JsonNode second = wire.popPartition("nogroup", "Default", "consumerGroup=a").json();
+    assertThat(wire.ackAll(second)).allMatch(a -> a.get("success").asBoolean());
+    // the stalled consumer's ack names no group: queue mode's cursor says nothing of its lease
+    JsonNode m = stalled.get("messages").get(0);
+    refusedAsExpired(wire.ackOne(m, stalled.get("leaseId").asText(), null).json().get(0));
+  }
+
+  @Test
   void anAckFromALeaseReleasedByRetryIsRefusedForWhatTheNextLeaseAcked() {
     wire.pushNumbered("reacked", "Default", 0, 3);
     JsonNode first = wire.popPartition("reacked", "Default", "batch=3").json();
