@@ -24,8 +24,9 @@ import org.junit.jupiter.params.provider.CsvSource;
 /**
  * The launcher's JVM defaults for a broker (docs/benchmarks.md, "Memory"), run for real by bash
  * against a stand-in JDK whose {@code java} prints what it was given: the defaults are there,
- * {@code JAVA_OPTS} come after them so that they win, and a heap the user sizes gets no cap (a cap
- * below a user's starting heap would stop the JVM).
+ * {@code JAVA_OPTS} come after them so that they win, a heap the user sizes gets no cap (a cap
+ * below a user's starting heap would stop the JVM), and a container's memory limit, cgroup v1 or
+ * v2, counts as the machine's memory.
  */
 class LauncherTest {
   private static final String CAP = "-Xmx1g";
@@ -75,6 +76,10 @@ class LauncherTest {
   private Exec run(int major, Map<String, String> env, String... args) throws Exception {
     List<String> command = new ArrayList<>(List.of("bash", root.resolve("queen").toString()));
     command.addAll(List.of(args));
+    return exec(command, major, env);
+  }
+
+  private Exec exec(List<String> command, int major, Map<String, String> env) throws Exception {
     ProcessBuilder pb = new ProcessBuilder(command);
     Map<String, String> vars = pb.environment();
     for (String inherited :
@@ -142,6 +147,79 @@ class LauncherTest {
     Exec e = run(25, Map.of(variable, option), "serve");
     assertThat(e.args()).doesNotContain(CAP).contains("-Xms8m");
     assertThat(e.benchJvm()).doesNotContain(CAP);
+  }
+
+  /**
+   * {@code serve} with one file under {@code /sys/fs/cgroup} of a fresh mount namespace holding
+   * {@code limit}: a user namespace's tmpfs hides the machine's own cgroup files.
+   */
+  private Exec serveUnderCgroupFile(String file, String limit) throws Exception {
+    String path = "/sys/fs/cgroup" + file;
+    String setup =
+        "mount -t tmpfs none /sys/fs/cgroup && mkdir -p \"$(dirname \"$1\")\""
+            + " && printf '%s\\n' \"$2\" > \"$1\" && exec bash \"$3\" serve";
+    return exec(
+        List.of(
+            "unshare",
+            "-rm",
+            "bash",
+            "-c",
+            setup,
+            "cgroup",
+            path,
+            limit,
+            root.resolve("queen").toString()),
+        25,
+        Map.of());
+  }
+
+  private static boolean privateMountsWork() throws Exception {
+    Process p = new ProcessBuilder("unshare", "-rm", "true").start();
+    return p.waitFor(10, TimeUnit.SECONDS) && p.exitValue() == 0;
+  }
+
+  /**
+   * This process's path, without a trailing slash, in the cgroup hierarchy whose line in
+   * /proc/self/cgroup matches; the test is skipped where there is none.
+   */
+  private static String own(String linePattern, String hierarchy) throws IOException {
+    String path =
+        Files.readAllLines(Path.of("/proc/self/cgroup")).stream()
+            .filter(l -> l.matches(linePattern))
+            .map(l -> l.substring(l.indexOf(':', l.indexOf(':') + 1) + 1))
+            .findFirst()
+            .orElse(null);
+    assumeTrue(path != null, "no " + hierarchy + " here");
+    return path.replaceAll("/$", "");
+  }
+
+  @ParameterizedTest(name = "{0} {1} {2}")
+  @CsvSource({
+    "v2-own, 2147483648, false",
+    "v2-own, max, true",
+    "v2-root, 3221225472, false",
+    "v1-own, 1073741824, false",
+    "v1-root, 9223372036854771712, true",
+    "v1-root, 2147483648, false",
+    "v1-root, garbage, true",
+  })
+  void aContainersMemoryLimitDecidesTheHeapCap(String where, String limit, boolean capped)
+      throws Exception {
+    assumeTrue(bigMachine(), "below 4 GiB the machine alone decides");
+    assumeTrue(privateMountsWork(), "needs unshare -rm (user and mount namespaces)");
+    String file =
+        switch (where) {
+          case "v2-own" -> own("^0::.*", "cgroup v2") + "/memory.max";
+          case "v2-root" -> "/memory.max";
+          case "v1-own" ->
+              "/memory"
+                  + own("^[0-9]+:[^:]*\\bmemory\\b.*", "cgroup v1's memory controller")
+                  + "/memory.limit_in_bytes";
+          default -> "/memory/memory.limit_in_bytes";
+        };
+    Exec e = serveUnderCgroupFile(file, limit);
+    assertThat(e.has(CAP)).as("capped with %s at %s", limit, file).isEqualTo(capped);
+    assertThat(e.args()).contains("-Xms8m");
   }
 
   @Test
