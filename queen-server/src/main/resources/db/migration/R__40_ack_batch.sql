@@ -62,10 +62,10 @@ begin
         r_part[a.i] := v_part;
         r_more[a.i] := r_acked[a.i] and v_last > a.batch_end;
     end loop;
+    -- a row for every batch, acked or not, the partition gone too: callers read them by position
     return query
     select (u.i - 1)::integer, r_acked[u.i], r_queue[u.i], r_part[u.i], r_group[u.i], r_more[u.i]
       from generate_series(1, v_n) as u(i)
-     where r_queue[u.i] is not null
      order by u.i;
 end;
 $$;

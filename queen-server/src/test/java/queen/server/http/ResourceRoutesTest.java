@@ -129,4 +129,19 @@ class ResourceRoutesTest {
     JsonNode popped = wire.popPartition("res-del", "p0", "batch=10").json();
     assertThat(Wire.numbers(popped)).containsExactly(100);
   }
+
+  @Test
+  void aWholeBatchAckAfterItsQueueWasDeletedIsRefusedInTheBody() {
+    wire.pushNumbered("res-gone", "p0", 0, 2);
+    JsonNode leased = wire.popPartition("res-gone", "p0", "batch=2").json();
+    assertThat(delete("res-gone").status()).isEqualTo(200);
+
+    // the registry still holds the lease: its fast path finds no cursor and no partition
+    JsonNode answer = wire.ackAll(leased);
+    assertThat(answer).hasSize(2);
+    for (JsonNode a : answer) {
+      assertThat(a.get("success").asBoolean()).as(a.toString()).isFalse();
+    }
+    assertThat(queue("res-gone")).as("an ack creates no queue").isNull();
+  }
 }
