@@ -2,6 +2,8 @@ package queen.server.http;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.StreamReadConstraints;
+import com.fasterxml.jackson.core.exc.StreamConstraintsException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
@@ -17,7 +19,21 @@ import java.time.format.DateTimeFormatter;
 
 /** The broker's one JSON mapper and the timestamp formats of the wire contract. */
 final class Json {
-  static final ObjectMapper MAPPER = JsonMapper.builder().build();
+  /**
+   * Decimals in trees are kept as written (a double turned a payload's 12345678901234567.89 into
+   * 1.2345678901234568E16 when a tree was written again).
+   */
+  static final ObjectMapper MAPPER =
+      JsonMapper.builder().enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS).build();
+
+  /** JSON tokens in a body read whole into a tree (every route but push and transaction). */
+  static final long MAX_TREE_TOKENS = 1_000_000;
+
+  /**
+   * The mapper of bodies read whole: a tree costs up to 30 times its body in heap, so it is bounded
+   * by tokens rather than by the body limit alone (10,000 acks are about 150,000 tokens).
+   */
+  private static final ObjectMapper TREES = MAPPER.copy();
 
   static {
     // payloads are the users' own documents: allow big ones, the body limit bounds them
@@ -25,6 +41,13 @@ final class Json {
         .getFactory()
         .setStreamReadConstraints(
             StreamReadConstraints.builder().maxStringLength(Integer.MAX_VALUE).build());
+    TREES
+        .getFactory()
+        .setStreamReadConstraints(
+            StreamReadConstraints.builder()
+                .maxStringLength(Integer.MAX_VALUE)
+                .maxTokenCount(MAX_TREE_TOKENS)
+                .build());
   }
 
   /** Popped messages carry microseconds: {@code 2026-05-16T08:41:27.123456Z}. */
@@ -82,11 +105,14 @@ final class Json {
       throw ApiException.badRequest("Empty request body");
     }
     try {
-      JsonNode node = MAPPER.readTree(body);
+      JsonNode node = TREES.readTree(body);
       if (node == null || node.isMissingNode()) {
         throw ApiException.badRequest("Empty request body");
       }
       return node;
+    } catch (StreamConstraintsException e) {
+      throw new ApiException(
+          413, "Request body: more than " + MAX_TREE_TOKENS + " JSON tokens on this route");
     } catch (JsonProcessingException e) {
       throw ApiException.badRequest("Invalid JSON: " + e.getOriginalMessage());
     } catch (IOException e) {

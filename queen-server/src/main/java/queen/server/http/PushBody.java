@@ -63,7 +63,7 @@ final class PushBody {
     }
   }
 
-  /** The items of a transaction's push operation, {@code items} given as JSON bytes. */
+  /** The items of a stream's {@code push_items}, given as JSON bytes. */
   static List<PushItem> readItems(
       byte[] itemsArray, String at, String producer, PushLimits limits) {
     try (JsonParser p = Json.MAPPER.createParser(itemsArray)) {
@@ -78,7 +78,7 @@ final class PushBody {
    * Reads the array the parser stands on. {@code alternative} is the key that holds the payload
    * when {@code payload} is absent (transactions accept {@code data}).
    */
-  private static List<PushItem> items(
+  static List<PushItem> items(
       JsonParser p,
       byte[] source,
       String at,

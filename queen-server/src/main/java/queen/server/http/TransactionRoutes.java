@@ -34,34 +34,21 @@ public final class TransactionRoutes implements Routes {
         "/api/v1/transaction",
         Access.READ_WRITE,
         (req, res) -> {
-          JsonNode body = Json.objectBody(req);
-          JsonNode ops = body.get("operations");
-          if (ops == null || !ops.isArray()) {
-            throw ApiException.badRequest("operations array required");
-          }
-          if (ops.isEmpty()) {
-            throw ApiException.badRequest("operations array cannot be empty");
-          }
+          byte[] body = req.content().hasEntity() ? req.content().as(byte[].class) : new byte[0];
           String id = UUID.randomUUID().toString();
           List<TransactionService.AckOp> acks = new ArrayList<>();
           List<TransactionService.PushOp> pushes = new ArrayList<>();
-          for (int i = 0; i < ops.size(); i++) {
-            JsonNode op = ops.get(i);
-            String at = " (operations[" + i + "])";
-            if (!op.isObject()) {
-              throw ApiException.badRequest("Each operation must be an object" + at);
-            }
-            String type = op.path("type").asText("");
+          for (TransactionBody.Operation op :
+              TransactionBody.read(body, Gate.subject(req), limits)) {
+            String type = op.fields().path("type").asText("");
             switch (type) {
-              case "ack" -> acks.add(ack(op, i, at));
+              case "ack" -> acks.add(ack(op));
               case "push" -> {
-                JsonNode items = op.get("items");
-                if (items == null || !items.isArray()) {
-                  throw ApiException.badRequest("items array is required" + at);
+                if (op.items() == null) {
+                  throw ApiException.badRequest("items array is required" + op.at());
                 }
-                for (var item :
-                    PushBody.readItems(Json.bytes(items), at, Gate.subject(req), limits)) {
-                  pushes.add(new TransactionService.PushOp(i, item));
+                for (var item : op.items()) {
+                  pushes.add(new TransactionService.PushOp(op.index(), item));
                 }
               }
               default -> {
@@ -107,7 +94,9 @@ public final class TransactionRoutes implements Routes {
         });
   }
 
-  private static TransactionService.AckOp ack(JsonNode op, int index, String at) {
+  private static TransactionService.AckOp ack(TransactionBody.Operation operation) {
+    JsonNode op = operation.fields();
+    String at = operation.at();
     if (!op.path("transactionId").isTextual()) {
       throw ApiException.badRequest("transactionId is required" + at);
     }
@@ -116,7 +105,9 @@ public final class TransactionRoutes implements Routes {
     }
     String group = Fields.optionalString(op, "consumerGroup", PopRoutes.QUEUE_MODE);
     return new TransactionService.AckOp(
-        index, group.isEmpty() ? PopRoutes.QUEUE_MODE : group, AckRoutes.request(op, at, null));
+        operation.index(),
+        group.isEmpty() ? PopRoutes.QUEUE_MODE : group,
+        AckRoutes.request(op, at, null));
   }
 
   private static ObjectNode failure(String id, String error) {

@@ -11,8 +11,9 @@ import java.util.Arrays;
 
 /**
  * A payload as JSON bytes, taken from the parser standing on it: objects and arrays verbatim from
- * the input (payloads are opaque to the broker and pushes are its hottest path), scalars written
- * again through the parser's codec.
+ * the input (payloads are opaque to the broker and pushes are its hottest path), numbers as their
+ * text (2.50 stays 2.50, 1e400 stays 1e400), strings and booleans written again through the
+ * parser's codec.
  */
 public final class RawJson {
   private static final byte[] NULL = "null".getBytes(StandardCharsets.UTF_8);
@@ -28,6 +29,9 @@ public final class RawJson {
     }
     if (t == JsonToken.VALUE_NULL) {
       return NULL;
+    }
+    if (t == JsonToken.VALUE_NUMBER_INT || t == JsonToken.VALUE_NUMBER_FLOAT) {
+      return p.getText().getBytes(StandardCharsets.US_ASCII);
     }
     ObjectCodec codec = p.getCodec();
     ByteArrayOutputStream out = new ByteArrayOutputStream(32);

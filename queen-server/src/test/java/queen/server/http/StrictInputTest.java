@@ -107,4 +107,34 @@ class StrictInputTest {
             .json();
     assertThat(five).as("at the limit").hasSize(5);
   }
+
+  @Test
+  void aTransactionIsBoundByTheItemLimitInOperationsAndInItemsAcrossThem() {
+    String op = "{\"type\":\"push\",\"items\":[%s]}";
+    String item = "{\"queue\":\"lim-tx\",\"payload\":{}}";
+    String six = String.join(",", java.util.Collections.nCopies(6, op.formatted("")));
+    refused(
+        broker.post("/api/v1/transaction", "{\"operations\":[" + six + "]}"),
+        413,
+        "QUEEN_MAX_PUSH_ITEMS",
+        "operations");
+    String three = op.formatted(item + "," + item + "," + item);
+    refused(
+        broker.post("/api/v1/transaction", "{\"operations\":[" + three + "," + three + "]}"),
+        413,
+        "QUEEN_MAX_PUSH_ITEMS",
+        "items across operations");
+    assertThat(broker.sqlLong("select count(*) from queen.queues where name = 'lim-tx'")).isZero();
+  }
+
+  @Test
+  void aBodyReadWholeIsBoundByItsJsonTokens() {
+    // 500,001 empty objects: 1.5 MB of body, a tree of some 50 MB
+    String acks = "{},".repeat(500_000) + "{}";
+    refused(
+        broker.post("/api/v1/ack/batch", "{\"acknowledgments\":[" + acks + "]}"),
+        413,
+        "JSON tokens",
+        "ack batch");
+  }
 }

@@ -118,6 +118,21 @@ class TransactionTest {
     assertThat(unknown.json().get("error").asText()).isEqualTo("Unknown operation type: teleport");
   }
 
+  @Test
+  void aPushedPayloadKeepsItsNumbersAsWritten() {
+    String payload =
+        "{\"amount\":12345678901234567.89,\"tiny\":0.30000000000000000001,\"huge\":1e400,"
+            + "\"int\":123456789012345678901234567890}";
+    String body =
+        "{\"operations\":[{\"type\":\"push\",\"items\":[{\"queue\":\"tx-exact\","
+            + "\"transactionId\":\"e1\",\"payload\":"
+            + payload
+            + "},{\"queue\":\"tx-exact\",\"transactionId\":\"e2\",\"data\":2.50}]}]}";
+    assertThat(broker.post("/api/v1/transaction", body).json().get("success").asBoolean()).isTrue();
+    String popped = wire.popPartition("tx-exact", "Default", "batch=2").text();
+    assertThat(popped).contains("\"data\":" + payload, "\"data\":2.50");
+  }
+
   private static ObjectNode item(String queue, String txn) {
     ObjectNode i = object().put("queue", queue).put("transactionId", txn);
     i.putObject("data").put("v", txn);

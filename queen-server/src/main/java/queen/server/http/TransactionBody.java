@@ -1,0 +1,114 @@
+package queen.server.http;
+
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.List;
+import queen.server.push.PushItem;
+
+/**
+ * Reads a transaction request ({@code {"operations": [...]}}) with the streaming parser, as {@link
+ * PushBody} reads a push: the payloads of its push operations are the bytes the producer sent (a
+ * tree written again turned 12345678901234567.89 into 1.2345678901234568E16), and no tree of the
+ * request is built: a body of empty objects made a tree of 85 bytes for every 3. Operations, and
+ * their items in all, are at most QUEEN_MAX_PUSH_ITEMS each.
+ */
+final class TransactionBody {
+  /**
+   * One operation: its scalar fields as they are and its object or array fields as empty ones (an
+   * ack reads scalars only), and its items when {@code items} is an array (null otherwise).
+   */
+  record Operation(int index, ObjectNode fields, List<PushItem> items) {
+    String at() {
+      return " (operations[" + index + "])";
+    }
+  }
+
+  private TransactionBody() {}
+
+  static List<Operation> read(byte[] body, String producer, PushLimits limits) {
+    if (body.length == 0) {
+      throw ApiException.badRequest("Empty request body");
+    }
+    try (JsonParser p = Json.MAPPER.createParser(body)) {
+      if (p.nextToken() != JsonToken.START_OBJECT) {
+        throw ApiException.badRequest("Request body must be a JSON object");
+      }
+      List<Operation> ops = null;
+      while (p.nextToken() == JsonToken.FIELD_NAME) {
+        String field = p.currentName();
+        p.nextToken();
+        if (field.equals("operations") && p.currentToken() == JsonToken.START_ARRAY) {
+          ops = operations(p, body, producer, limits);
+        } else {
+          if (field.equals("operations")) {
+            ops = null;
+          }
+          p.skipChildren();
+        }
+      }
+      if (p.nextToken() != null) {
+        throw ApiException.badRequest("Invalid JSON: content after the request object");
+      }
+      if (ops == null) {
+        throw ApiException.badRequest("operations array required");
+      }
+      if (ops.isEmpty()) {
+        throw ApiException.badRequest("operations array cannot be empty");
+      }
+      return ops;
+    } catch (JsonProcessingException e) {
+      throw ApiException.badRequest("Invalid JSON: " + e.getOriginalMessage());
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  private static List<Operation> operations(
+      JsonParser p, byte[] body, String producer, PushLimits limits) throws IOException {
+    List<Operation> ops = new ArrayList<>();
+    int pushed = 0;
+    for (int i = 0; p.nextToken() != JsonToken.END_ARRAY; i++) {
+      String at = " (operations[" + i + "])";
+      if (i == limits.maxItems()) {
+        throw new ApiException(
+            413,
+            "operations: at most " + limits.maxItems() + " per transaction (QUEEN_MAX_PUSH_ITEMS)");
+      }
+      if (p.currentToken() != JsonToken.START_OBJECT) {
+        throw ApiException.badRequest("Each operation must be an object" + at);
+      }
+      ObjectNode fields = Json.object();
+      List<PushItem> items = null;
+      while (p.nextToken() == JsonToken.FIELD_NAME) {
+        String field = p.currentName();
+        JsonToken t = p.nextToken();
+        if (field.equals("items") && t == JsonToken.START_ARRAY) {
+          items = PushBody.items(p, body, at, "data", producer, limits);
+          pushed += items.size();
+          if (pushed > limits.maxItems()) {
+            throw new ApiException(
+                413,
+                "items: at most "
+                    + limits.maxItems()
+                    + " per transaction (QUEEN_MAX_PUSH_ITEMS)"
+                    + at);
+          }
+        } else if (t == JsonToken.START_OBJECT || t == JsonToken.START_ARRAY) {
+          p.skipChildren();
+          fields.set(
+              field, t == JsonToken.START_OBJECT ? Json.object() : Json.MAPPER.createArrayNode());
+        } else {
+          fields.set(field, p.<JsonNode>readValueAsTree());
+        }
+      }
+      ops.add(new Operation(i, fields, items));
+    }
+    return ops;
+  }
+}
