@@ -14,6 +14,7 @@ import com.nimbusds.jose.jwk.source.RateLimitReachedException;
 import com.nimbusds.jose.proc.SecurityContext;
 import com.nimbusds.jose.util.DefaultResourceRetriever;
 import java.net.MalformedURLException;
+import java.net.URL;
 import java.security.GeneralSecurityException;
 import java.security.KeyFactory;
 import java.security.PublicKey;
@@ -29,7 +30,9 @@ import org.slf4j.LoggerFactory;
  * The public keys tokens are checked against: one PEM key (RSA or Ed25519) from JWT_PUBLIC_KEY, and
  * the keys of a JWKS endpoint, fetched when first needed, kept for the refresh interval and fetched
  * again at once (rate-limited by nimbus) when a token names a {@code kid} not in the set, so a key
- * rotated at the endpoint is picked up without a restart.
+ * rotated at the endpoint is picked up without a restart. While the endpoint is down the keys last
+ * fetched stay in use for ten refresh intervals: an identity provider's outage must not turn every
+ * token into a 401, which the clients take as fatal.
  */
 final class PublicKeys {
   private static final Logger log = LoggerFactory.getLogger(PublicKeys.class);
@@ -48,18 +51,32 @@ final class PublicKeys {
     JWKSource<SecurityContext> jwks = null;
     if (s.jwksUrl() != null) {
       int timeout = (int) s.jwksTimeout().toMillis();
+      long refresh = s.jwksRefresh().toMillis();
+      URL url;
       try {
-        jwks =
-            JWKSourceBuilder.<SecurityContext>create(
-                    s.jwksUrl().toURL(),
-                    new DefaultResourceRetriever(timeout, timeout, JWKS_SIZE_LIMIT))
-                .cache(s.jwksRefresh().toMillis(), timeout)
-                .build();
+        url = s.jwksUrl().toURL();
       } catch (MalformedURLException | IllegalArgumentException e) {
         throw new IllegalArgumentException("JWT_JWKS_URL is not a URL: " + s.jwksUrl(), e);
       }
+      jwks =
+          JWKSourceBuilder.<SecurityContext>create(
+                  url, new DefaultResourceRetriever(timeout, timeout, JWKS_SIZE_LIMIT))
+              .cache(refresh, timeout)
+              // fetched ahead of expiry in the background when the interval leaves room for it
+              .refreshAheadCache(refresh > JWKSourceBuilder.DEFAULT_REFRESH_AHEAD_TIME + timeout)
+              .rateLimited(rateLimit(refresh))
+              .outageTolerant(true)
+              .build();
     }
     return new PublicKeys(pem, jwks);
+  }
+
+  /**
+   * At most one fetch per this many milliseconds: nimbus's 30 s, or half a shorter refresh interval
+   * (it refuses a rate limit as long as the cache's life).
+   */
+  private static long rateLimit(long refreshMillis) {
+    return Math.min(JWKSourceBuilder.DEFAULT_RATE_LIMIT_MIN_INTERVAL, refreshMillis / 2);
   }
 
   boolean rsa() {

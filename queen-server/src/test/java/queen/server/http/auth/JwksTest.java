@@ -24,6 +24,7 @@ import java.security.NoSuchAlgorithmException;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterAll;
@@ -48,11 +49,12 @@ class JwksTest {
     idp.server.stop(0);
   }
 
-  /** A JWKS endpoint whose key set the test replaces, counting fetches. */
+  /** A JWKS endpoint whose key set the test replaces, counting fetches; it can be taken down. */
   static final class Idp {
     final HttpServer server;
     final AtomicReference<JWKSet> keys = new AtomicReference<>(new JWKSet());
     final AtomicInteger fetches = new AtomicInteger();
+    final AtomicBoolean down = new AtomicBoolean();
 
     Idp() {
       try {
@@ -64,6 +66,11 @@ class JwksTest {
           "/jwks",
           exchange -> {
             fetches.incrementAndGet();
+            if (down.get()) {
+              exchange.sendResponseHeaders(503, -1);
+              exchange.close();
+              return;
+            }
             byte[] body = keys.get().toString(true).getBytes(StandardCharsets.UTF_8);
             exchange.getResponseHeaders().add("Content-Type", "application/json");
             exchange.sendResponseHeaders(200, body.length);
@@ -83,7 +90,7 @@ class JwksTest {
     }
   }
 
-  private static int status(String token) {
+  static int status(TestBroker broker, String token) {
     return broker
         .send(
             HttpRequest.newBuilder(broker.uri("/api/v1/status/queues"))
@@ -93,7 +100,11 @@ class JwksTest {
         .status();
   }
 
-  private static String rs256(RSAKey key) throws Exception {
+  private static int status(String token) {
+    return status(broker, token);
+  }
+
+  static String rs256(RSAKey key) throws Exception {
     return Tokens.sign(
         Tokens.claims("svc", "read-only").build(),
         new JWSHeader.Builder(JWSAlgorithm.RS256).keyID(key.getKeyID()).build(),
