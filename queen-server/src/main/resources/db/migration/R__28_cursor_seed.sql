@@ -60,9 +60,11 @@ $$;
 -- Seeds the cursor of a (partition, group) seen for the first time; an existing cursor is never
 -- re-seeded. Preference: the group's durable subscription record, then the pop-carried intent,
 -- then everything retained. __QUEUE_MODE__ skips the first two: a queue-mode pop carrying
--- subscriptionMode=new must never skip backlog. The intent is p_sub_mode 'new' (subscriptionMode
--- new or subscriptionFrom=now) or a p_sub_from timestamp. Returns null when another transaction is
--- creating the group's record: the caller skips the partition for this cycle instead of waiting.
+-- subscriptionMode=new must never skip backlog; its record (mode all) is still written, as the
+-- bulk seed writes it, so that retention holds the partitions queue mode has not read yet. The
+-- intent is p_sub_mode 'new' (subscriptionMode new or subscriptionFrom=now) or a p_sub_from
+-- timestamp. Returns null when another transaction is creating the group's record: the caller
+-- skips the partition for this cycle instead of waiting.
 create or replace function queen.log_seed_cursor_v1(
     p_partition_id uuid, p_queue_id uuid, p_group text, p_last bigint,
     p_sub_mode text, p_sub_from timestamptz, p_now timestamptz)
@@ -76,6 +78,16 @@ declare
     v_seek bigint;
 begin
     if p_group = '__QUEUE_MODE__' then
+        perform 1 from queen.consumer_groups_metadata m
+         where m.queue_id = p_queue_id and m.consumer_group = p_group;
+        -- a pop that finds the lock taken goes on: its holder is writing this very record, and a
+        -- fresh queue's first pops on its many partitions must not skip each other
+        if not found
+           and pg_try_advisory_xact_lock(hashtextextended(p_queue_id::text || '/' || p_group, 43)) then
+            insert into queen.consumer_groups_metadata (queue_id, consumer_group, subscription_mode, subscription_timestamp)
+            values (p_queue_id, p_group, 'all', null)
+            on conflict (queue_id, consumer_group) do nothing;
+        end if;
         return -1;
     end if;
 

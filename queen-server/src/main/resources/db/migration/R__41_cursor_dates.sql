@@ -42,10 +42,12 @@ $$;
 -- takes their partition's newest write as the date of their newest completed message, which is
 -- never too early but puts them first in every page of completed messages; a group that stopped
 -- consuming would never move them again. Run by the retention cycle (ops/Retention): looks at up
--- to p_max such cursors after the key (p_after_partition, p_after_group), in key order (the order
--- acks and seeks lock cursors in: no deadlock with them), and returns how many it looked at and
--- the last key. One statement per cursor, each on the row as it was read: an ack or seek since
--- then dated it itself.
+-- to p_max such cursors after the key (p_after_partition, p_after_group), in key order, and
+-- returns how many it looked at and the last key. It never waits for a cursor's lock: acks lock a
+-- partition's cursors in their own order (one merged ack statement takes group b's before a's),
+-- and one transaction holding cursors in key order would deadlock with them; a cursor in use is
+-- left to its own ack or the next cycle. One statement per cursor, each on the row as it was
+-- read: an ack or seek since then dated it itself.
 drop function if exists queen.log_cursors_date_v1(integer);
 
 create or replace function queen.log_cursors_date_v1(
@@ -73,6 +75,10 @@ begin
         last_group := c.consumer_group;
         v_at := queen.log_offset_created_at_v1(c.partition_id, c.committed);
         continue when v_at is null;
+        perform 1 from queen.log_consumers lc
+         where lc.partition_id = c.partition_id and lc.consumer_group = c.consumer_group
+           for no key update skip locked;
+        continue when not found;
         update queen.log_consumers lc set committed_at = v_at
          where lc.partition_id = c.partition_id and lc.consumer_group = c.consumer_group
            and lc.committed = c.committed and lc.committed_at is null;

@@ -81,8 +81,9 @@ declare
     v_segs    integer := 0;
     v_msgs    bigint := 0;
     v_bytes   bigint := 0;
+    v_subs    timestamptz[];
+    v_sub     timestamptz;
     s         record;
-    m         record;
 begin
     if not pg_try_advisory_xact_lock(hashtextextended(p_partition_id::text, 47)) then
         return query select 0, 0::bigint, 0::bigint, false;
@@ -99,19 +100,22 @@ begin
     end if;
 
     if p_completed_cutoff is not null then
-        select min(c.committed) into v_done
-          from queen.log_consumers c where c.partition_id = p_partition_id;
+        -- the cursors and the subscribed groups without one in one snapshot: read apart, a group's
+        -- first cursor committed in between was counted by neither, and its backlog deleted
+        select (select min(c.committed) from queen.log_consumers c
+                 where c.partition_id = p_partition_id),
+               array(select m.subscription_timestamp
+                       from queen.consumer_groups_metadata m
+                      where m.queue_id = v_queue
+                        and not exists (select 1 from queen.log_consumers c
+                                         where c.partition_id = p_partition_id
+                                           and c.consumer_group = m.consumer_group))
+          into v_done, v_subs;
         -- groups subscribed to the queue without a cursor here yet: what their seed will take
-        for m in
-            select m.consumer_group, m.subscription_timestamp
-              from queen.consumer_groups_metadata m where m.queue_id = v_queue
-        loop
-            perform 1 from queen.log_consumers c
-             where c.partition_id = p_partition_id and c.consumer_group = m.consumer_group;
-            continue when found;
+        foreach v_sub in array v_subs loop
             v_held := least(v_held,
-                            case when m.subscription_timestamp is null then -1
-                                 else queen.log_seek_v1(p_partition_id, m.subscription_timestamp, v_last) end);
+                            case when v_sub is null then -1
+                                 else queen.log_seek_v1(p_partition_id, v_sub, v_last) end);
         end loop;
         v_done := coalesce(least(v_done, v_held), -1);
     end if;
@@ -164,12 +168,15 @@ declare
     v_n    integer;
     v_pid  uuid;
 begin
-    -- the partitions holding some, then one partition per statement (on Citus: one worker each)
+    -- the partitions holding some, then one partition per statement (on Citus: one worker each);
+    -- a probe per partition that stops at its first one: a distinct over the expired rows read
+    -- them all on every call, and the caller calls until a short batch
     for v_pid in
-        select distinct x.partition_id
+        select p.id
           from queen.log_partitions p
-          join queen.dead_letters x on x.partition_id = p.id
-         where p.queue_id = p_queue_id and x.failed_at < p_cutoff
+         where p.queue_id = p_queue_id
+           and exists (select 1 from queen.dead_letters x
+                        where x.partition_id = p.id and x.failed_at < p_cutoff)
     loop
         exit when v_left <= 0;
         delete from queen.dead_letters d

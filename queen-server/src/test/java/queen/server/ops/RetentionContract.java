@@ -172,6 +172,23 @@ abstract class RetentionContract {
   }
 
   @Test
+  void queueModePoppingByPartitionHoldsThePartitionsItHasNotReadYet() {
+    retained("qm-held", 0, 60);
+    wire.pushNumbered("qm-held", "p0", 0, 5);
+    consume("qm-held", "p0", "__QUEUE_MODE__", 5);
+    // audit reads p7 whole before any queue-mode worker pops it
+    wire.pushNumbered("qm-held", "p7", 0, 10);
+    consume("qm-held", "p7", "audit", 10);
+    Instant later = created("qm-held", "p7").getFirst().plus(Duration.ofHours(1));
+
+    assertThat(deleted(runAt(later), "qm-held")).as("queue mode has not read p7").isZero();
+    consume("qm-held", "p7", "__QUEUE_MODE__", 10);
+    assertThat(deleted(runAt(later), "qm-held")).as("audit is still on p0").isEqualTo(1);
+    assertThat(bases("qm-held", "p7")).isEmpty();
+    assertThat(bases("qm-held", "p0")).containsExactly(0L);
+  }
+
+  @Test
   void aGroupSubscribedFromATimestampHoldsOnlyWhatItWillRead() {
     retained("held-from", 0, 60);
     wire.pushNumbered("held-from", "elsewhere", 0, 1);

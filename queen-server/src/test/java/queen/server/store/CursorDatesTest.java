@@ -160,6 +160,48 @@ class CursorDatesTest {
         .isEqualTo(150);
   }
 
+  @Test
+  void datingPassesOverACursorInUseWithoutWaitingForIt() throws Exception {
+    List<ObjectNode> items = new ArrayList<>();
+    for (int i = 0; i < 2; i++) {
+      items.add(Wire.item("busy", "p" + i, "busy-" + i, Wire.object()));
+    }
+    assertThat(broker.post("/api/v1/push", Wire.items(items)).status()).isEqualTo(201);
+    broker.post("/api/v1/consumer-groups/busy/queues/busy/seek", Wire.object().put("toEnd", true));
+    broker.sql("update queen.log_consumers set committed_at = null where consumer_group = 'busy'");
+    String p0 =
+        "(select p.id from queen.log_partitions p join queen.queues q on q.id = p.queue_id"
+            + " where q.name = 'busy' and p.name = 'p0')";
+    try (java.sql.Connection holder = broker.connect();
+        java.sql.Connection dater = broker.connect();
+        java.sql.Statement hold = holder.createStatement();
+        java.sql.Statement date = dater.createStatement()) {
+      // an ack's statement holding p0's cursor, as a merged ack of two groups holds one of them
+      holder.setAutoCommit(false);
+      hold.execute(
+          "select 1 from queen.log_consumers where consumer_group = 'busy' and partition_id = "
+              + p0
+              + " for no key update");
+      date.execute("set lock_timeout = '2s'");
+      date.execute("select * from queen.log_cursors_date_v1(null, null, 1000)");
+      holder.rollback();
+    }
+    assertThat(
+            broker.sqlLong(
+                "select count(*) from queen.log_consumers where consumer_group = 'busy'"
+                    + " and committed_at is not null and partition_id <> "
+                    + p0))
+        .as("the other cursor dated")
+        .isEqualTo(1);
+    assertThat(
+            broker.sqlLong(
+                "select count(*) from queen.log_consumers where consumer_group = 'busy'"
+                    + " and committed_at is null and partition_id = "
+                    + p0))
+        .as("the cursor in use left for later")
+        .isEqualTo(1);
+  }
+
   /** The group's cursor on its queue sits at {@code committed}, dated by the segment holding it. */
   private void assertDatedAt(String group, long committed) {
     assertThat(broker.sqlLong(Wire.cursorOf(group, group, "c.committed"))).isEqualTo(committed);
