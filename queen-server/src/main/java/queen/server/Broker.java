@@ -291,11 +291,13 @@ public final class Broker implements AutoCloseable {
                               new PushRoutes(buffered, config.pushLimits()),
                               new PopRoutes(pop, statistics, payloads, departures),
                               new AckRoutes(ack, statistics),
-                              new TransactionRoutes(transactions, statistics, config.pushLimits()),
+                              new TransactionRoutes(
+                                  transactions, statistics, config.pushLimits(), buffered),
                               new StreamRoutes(
                                   new StreamCycles(new StreamStore(db), push, registry, released),
                                   statistics,
-                                  config.pushLimits()),
+                                  config.pushLimits(),
+                                  buffered),
                               new DeadLetterRoutes(
                                   new DeadLetterService(deadLetters, clock, push.listener()),
                                   payloads),

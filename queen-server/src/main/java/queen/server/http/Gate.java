@@ -2,6 +2,7 @@ package queen.server.http;
 
 import io.helidon.http.HeaderNames;
 import io.helidon.webserver.http.ServerRequest;
+import java.util.List;
 import queen.server.http.auth.Access;
 import queen.server.http.auth.AuthFailure;
 import queen.server.http.auth.AuthSettings;
@@ -47,6 +48,21 @@ public final class Gate {
       throw new ApiException(403, "Insufficient permissions");
     }
     req.context().register(caller);
+  }
+
+  /**
+   * The routes that need a token to write or administer but that JWT_SKIP_PATHS serves without one,
+   * as {@code METHOD path}: a skip path applies to every method of what it matches, so {@code
+   * /api/v1/resources/*} meant for listings also opens queue deletes. Said at start.
+   */
+  List<String> openedBySkipPaths(List<RouteTable.Route> routes) {
+    if (verifier == null) {
+      return List.of();
+    }
+    return routes.stream()
+        .filter(r -> r.access().grants(Access.READ_WRITE) && settings.skips(r.path()))
+        .map(r -> r.method() + " " + r.path())
+        .toList();
   }
 
   /** The verified token's subject of an admitted request; null when auth is off or it has none. */

@@ -60,6 +60,13 @@ public final class HttpApi {
           Replies.error(res, 404, "Not found");
         });
     routing.error(Exception.class, HttpApi::fail);
+    List<String> opened = gate.openedBySkipPaths(declared);
+    if (!opened.isEmpty()) {
+      log.warn(
+          "JWT_SKIP_PATHS serves without a token these routes, which need read-write or admin"
+              + " access: {}",
+          opened);
+    }
     return List.copyOf(declared);
   }
 

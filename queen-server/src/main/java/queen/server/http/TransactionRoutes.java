@@ -9,23 +9,28 @@ import java.util.UUID;
 import queen.server.ack.TransactionService;
 import queen.server.http.auth.Access;
 import queen.server.ops.Statistics;
+import queen.server.push.BufferedPush;
 import queen.server.push.PushResult;
 import queen.server.store.AckOutcome;
 
 /**
  * {@code POST /api/v1/transaction}. A malformed request is a 400; a transaction refused for a
  * business reason (unknown message, stale lease, stored transactionId, unknown operation type) is a
- * 200 with {@code success:false}, and nothing of it is applied.
+ * 200 with {@code success:false}, and nothing of it is applied. Its pushes are never buffered: in
+ * push maintenance, or while buffered pushes drain, a transaction that pushes is a 503.
  */
 public final class TransactionRoutes implements Routes {
   private final TransactionService transactions;
   private final Statistics stats;
   private final PushLimits limits;
+  private final BufferedPush buffered;
 
-  public TransactionRoutes(TransactionService transactions, Statistics stats, PushLimits limits) {
+  public TransactionRoutes(
+      TransactionService transactions, Statistics stats, PushLimits limits, BufferedPush buffered) {
     this.transactions = transactions;
     this.stats = stats;
     this.limits = limits;
+    this.buffered = buffered;
   }
 
   @Override
@@ -56,6 +61,9 @@ public final class TransactionRoutes implements Routes {
                 return;
               }
             }
+          }
+          if (!pushes.isEmpty()) {
+            buffered.requireDirect();
           }
           TransactionService.Outcome o = transactions.commit(acks, pushes);
           if (!o.success()) {

@@ -92,10 +92,7 @@ public final class BufferedPush implements AutoCloseable {
       // connection timeout: the drainer finds out when it is back
       return buffer(items);
     }
-    if (buffer != null && buffer.pending() > 0 && drainProgressing && (dbHealthy || failover)) {
-      // a push straight to PostgreSQL would overtake the buffered messages of its partition.
-      // Not when the drain is stuck (its file unreadable), nor, without failover, while the
-      // database is away: then the push answers as without a buffer
+    if (behindBuffer()) {
       List<PushResult> results = buffer(items);
       wake();
       return results;
@@ -117,6 +114,33 @@ public final class BufferedPush implements AutoCloseable {
       List<PushResult> results = buffer(items);
       wake();
       return results;
+    }
+  }
+
+  /**
+   * Whether a push straight to PostgreSQL would overtake the buffered messages of its partition.
+   * Not when the drain is stuck (its file unreadable), nor, without failover, while the database is
+   * away: then a push answers as without a buffer.
+   */
+  private boolean behindBuffer() {
+    return buffer != null && buffer.pending() > 0 && drainProgressing && (dbHealthy || failover);
+  }
+
+  /**
+   * Refuses (503) pushes that cannot be buffered, a transaction's (they commit with its acks),
+   * while a push must not go straight to PostgreSQL: in push maintenance, or behind buffered
+   * messages still draining, which it would overtake.
+   */
+  public void requireDirect() {
+    if (maintenance) {
+      throw new BufferUnavailableException(
+          "push maintenance is on: a transaction's pushes cannot be buffered; retry when it is off");
+    }
+    if (behindBuffer()) {
+      wake();
+      throw new BufferUnavailableException(
+          "buffered pushes are still draining into PostgreSQL; a transaction's pushes would"
+              + " overtake them: retry shortly");
     }
   }
 

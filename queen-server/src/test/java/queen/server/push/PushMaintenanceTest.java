@@ -118,6 +118,29 @@ class PushMaintenanceTest {
   }
 
   @Test
+  void aTransactionThatPushesIsRefusedWhileOnSoItCannotOvertakeTheBuffer() {
+    maintenance(null, true);
+    ObjectNode first = Wire.item("mnt-tx", "p0", "first", Wire.object().put("p", 0).put("n", 0));
+    assertThat(broker.post("/api/v1/push", Wire.items(List.of(first))).status()).isEqualTo(201);
+    String txn =
+        "{\"operations\":[{\"type\":\"push\",\"items\":[{\"queue\":\"mnt-tx\","
+            + "\"partition\":\"p0\",\"transactionId\":\"second\","
+            + "\"payload\":{\"p\":0,\"n\":1}}]}]}";
+    TestBroker.Reply refused = broker.post("/api/v1/transaction", txn);
+    assertThat(refused.status()).isEqualTo(503);
+    assertThat(refused.headers().firstValue("Retry-After")).isPresent();
+    assertThat(refused.json().get("error").asText()).contains("maintenance");
+    assertThat(segments("mnt-tx")).as("nothing written to PostgreSQL").isZero();
+
+    maintenance(null, false);
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(() -> broker.get("/api/v1/status/buffers").json().get("pending").asLong() == 0);
+    assertThat(broker.post("/api/v1/transaction", txn).json().get("success").asBoolean()).isTrue();
+    assertEveryMessageOnceInOrder("mnt-tx", 2, 1);
+  }
+
+  @Test
   void pushesAfterTheSwitchOffQueueBehindTheDrainAndKeepTheOrderOfTheirPartition() {
     maintenance(null, true);
     int buffered = 10_000;

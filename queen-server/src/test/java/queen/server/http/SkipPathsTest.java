@@ -1,0 +1,36 @@
+package queen.server.http;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import queen.server.TestBroker;
+import queen.server.http.auth.Tokens;
+
+/**
+ * A JWT_SKIP_PATHS prefix applies to every method of what it matches: the routes it opens that need
+ * read-write or admin access are named at start, and only those.
+ */
+class SkipPathsTest {
+  @RegisterExtension
+  static final TestBroker broker =
+      new TestBroker(
+          Map.of(
+              "JWT_ENABLED", "true",
+              "JWT_SECRET", Tokens.SECRET,
+              "JWT_SKIP_PATHS", "/health,/api/v1/resources/*"));
+
+  @Test
+  void theWritesAPrefixOpensAreNamedAndItsReadsAreNot() {
+    List<String> opened = Gate.of(broker.config().auth()).openedBySkipPaths(broker.routes());
+    assertThat(opened)
+        .isNotEmpty()
+        .allMatch(r -> r.startsWith("DELETE /api/v1/resources/"))
+        .anyMatch(r -> r.startsWith("DELETE /api/v1/resources/queues/"));
+    assertThat(broker.delete("/api/v1/resources/queues/skip-opened").status())
+        .as("what the warning is about: served without a token")
+        .isEqualTo(200);
+  }
+}
