@@ -3,6 +3,8 @@ package queen.server.http;
 import io.helidon.http.HeaderNames;
 import io.helidon.webserver.http.ServerRequest;
 import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import queen.server.http.auth.Access;
 import queen.server.http.auth.AuthFailure;
 import queen.server.http.auth.AuthSettings;
@@ -18,6 +20,8 @@ import queen.server.http.auth.TokenVerifier;
 public final class Gate {
   private static final String BEARER = "bearer ";
 
+  private static final Logger log = LoggerFactory.getLogger(Gate.class);
+
   private final AuthSettings settings;
   private final TokenVerifier verifier;
 
@@ -28,6 +32,14 @@ public final class Gate {
 
   /** The gate for the settings; {@link TokenVerifier#create} says what is wrong with them. */
   public static Gate of(AuthSettings settings) {
+    if (settings.enabled()
+        && settings.jwksUrl() != null
+        && (settings.issuer() == null || settings.audience() == null)) {
+      // a provider's keys often sign tokens for many tenants and applications
+      log.warn(
+          "JWT_JWKS_URL without JWT_ISSUER and JWT_AUDIENCE: any token its keys signed is"
+              + " accepted, whoever it was issued for");
+    }
     return new Gate(settings, settings.enabled() ? TokenVerifier.create(settings) : null);
   }
 
