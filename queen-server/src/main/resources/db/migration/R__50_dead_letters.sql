@@ -72,7 +72,8 @@ declare
     v_now      timestamptz;
 begin
     perform 1 from queen.dead_letters d
-      where d.partition_id = p_partition_id and d.transaction_id = p_transaction_id;
+      where d.partition_id = p_partition_id and d.transaction_id = p_transaction_id
+      limit 1;
     if not found then
         return null;
     end if;

@@ -16,7 +16,8 @@ import queen.server.codec.SegmentCodec;
  * Writes dead letters inside the caller's transaction. PostgreSQL never opens a blob, so the
  * message is cut out of its segment here and copied whole (payload, ids, trace) into the dead
  * letter row: it outlives the segment's retention. A message whose segment retention deleted in the
- * meantime has expired: there is nothing left to dead-letter.
+ * meantime has expired, and one deleted by an operator keeps only its transactionId: there is
+ * nothing left to dead-letter.
  */
 final class DeadLetters {
   private static final String SEGMENT =
@@ -54,6 +55,9 @@ final class DeadLetters {
           continue;
         }
         Frame frame = segment.frames().get((int) (e.offset() - segment.base()));
+        if (frame.isDeleted()) {
+          continue;
+        }
         insert.setObject(1, e.partitionId());
         insert.setString(2, e.group());
         insert.setLong(3, e.offset());

@@ -89,6 +89,22 @@ class MessageDeleteTest {
   }
 
   @Test
+  void aMessageDeletedUnderALeaseAndThenDeadLetteredLeavesNoDeadLetter() {
+    wire.pushNumbered("deldlq", "p", 0, 2);
+    JsonNode popped = wire.popPartition("deldlq", "p", "batch=2").json();
+    delete("deldlq", "deldlq-p-0");
+    for (JsonNode a : wire.ackAll(popped, "dlq", "poison")) {
+      assertThat(a.get("success").asBoolean()).as(a.toString()).isTrue();
+    }
+    // its empty placeholder, dead-lettered, made the page invalid JSON ("data":,)
+    TestBroker.Reply page = broker.get("/api/v1/dlq?queue=deldlq");
+    assertThat(page.status()).isEqualTo(200);
+    assertThat(page.json().get("messages"))
+        .extracting(m -> m.get("transactionId").asText())
+        .containsExactly("deldlq-p-1");
+  }
+
+  @Test
   void aLeaseOfOnlyDeletedMessagesDeliversNothingAndMovesOn() {
     wire.pushNumbered("delall", "p", 0, 2);
     delete("delall", "delall-p-0");

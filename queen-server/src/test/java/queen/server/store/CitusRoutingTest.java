@@ -65,6 +65,14 @@ class CitusRoutingTest {
     // a partition of its own for the ack by transactionId: the other test leaves leases behind
     items.add(item(QUEUE, "txn", "seed-txn", object()));
     assertThat(broker.post("/api/v1/push", Wire.items(items)).status()).isEqualTo(201);
+    // queue mode's first pop on a queue records its subscription, once per queue, in a reference
+    // table written on every node (as a named group's does); written here, as the wildcard pops'
+    // bulk seed would, so that each partition's first pop below reaches its own worker alone
+    broker.sql(
+        "insert into queen.consumer_groups_metadata (queue_id, consumer_group, subscription_mode)"
+            + " select id, '__QUEUE_MODE__', 'all' from queen.queues where name = '"
+            + QUEUE
+            + "'");
   }
 
   @Test
