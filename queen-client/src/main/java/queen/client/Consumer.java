@@ -224,11 +224,15 @@ public final class Consumer implements AutoCloseable {
           return;
         }
         List<Message> batch;
+        long polledAt = System.nanoTime();
         try {
           batch = poll(want);
-        } catch (CancellationException stoppedMidPoll) {
+        } catch (CancellationException cancelled) {
           unreserve(want);
-          return;
+          if (stopping) {
+            return;
+          }
+          continue; // interrupted by someone else: a worker ends only when asked to stop
         } catch (QueenException e) {
           unreserve(want);
           if (!e.retryable()) {
@@ -248,7 +252,12 @@ public final class Consumer implements AutoCloseable {
             requestStop();
             return;
           }
-          if (!settings.longPoll() && !pause(EMPTY_PAUSE)) {
+          // a long poll answered empty well before its wait (pops in maintenance answer at once)
+          // pauses too, or the worker would ask again and again as fast as the broker answers
+          boolean early =
+              TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - polledAt)
+                  < settings.timeoutMillis() / 2;
+          if ((!settings.longPoll() || early) && !pause(EMPTY_PAUSE)) {
             return;
           }
           continue;
@@ -263,6 +272,8 @@ public final class Consumer implements AutoCloseable {
         if (stopping) {
           return List.of();
         }
+        // a flag a handler left set must not cancel this poll: only a stop interrupts a poll
+        Thread.interrupted();
         polling = true;
       }
       try {
@@ -284,7 +295,12 @@ public final class Consumer implements AutoCloseable {
     }
 
     private void handle(List<Message> batch) {
-      Thread renewer = startRenewer(batch);
+      Thread renewer =
+          BatchRenewal.start(
+              settings.queen(),
+              batch.getFirst().leaseId(),
+              settings.renewLeaseMillis(),
+              thread.getName() + "-renew");
       try {
         if (onBatch != null) {
           handleBatch(batch);
@@ -298,14 +314,24 @@ public final class Consumer implements AutoCloseable {
       }
     }
 
+    /**
+     * Clears an interrupt flag the handler left set (after restoring it on an InterruptedException,
+     * say), which would cancel its ack: a stop never interrupts a handler, so the flag is its own.
+     */
+    private void handlerReturned() {
+      Thread.interrupted();
+    }
+
     private void handleBatch(List<Message> batch) {
       try {
         onBatch.handle(batch);
       } catch (Exception e) {
+        handlerReturned();
         failed.addAndGet(batch.size());
         ack(batch, "failed", errorText(e));
         return;
       }
+      handlerReturned();
       processed.addAndGet(batch.size());
       ack(batch, "completed", null);
     }
@@ -323,6 +349,7 @@ public final class Consumer implements AutoCloseable {
           break;
         }
       }
+      handlerReturned();
       processed.addAndGet(ok);
       if (ok > 0) {
         ack(batch.subList(0, ok), "completed", null);
@@ -355,38 +382,6 @@ public final class Consumer implements AutoCloseable {
             System.Logger.Level.WARNING,
             "ack failed, the batch will be redelivered when its lease ends: " + e);
       }
-    }
-
-    private Thread startRenewer(List<Message> batch) {
-      String lease = batch.getFirst().leaseId();
-      if (settings.renewLeaseMillis() == 0 || lease.isEmpty()) {
-        return null;
-      }
-      Duration every = Duration.ofMillis(settings.renewLeaseMillis());
-      return Thread.ofVirtual()
-          .name(thread.getName() + "-renew")
-          .start(
-              () -> {
-                try {
-                  while (true) {
-                    Thread.sleep(every);
-                    renew(lease);
-                  }
-                } catch (InterruptedException | CancellationException batchFinished) {
-                  Thread.currentThread().interrupt();
-                }
-              });
-    }
-  }
-
-  private void renew(String lease) {
-    try {
-      LeaseRenewal r = settings.queen().renew(lease);
-      if (!r.success()) {
-        LOG.log(System.Logger.Level.WARNING, "lease " + lease + " not renewed: " + r.error());
-      }
-    } catch (QueenException e) {
-      LOG.log(System.Logger.Level.WARNING, "lease renewal failed: " + e);
     }
   }
 

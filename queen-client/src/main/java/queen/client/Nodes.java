@@ -34,20 +34,20 @@ final class Nodes {
     }
   }
 
+  /** The next healthy URL in turn, from one reading of which are healthy. */
+  private String nextHealthy() {
+    List<String> healthy = healthy();
+    return healthy.get(Math.floorMod(next.getAndIncrement(), healthy.size()));
+  }
+
   /** The URLs to try for a request with this key, the preferred one first, each once. */
   List<String> order(String key) {
     String first =
         switch (strategy) {
           case AFFINITY -> onRing(key);
-          case ROUND_ROBIN ->
-              healthy().get(Math.floorMod(next.getAndIncrement(), healthy().size()));
+          case ROUND_ROBIN -> nextHealthy();
           case SESSION ->
-              sessions.compute(
-                  key,
-                  (k, v) ->
-                      v != null && isHealthy(v)
-                          ? v
-                          : healthy().get(Math.floorMod(next.getAndIncrement(), healthy().size())));
+              sessions.compute(key, (k, v) -> v != null && isHealthy(v) ? v : nextHealthy());
         };
     List<String> out = new ArrayList<>(urls.size());
     out.add(first);

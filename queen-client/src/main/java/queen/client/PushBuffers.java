@@ -15,7 +15,11 @@ import java.util.concurrent.atomic.AtomicLong;
  * The client's push buffers, one per queue and partition. A buffer sends when it holds its message
  * count (on the pushing thread, which paces producers) or when its time since the first waiting
  * item runs out (on a timer thread). Sends of one buffer never overlap, so its items reach the
- * broker in push order. A timed send that fails keeps its items for the next attempt.
+ * broker in push order. A send that fails for want of a broker (no connection, a 5xx) keeps its
+ * items for the next attempt, and a push that filled the buffer does not throw for it: the push was
+ * taken, and a caller retrying it would send its messages twice. Items the broker refuses (a 4xx)
+ * are dropped: sent again they would be refused again; the push that filled the buffer throws, a
+ * timed send logs it.
  */
 final class PushBuffers implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger("queen.client");
@@ -66,10 +70,12 @@ final class PushBuffers implements AutoCloseable {
             PushItems.send(queen, batch, queue + ":" + partition);
             flushes.incrementAndGet();
           } catch (RuntimeException e) {
-            synchronized (this) {
-              items.addAll(0, batch);
-              if (firstAt == 0) {
-                firstAt = System.nanoTime();
+            if (!refused(e)) {
+              synchronized (this) {
+                items.addAll(0, batch);
+                if (firstAt == 0) {
+                  firstAt = System.nanoTime();
+                }
               }
             }
             throw e;
@@ -85,12 +91,27 @@ final class PushBuffers implements AutoCloseable {
       try {
         flush();
       } catch (RuntimeException e) {
-        LOG.log(
-            System.Logger.Level.WARNING,
-            "buffered push to " + queue + "/" + partition + " failed, will retry: " + e);
-        schedule(this);
+        failedInBackground(this, e);
       }
     }
+  }
+
+  /** A 4xx: the broker refused the items themselves. */
+  private static boolean refused(RuntimeException e) {
+    return e instanceof QueenException q && !q.retryable();
+  }
+
+  private void failedInBackground(Buffer b, RuntimeException e) {
+    if (refused(e)) {
+      LOG.log(
+          System.Logger.Level.ERROR,
+          "buffered push to " + b.queue + "/" + b.partition + " refused, its items dropped: " + e);
+      return;
+    }
+    LOG.log(
+        System.Logger.Level.WARNING,
+        "buffered push to " + b.queue + "/" + b.partition + " failed, will retry: " + e);
+    schedule(b);
   }
 
   void add(String queue, String partition, int count, long millis, List<ObjectNode> items) {
@@ -105,10 +126,17 @@ final class PushBuffers implements AutoCloseable {
       b.items.addAll(items);
       full = b.items.size() >= b.count;
     }
-    if (full) {
-      b.flush();
-    } else {
+    if (!full) {
       schedule(b);
+      return;
+    }
+    try {
+      b.flush();
+    } catch (RuntimeException e) {
+      if (refused(e)) {
+        throw e;
+      }
+      failedInBackground(b, e);
     }
   }
 

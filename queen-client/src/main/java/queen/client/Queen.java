@@ -78,7 +78,7 @@ public final class Queen implements AutoCloseable {
     return ack(messages, success ? "completed" : "failed", null);
   }
 
-  /** Extends the lease the message was delivered under by the queue's lease time. */
+  /** Extends the lease the message was delivered under to 60 s from now (the broker's default). */
   public LeaseRenewal renew(Message message) {
     return renew(message.leaseId());
   }
@@ -98,16 +98,28 @@ public final class Queen implements AutoCloseable {
     return out;
   }
 
-  /** Extends every live lease held under {@code leaseId}. */
+  /** Extends every live lease held under {@code leaseId} to 60 s from now. */
   public LeaseRenewal renew(String leaseId) {
+    return renew(leaseId, 0);
+  }
+
+  /**
+   * Extends every live lease held under {@code leaseId} to {@code seconds} from now (0: the
+   * broker's default, 60); a lease that already runs longer keeps its end.
+   */
+  public LeaseRenewal renew(String leaseId, int seconds) {
     if (leaseId == null || leaseId.isEmpty()) {
       throw new IllegalArgumentException("no lease to renew (auto-acked messages have none)");
     }
+    if (seconds < 0) {
+      throw new IllegalArgumentException("seconds must not be negative, got " + seconds);
+    }
+    Map<String, Object> extend = seconds == 0 ? Map.of() : Map.of("seconds", seconds);
     JsonNode body =
         transport
             .send(
                 Transport.Call.post(
-                    "/api/v1/lease/" + Transport.segment(leaseId) + "/extend", Map.of(), leaseId))
+                    "/api/v1/lease/" + Transport.segment(leaseId) + "/extend", extend, leaseId))
             .body();
     JsonNode first = body.isArray() && !body.isEmpty() ? body.get(0) : body;
     return new LeaseRenewal(
@@ -231,8 +243,10 @@ public final class Queen implements AutoCloseable {
 
     /**
      * Attempts per request (3) and the delay before the second (1 s, doubling after). Only network
-     * errors, timeouts and 5xx answers are retried; every request the client sends is safe to
-     * repeat (pushes carry their transaction ids).
+     * errors, timeouts and 5xx answers are retried, and a repeat stores nothing twice (pushes carry
+     * their transaction ids, a repeated ack succeeds once applied); but a transaction whose first
+     * attempt committed unanswered is refused on repeat as a duplicate push (see {@link
+     * Transaction#commit}).
      */
     public Builder retries(int attempts, Duration delay) {
       this.retryAttempts = positive(attempts, "retry attempts");

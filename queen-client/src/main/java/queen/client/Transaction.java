@@ -84,7 +84,11 @@ public final class Transaction {
 
   /**
    * Sends the transaction and answers the broker's result ({@code transactionId}, {@code results});
-   * throws {@link QueenException} if the broker rolled it back.
+   * throws {@link QueenException} if the broker rolled it back. A commit the client had to send
+   * again (its first answer lost to a timeout or a broker restart) may find that first attempt
+   * committed: its pushes' transaction ids are then stored, and the repeat is rolled back as a
+   * duplicate push. Nothing is applied twice; check for the pushed messages before building the
+   * transaction anew, since a new one carries new transaction ids.
    */
   public JsonNode commit() {
     if (operations.isEmpty()) {

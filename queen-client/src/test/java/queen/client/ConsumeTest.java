@@ -167,4 +167,39 @@ class ConsumeTest {
         .as("the ack after the lease time was accepted")
         .isEmpty();
   }
+
+  @Test
+  void aRenewalAsksForItsSecondsAndALongerLeaseKeepsItsEnd() {
+    queen.queue("c-renew-s").config(Map.of("leaseTime", 10)).create();
+    queen.queue("c-renew-s").push(Map.of("n", 1));
+    String lease = queen.queue("c-renew-s").wait(false).pop().getFirst().leaseId();
+    LeaseRenewal longer = queen.renew(lease, 600);
+    assertThat(longer.success()).isTrue();
+    assertThat(longer.expiresAt()).isAfter(java.time.Instant.now().plusSeconds(500));
+    assertThat(queen.renew(lease).expiresAt())
+        .as("60 s asks for less")
+        .isEqualTo(longer.expiresAt());
+  }
+
+  @Test
+  void aHandlerThatLeavesItsThreadInterruptedNeitherCancelsItsAckNorEndsTheWorker()
+      throws Exception {
+    for (int n = 0; n < 3; n++) {
+      queen.queue("c-interrupt").push(Map.of("n", n));
+    }
+    AtomicInteger handled = new AtomicInteger();
+    Consumer consumer =
+        queen
+            .queue("c-interrupt")
+            .limit(3)
+            .each()
+            .consume(
+                m -> {
+                  handled.incrementAndGet();
+                  Thread.currentThread().interrupt(); // restored after an InterruptedException
+                });
+    assertThat(consumer.await(Duration.ofSeconds(20))).isTrue();
+    assertThat(handled.get()).isEqualTo(3);
+    assertThat(queen.queue("c-interrupt").wait(false).pop()).as("all three acked").isEmpty();
+  }
 }

@@ -1,0 +1,51 @@
+package queen.client;
+
+import java.time.Duration;
+import java.util.concurrent.CancellationException;
+
+/**
+ * Renews a batch's lease while its handler runs ({@link QueueBuilder#renewLease}), on a virtual
+ * thread the consumer interrupts when the handler returns. Each renewal asks for twice the interval
+ * from now, at least the broker's 60 s: asking for less than the interval would let the lease end
+ * between two renewals (an interval of 2 min renewed to 60 s each time left a 6 min handler's batch
+ * to another worker once its lease time ran out).
+ */
+final class BatchRenewal {
+  private static final System.Logger LOG = System.getLogger("queen.client");
+
+  private BatchRenewal() {}
+
+  /** The renewing thread, or null when renewal is off or the batch has no lease. */
+  static Thread start(Queen queen, String lease, long intervalMillis, String name) {
+    if (intervalMillis == 0 || lease.isEmpty()) {
+      return null;
+    }
+    Duration every = Duration.ofMillis(intervalMillis);
+    int seconds =
+        (int) Math.min(Integer.MAX_VALUE, Math.max(60, (2 * intervalMillis + 999) / 1000));
+    return Thread.ofVirtual()
+        .name(name)
+        .start(
+            () -> {
+              try {
+                while (true) {
+                  Thread.sleep(every);
+                  renew(queen, lease, seconds);
+                }
+              } catch (InterruptedException | CancellationException batchFinished) {
+                Thread.currentThread().interrupt();
+              }
+            });
+  }
+
+  private static void renew(Queen queen, String lease, int seconds) {
+    try {
+      LeaseRenewal r = queen.renew(lease, seconds);
+      if (!r.success()) {
+        LOG.log(System.Logger.Level.WARNING, "lease " + lease + " not renewed: " + r.error());
+      }
+    } catch (QueenException e) {
+      LOG.log(System.Logger.Level.WARNING, "lease renewal failed: " + e);
+    }
+  }
+}

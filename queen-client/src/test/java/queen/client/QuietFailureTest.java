@@ -1,0 +1,59 @@
+package queen.client;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/**
+ * What a client does when the broker answers but gives nothing: a long poll answered empty at once
+ * (pops in maintenance) paces its worker, and a buffered push whose send found the broker away
+ * keeps its items without failing the push (a caller retrying it would send them twice).
+ */
+class QuietFailureTest {
+  private static Queen client(String url) {
+    return Queen.builder()
+        .url(url)
+        .retries(1, Duration.ZERO)
+        .timeout(Duration.ofSeconds(5))
+        .build();
+  }
+
+  @Test
+  void aLongPollAnsweredEmptyAtOnceIsAskedAgainOnlyAfterAPause() {
+    try (StubServer stub = new StubServer(n -> new StubServer.Answer(204, ""));
+        Queen queen = client(stub.url())) {
+      long start = System.nanoTime();
+      Consumer c = queen.queue("paused").timeoutMillis(30_000).consume(batch -> {});
+      await().atMost(Duration.ofSeconds(10)).until(() -> stub.requests.get() >= 6);
+      long elapsed = Duration.ofNanos(System.nanoTime() - start).toMillis();
+      c.stop();
+      assertThat(elapsed).as("five pauses of 100 ms between six polls").isGreaterThanOrEqualTo(500);
+    }
+  }
+
+  @Test
+  void aBufferedPushThatFindsTheBrokerAwayKeepsItsItemsAndSendsThemOnce() {
+    String accepted =
+        "[{\"status\":\"queued\",\"transaction_id\":\"a\"},"
+            + "{\"status\":\"queued\",\"transaction_id\":\"b\"}]";
+    try (StubServer stub =
+            new StubServer(
+                n ->
+                    n == 0
+                        ? new StubServer.Answer(503, "{\"error\":\"away\"}")
+                        : new StubServer.Answer(201, accepted));
+        Queen queen = client(stub.url())) {
+      BufferedPush events = queen.queue("events").buffer(2, 50);
+      List<PushResult> taken = events.push(Map.of("n", 1), Map.of("n", 2));
+      assertThat(taken).extracting(PushResult::status).containsOnly("buffered");
+      await()
+          .atMost(Duration.ofSeconds(10))
+          .until(() -> queen.bufferStats().bufferedMessages() == 0);
+      assertThat(stub.requests.get()).as("the failed send, then one that took both").isEqualTo(2);
+    }
+  }
+}
