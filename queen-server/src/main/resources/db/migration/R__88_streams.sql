@@ -129,6 +129,7 @@ declare
     p        queen.log_partitions;
     v_now    timestamptz := now();
     v_off    bigint;
+    v_to     bigint;
     v_off_at timestamptz;
     v_n      bigint;
     v_end    boolean;
@@ -169,11 +170,18 @@ begin
         return query select true, null::text, v_off, false, false, v_queue, p.name;
         return;
     end if;
-    v_end := p_release or v_off >= cur.batch_end;
+    -- offsets just above already acked (a later message dead-lettered by an earlier cycle) join
+    -- the prefix, as log_ack_v1 takes them: left out, the lease stayed on a batch acked whole, or
+    -- its release sent the dead-lettered message out again, to be processed a second time
+    v_to := v_off;
+    while v_to + 1 = any (coalesce(cur.acked_offsets, '{}')) loop
+        v_to := v_to + 1;
+    end loop;
+    v_end := p_release or v_to >= cur.batch_end;
     -- dated here, not in the UPDATE: Citus refuses a stable function of a column there
-    v_off_at := queen.log_cursor_offset_at_v1(cur, v_off);
+    v_off_at := queen.log_cursor_offset_at_v1(cur, v_to);
     update queen.log_consumers c
-       set committed = v_off,
+       set committed = v_to,
            committed_at = v_off_at,
            worker_id = case when v_end then null else c.worker_id end,
            lease_expires_at = case when v_end then null else c.lease_expires_at end,
@@ -181,19 +189,19 @@ begin
            batch_end = case when v_end then null else c.batch_end end,
            acked_offsets = case when v_end then null
                                 else (select array_agg(a order by a)
-                                        from unnest(c.acked_offsets) a where a > v_off) end,
+                                        from unnest(c.acked_offsets) a where a > v_to) end,
            -- like a completed batch: the budget resets once the cursor passes the failed range
-           retry_count = case when c.retry_end is null or v_off >= c.retry_end then 0
+           retry_count = case when c.retry_end is null or v_to >= c.retry_end then 0
                               else c.retry_count end,
-           retry_end = case when c.retry_end is null or v_off >= c.retry_end then null
+           retry_end = case when c.retry_end is null or v_to >= c.retry_end then null
                             else c.retry_end end,
-           total_consumed = c.total_consumed + (v_off - cur.committed),
+           total_consumed = c.total_consumed + (v_to - cur.committed),
            last_consumed_at = v_now,
            -- released short of its batch: the rest goes out again (V18)
            redelivered_to = greatest(c.redelivered_to,
-                                     case when v_end and v_off < c.batch_end then c.batch_end end)
+                                     case when v_end and v_to < c.batch_end then c.batch_end end)
      where c.partition_id = cur.partition_id and c.consumer_group = cur.consumer_group;
-    return query select true, null::text, v_off, v_end, v_end and v_off < p.last_offset,
+    return query select true, null::text, v_off, v_end, v_end and v_to < p.last_offset,
                         v_queue, p.name;
 end;
 $$;

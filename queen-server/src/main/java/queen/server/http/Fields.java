@@ -49,7 +49,7 @@ final class Fields {
   /**
    * A queue, partition or consumer-group name: the same rule on every route (push, configure, pops,
    * admin, transactions), so that no route creates a name another refuses. Not empty, not only
-   * whitespace, at most 255 characters, no control characters.
+   * whitespace, at most 255 characters, no control characters, not {@code .} or {@code ..}.
    */
   static String name(String value, String field) {
     if (value == null || value.isBlank()) {
@@ -63,6 +63,10 @@ final class Fields {
       if (Character.isISOControl(value.charAt(i))) {
         throw ApiException.badRequest(field + " must not contain control characters");
       }
+    }
+    if (value.equals(".") || value.equals("..")) {
+      // a dot segment in a URL is resolved away: DELETE .../queues/.. reached the route above it
+      throw ApiException.badRequest(field + " must not be '.' or '..'");
     }
     return value;
   }

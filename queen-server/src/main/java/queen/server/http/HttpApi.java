@@ -42,6 +42,12 @@ public final class HttpApi {
     routing.addFilter(
         (chain, req, res) -> {
           cors(res);
+          if (req.path().rawPath().toLowerCase(java.util.Locale.ROOT).contains("%2f")) {
+            // routes are matched on the decoded path: a group named "g/queues/q" in DELETE
+            // /api/v1/consumer-groups/{group} reached the route of group g on queue q
+            Replies.error(res, 400, "A name in the path must not contain '/' (%2F)");
+            return;
+          }
           chain.proceed();
         });
     routing.options(

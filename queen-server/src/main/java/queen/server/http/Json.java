@@ -1,6 +1,8 @@
 package queen.server.http;
 
+import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.StreamReadConstraints;
 import com.fasterxml.jackson.core.exc.StreamConstraintsException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
@@ -26,6 +28,9 @@ final class Json {
   static final ObjectMapper MAPPER =
       JsonMapper.builder().enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS).build();
 
+  /** Characters of one number: PostgreSQL's numeric, 131,072 digits, a point and 16,383 more. */
+  private static final int MAX_NUMBER_LENGTH = 147_457;
+
   /** JSON tokens in a body read whole into a tree (every route but push and transaction). */
   static final long MAX_TREE_TOKENS = 1_000_000;
 
@@ -37,15 +42,21 @@ final class Json {
 
   static {
     // payloads are the users' own documents: allow big ones, the body limit bounds them
+    // and numbers as long as PostgreSQL's numeric prints them (a stream state of 1e1000 is 1,001
+    // digits read back, past Jackson's default of 1,000)
     MAPPER
         .getFactory()
         .setStreamReadConstraints(
-            StreamReadConstraints.builder().maxStringLength(Integer.MAX_VALUE).build());
+            StreamReadConstraints.builder()
+                .maxStringLength(Integer.MAX_VALUE)
+                .maxNumberLength(MAX_NUMBER_LENGTH)
+                .build());
     TREES
         .getFactory()
         .setStreamReadConstraints(
             StreamReadConstraints.builder()
                 .maxStringLength(Integer.MAX_VALUE)
+                .maxNumberLength(MAX_NUMBER_LENGTH)
                 .maxTokenCount(MAX_TREE_TOKENS)
                 .build());
   }
@@ -86,6 +97,51 @@ final class Json {
     try {
       return MAPPER.writeValueAsBytes(node);
     } catch (JsonProcessingException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** Reads the array the parser stands on. */
+  interface ArrayReader<T> {
+    T read(JsonParser p) throws IOException;
+  }
+
+  /**
+   * The array under {@code field} of a body that is a JSON object, read by {@code reader} with the
+   * streaming parser (no tree of the body); other fields are skipped. Empty, malformed, not an
+   * object, or without that array is a 400 ({@code missing} says the last).
+   */
+  static <T> T arrayField(byte[] body, String field, String missing, ArrayReader<T> reader) {
+    if (body.length == 0) {
+      throw ApiException.badRequest("Empty request body");
+    }
+    try (JsonParser p = MAPPER.createParser(body)) {
+      if (p.nextToken() != JsonToken.START_OBJECT) {
+        throw ApiException.badRequest("Request body must be a JSON object");
+      }
+      T value = null;
+      while (p.nextToken() == JsonToken.FIELD_NAME) {
+        String name = p.currentName();
+        p.nextToken();
+        if (name.equals(field) && p.currentToken() == JsonToken.START_ARRAY) {
+          value = reader.read(p);
+        } else {
+          if (name.equals(field)) {
+            value = null;
+          }
+          p.skipChildren();
+        }
+      }
+      if (p.nextToken() != null) {
+        throw ApiException.badRequest("Invalid JSON: content after the request object");
+      }
+      if (value == null) {
+        throw ApiException.badRequest(missing);
+      }
+      return value;
+    } catch (JsonProcessingException e) {
+      throw ApiException.badRequest("Invalid JSON: " + e.getOriginalMessage());
+    } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
   }

@@ -1,7 +1,6 @@
 package queen.server.http;
 
 import com.fasterxml.jackson.core.JsonParser;
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -29,38 +28,11 @@ final class PushBody {
    * spoofed.
    */
   static List<PushItem> read(byte[] body, String producer, PushLimits limits) {
-    if (body.length == 0) {
-      throw ApiException.badRequest("Empty request body");
-    }
-    try (JsonParser p = Json.MAPPER.createParser(body)) {
-      if (p.nextToken() != JsonToken.START_OBJECT) {
-        throw ApiException.badRequest("Request body must be a JSON object");
-      }
-      List<PushItem> items = null;
-      while (p.nextToken() == JsonToken.FIELD_NAME) {
-        String field = p.currentName();
-        p.nextToken();
-        if (field.equals("items") && p.currentToken() == JsonToken.START_ARRAY) {
-          items = items(p, body, "", "payload", producer, limits);
-        } else {
-          if (field.equals("items")) {
-            items = null;
-          }
-          p.skipChildren();
-        }
-      }
-      if (p.nextToken() != null) {
-        throw ApiException.badRequest("Invalid JSON: content after the request object");
-      }
-      if (items == null) {
-        throw ApiException.badRequest("items array is required");
-      }
-      return items;
-    } catch (JsonProcessingException e) {
-      throw ApiException.badRequest("Invalid JSON: " + e.getOriginalMessage());
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
+    return Json.arrayField(
+        body,
+        "items",
+        "items array is required",
+        p -> items(p, body, "", "payload", producer, limits));
   }
 
   /** The items of a stream's {@code push_items}, given as JSON bytes. */

@@ -312,10 +312,18 @@ public final class StreamRoutes implements Routes {
     return new String(Json.bytes(v), StandardCharsets.UTF_8);
   }
 
-  /** Rejects what jsonb cannot hold: NUL characters and lone surrogates, in texts or names. */
+  /**
+   * Rejects what jsonb cannot hold: NUL characters and lone surrogates, in texts or names, and
+   * numbers beyond PostgreSQL's numeric (131,072 digits before the point, 16,383 after).
+   */
   private static void storable(JsonNode v, String at) {
     if (v.isTextual()) {
       storableText(v.asText(), at);
+    } else if (v.isNumber()) {
+      java.math.BigDecimal d = v.decimalValue();
+      if (d.precision() - d.scale() > 131_072 || d.scale() > 16_383) {
+        throw ApiException.badRequest(at + " holds a number beyond what PostgreSQL can store");
+      }
     } else if (v.isContainerNode()) {
       for (var e : v.properties()) {
         storableText(e.getKey(), at);

@@ -1,12 +1,10 @@
 package queen.server.http;
 
 import com.fasterxml.jackson.core.JsonParser;
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.List;
 import queen.server.push.PushItem;
@@ -32,41 +30,16 @@ final class TransactionBody {
   private TransactionBody() {}
 
   static List<Operation> read(byte[] body, String producer, PushLimits limits) {
-    if (body.length == 0) {
-      throw ApiException.badRequest("Empty request body");
+    List<Operation> ops =
+        Json.arrayField(
+            body,
+            "operations",
+            "operations array required",
+            p -> operations(p, body, producer, limits));
+    if (ops.isEmpty()) {
+      throw ApiException.badRequest("operations array cannot be empty");
     }
-    try (JsonParser p = Json.MAPPER.createParser(body)) {
-      if (p.nextToken() != JsonToken.START_OBJECT) {
-        throw ApiException.badRequest("Request body must be a JSON object");
-      }
-      List<Operation> ops = null;
-      while (p.nextToken() == JsonToken.FIELD_NAME) {
-        String field = p.currentName();
-        p.nextToken();
-        if (field.equals("operations") && p.currentToken() == JsonToken.START_ARRAY) {
-          ops = operations(p, body, producer, limits);
-        } else {
-          if (field.equals("operations")) {
-            ops = null;
-          }
-          p.skipChildren();
-        }
-      }
-      if (p.nextToken() != null) {
-        throw ApiException.badRequest("Invalid JSON: content after the request object");
-      }
-      if (ops == null) {
-        throw ApiException.badRequest("operations array required");
-      }
-      if (ops.isEmpty()) {
-        throw ApiException.badRequest("operations array cannot be empty");
-      }
-      return ops;
-    } catch (JsonProcessingException e) {
-      throw ApiException.badRequest("Invalid JSON: " + e.getOriginalMessage());
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
+    return ops;
   }
 
   private static List<Operation> operations(

@@ -58,8 +58,10 @@ class StrictInputTest {
     refused(broker.get("/api/v1/pop/queue/q?consumerGroup=a%01b"), 400, "consumerGroup", "pop");
     refused(broker.get("/api/v1/resources/queues/" + "x".repeat(256)), 400, "queue", "resources");
     refused(broker.delete("/api/v1/consumer-groups/g/queues/%09"), 400, "queue", "group delete");
-    assertThat(broker.sqlText("select string_agg(name, ',') from queen.queues where name <> 'lim'"))
-        .as("no queue but the limit test's")
+    assertThat(
+            broker.sqlText(
+                "select string_agg(name, ',') from queen.queues where name not in ('lim', 'slashed')"))
+        .as("no queue but those the other tests push to")
         .isNull();
   }
 
@@ -136,5 +138,22 @@ class StrictInputTest {
         413,
         "JSON tokens",
         "ack batch");
+  }
+
+  @Test
+  void namesThatWouldReachAnotherRouteAreRefused() {
+    for (String dots : List.of(".", "..")) {
+      refused(broker.post("/api/v1/push", push(dots, "p")), 400, "queue", "queue " + dots);
+      refused(broker.get("/api/v1/pop/queue/q?consumerGroup=" + dots), 400, "consumerGroup", dots);
+    }
+    broker.post("/api/v1/push", push("slashed", "p"));
+    assertThat(broker.get("/api/v1/pop/queue/slashed?consumerGroup=billing").status())
+        .isEqualTo(200);
+    // a group named "billing/queues/slashed" must not delete billing's cursor on slashed
+    refused(broker.delete("/api/v1/consumer-groups/billing%2Fqueues%2Fslashed"), 400, "'/'", "%2F");
+    assertThat(
+            broker.sqlLong(
+                "select count(*) from queen.log_consumers where consumer_group = 'billing'"))
+        .isEqualTo(1);
   }
 }

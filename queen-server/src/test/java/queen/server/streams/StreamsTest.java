@@ -285,6 +285,50 @@ class StreamsTest {
   }
 
   @Test
+  void aLaterMessageDeadLetteredFirstIsPassedByTheCompletedAckBeforeIt() {
+    String id = register("q-dlq-last", "dlq-last-src");
+    wire.pushNumbered("dlq-last-src", "p0", 0, 3);
+    JsonNode messages = pop("dlq-last-src", 3).get("messages");
+    ObjectNode poison =
+        cycle(id, messages.get(2), "dlq-last-out", "k", 1).put("release_lease", false);
+    ((ObjectNode) poison.get("ack")).put("status", "dlq");
+    assertThat(broker.post("/streams/v1/cycle", poison).json().get("success").asBoolean()).isTrue();
+
+    ObjectNode rest =
+        cycle(id, messages.get(1), "dlq-last-out", "k", 2).put("release_lease", false);
+    JsonNode r = broker.post("/streams/v1/cycle", rest).json();
+    assertThat(r.get("ack_result").get("lease_released").asBoolean())
+        .as("the whole batch is acked")
+        .isTrue();
+    assertThat(
+            broker.sqlLong(
+                "select committed from queen.log_consumers where consumer_group = 'g1'"
+                    + " and partition_id = '"
+                    + messages.get(0).get("partitionId").asText()
+                    + "'"))
+        .isEqualTo(2);
+    assertThat(broker.get("/api/v1/pop/queue/dlq-last-src?consumerGroup=g1").status())
+        .as("the dead-lettered message never comes back")
+        .isEqualTo(204);
+  }
+
+  @Test
+  void aNumberOfAThousandDigitsIsStoredAndReadBack() {
+    String id = register("q-long-number", "long-number-src");
+    wire.pushNumbered("long-number-src", "p0", 0, 1);
+    JsonNode m = pop("long-number-src", 1).get("messages").get(0);
+    ObjectNode body = cycle(id, m, "long-number-out", "k", 1);
+    String text = body.toString().replace("{\"count\":1}", "{\"count\":1e1000}");
+    assertThat(broker.post("/streams/v1/cycle", text).json().get("success").asBoolean()).isTrue();
+    // PostgreSQL prints it as 1,001 digits, past Jackson's default limit of 1,000 per number
+    ObjectNode get =
+        object().put("query_id", id).put("partition_id", m.get("partitionId").asText());
+    TestBroker.Reply r = broker.post("/streams/v1/state/get", get);
+    assertThat(r.status()).isEqualTo(200);
+    assertThat(r.text()).contains("{\"count\":1" + "0".repeat(1000) + "}");
+  }
+
+  @Test
   void theSameHashWithOtherQueuesIsAConflictToo() {
     broker.post("/streams/v1/queries", query("q-queues", "queues-a", "h"));
     TestBroker.Reply r = broker.post("/streams/v1/queries", query("q-queues", "queues-b", "h"));
@@ -307,7 +351,10 @@ class StreamsTest {
         prefix + "\"state_ops\":[{\"type\":\"upsert\",\"key\":\"k\",\"value\":\"a\\u0000b\"}]}";
     String lone =
         prefix + "\"state_ops\":[{\"type\":\"upsert\",\"key\":\"k\",\"value\":[\"\\ud800\"]}]}";
-    for (String body : List.of(longKey.toString(), nul, lone, noType.toString())) {
+    // beyond PostgreSQL's numeric (131,072 digits before the point): the cast failed, a 500
+    String huge =
+        prefix + "\"state_ops\":[{\"type\":\"upsert\",\"key\":\"k\",\"value\":{\"n\":1e999999}}]}";
+    for (String body : List.of(longKey.toString(), nul, lone, noType.toString(), huge)) {
       TestBroker.Reply r = broker.post("/streams/v1/cycle", body);
       assertThat(r.status()).as(r.text()).isEqualTo(400);
       assertThat(r.json().get("error").asText()).startsWith("state_ops[0]");
