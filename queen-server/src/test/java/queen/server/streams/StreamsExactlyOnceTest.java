@@ -54,7 +54,7 @@ class StreamsExactlyOnceTest {
     push();
     String queryId =
         broker
-            .post("/streams/v1/queries", StreamsTest.query("counting", SOURCE, "v1"))
+            .post("/streams/v1/queries", Streams.query("counting", SOURCE, "v1"))
             .json()
             .get("query_id")
             .asText();
