@@ -41,10 +41,11 @@ public final class MessageRemoval {
   }
 
   /**
-   * Moves one message to the dead letters of every group whose cursor has not passed it (of the
-   * queue mode when no group has), then deletes it from the log as {@link #delete} does: a log
-   * cannot renumber, so the dead letter is the message's only live copy and a requeue appends it
-   * anew. The groups it was dead-lettered for; empty when there is no such retained message.
+   * Moves one message to the dead letters of every group whose cursor has not passed it, and of
+   * every group subscribed to the queue that would still read it from this partition (of the queue
+   * mode when no group would), then deletes it from the log as {@link #delete} does: a log cannot
+   * renumber, so the dead letter is the message's only live copy and a requeue appends it anew. The
+   * groups it was dead-lettered for; empty when there is no such retained message.
    */
   public List<String> moveToDeadLetters(UUID partitionId, String transactionId) {
     return db.unbounded(
@@ -57,15 +58,13 @@ public final class MessageRemoval {
           try (PreparedStatement ps =
               c.prepareStatement(
                   "select consumer_group from queen.log_consumers"
-                      + " where partition_id = ? and committed < ? order by consumer_group")) {
+                      + " where partition_id = ? and committed < ?")) {
             ps.setObject(1, partitionId);
             ps.setLong(2, m.offset());
-            try (ResultSet rs = ps.executeQuery()) {
-              while (rs.next()) {
-                groups.add(rs.getString(1));
-              }
-            }
+            groups.addAll(column(ps));
           }
+          groups.addAll(subscribedWithoutCursor(c, partitionId, m.offset()));
+          groups.sort(null);
           if (groups.isEmpty()) {
             groups.add(MessageStore.QUEUE_MODE);
           }
@@ -79,6 +78,46 @@ public final class MessageRemoval {
                   .toList());
           return markDeleted(c, partitionId, m.offset()) ? groups : List.<String>of();
         });
+  }
+
+  /**
+   * Groups subscribed to the partition's queue without a cursor on it yet whose subscription
+   * delivers the message (mode all, or subscribed before it was written): their seed would hand it
+   * out, so they get its dead letter as the groups behind it do.
+   */
+  private static List<String> subscribedWithoutCursor(Connection c, UUID partitionId, long offset)
+      throws SQLException {
+    java.time.OffsetDateTime written;
+    try (PreparedStatement ps = c.prepareStatement("select queen.log_offset_created_at_v1(?, ?)")) {
+      ps.setObject(1, partitionId);
+      ps.setLong(2, offset);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        written = rs.getObject(1, java.time.OffsetDateTime.class);
+      }
+    }
+    // the lookup of its date is a statement of its own: on Citus it cannot run inside this one
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "select m.consumer_group from queen.consumer_groups_metadata m"
+                + " join queen.log_partitions p on p.queue_id = m.queue_id where p.id = ?"
+                + " and (m.subscription_timestamp is null or m.subscription_timestamp <= ?)"
+                + " and not exists (select 1 from queen.log_consumers x"
+                + " where x.partition_id = p.id and x.consumer_group = m.consumer_group)")) {
+      ps.setObject(1, partitionId);
+      ps.setObject(2, written);
+      return column(ps);
+    }
+  }
+
+  private static List<String> column(PreparedStatement ps) throws SQLException {
+    List<String> out = new ArrayList<>();
+    try (ResultSet rs = ps.executeQuery()) {
+      while (rs.next()) {
+        out.add(rs.getString(1));
+      }
+    }
+    return out;
   }
 
   private static boolean markDeleted(Connection c, UUID partitionId, long offset)

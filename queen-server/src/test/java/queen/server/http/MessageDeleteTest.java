@@ -148,6 +148,23 @@ class MessageDeleteTest {
   }
 
   @Test
+  void aMessageMovedToTheDeadLettersGoesAlsoToAGroupSubscribedWithoutACursorThere() {
+    wire.pushNumbered("mvsub", "other", 0, 1);
+    // early subscribes (mode all) by popping another partition: it has no cursor on p yet
+    assertThat(wire.popPartition("mvsub", "other", "consumerGroup=early").status()).isEqualTo(200);
+    wire.pushNumbered("mvsub", "p", 0, 2);
+    JsonNode moved =
+        broker
+            .post("/api/v1/messages/" + partitionId("mvsub") + "/mvsub-p-0/dlq", Wire.object())
+            .json();
+    assertThat(moved.get("consumerGroups").toString())
+        .as("early would have read it from p")
+        .isEqualTo("[\"early\"]");
+    assertThat(Wire.numbers(wire.popPartition("mvsub", "p", "consumerGroup=early&batch=10").json()))
+        .containsExactly(1);
+  }
+
+  @Test
   void unknownMessagesAreNotFound() {
     wire.pushNumbered("delbad", "p", 0, 1);
     assertThat(delete("delbad", "never").status()).isEqualTo(404);
