@@ -56,12 +56,19 @@ public final class Main implements Runnable {
     }
   }
 
-  /** The command line with its exit codes: a broker error is 1 (refused) or 3 (unreachable). */
+  /**
+   * The command line with its exit codes: a broker error is 1 (refused) or 3 (unreachable); input
+   * found wrong before anything was sent (data that is not JSON, options that do not go together)
+   * is 2, bad usage, as picocli's own parse errors are.
+   */
   static CommandLine commandLine() {
     return new CommandLine(new Main())
         .setExecutionExceptionHandler(
             (e, cmd, parsed) -> {
               cmd.getErr().println("queen " + cmd.getCommandName() + ": " + e.getMessage());
+              if (e instanceof IllegalArgumentException) {
+                return 2;
+              }
               return e instanceof QueenException q && q.retryable() ? 3 : 1;
             });
   }

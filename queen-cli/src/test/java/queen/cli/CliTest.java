@@ -217,7 +217,7 @@ class CliTest {
   @Test
   void exitCodesTellRefusedFromUnreachableFromMisused() {
     Run badJson = run("", "push", url(), "cli-bad", "{not json");
-    assertThat(badJson.exit()).isEqualTo(1);
+    assertThat(badJson.exit()).as("bad usage: nothing was sent").isEqualTo(2);
     assertThat(badJson.err()).contains("DATA argument 1 is not JSON");
 
     Run unreachable = run("", "queues", "--url=http://127.0.0.1:1", "--request-timeout=2");

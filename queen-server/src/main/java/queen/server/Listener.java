@@ -15,24 +15,19 @@ final class Listener {
 
   /** Starts listening with {@code routing}; fails when the port cannot be bound. */
   static WebServer start(BrokerConfig config, Consumer<HttpRouting.Builder> routing) {
-    WebServer server =
-        WebServer.builder()
-            .host(config.host())
-            .port(config.port())
-            .maxPayloadSize(config.maxBodyBytes())
-            // plain sockets: the NIO mode holds an 8 kB read and an 8 kB write buffer per
-            // connection, a parked long-poll's largest cost (docs/benchmarks.md, "Memory")
-            .useNio(false)
-            // a response is written as headers then body: without TCP_NODELAY, Nagle holds
-            // the body back until the client's delayed ACK of the headers, 40 ms later
-            .connectionOptions(socket -> socket.tcpNoDelay(true))
-            .shutdownHook(false)
-            .shutdownGracePeriod(config.shutdownTimeout())
-            .update(b -> tls(config.tls()).ifPresent(b::tls))
-            .directHandlers(HttpApi.directHandlers())
-            .routing(routing)
-            .build()
-            .start();
+    WebServer server;
+    try {
+      server = build(config, routing);
+    } catch (RuntimeException e) {
+      for (Throwable t = e; t != null; t = t.getCause()) {
+        if (t instanceof java.net.UnknownHostException) {
+          // an invalid setting, not a database that cannot be reached: exit 2, naming it
+          throw new BrokerConfig.InvalidConfigException(
+              "HOST " + config.host() + " is not a host name or address that resolves");
+        }
+      }
+      throw e;
+    }
     if (!server.isRunning()) {
       // Helidon logs a listener that could not bind and returns: without this the broker ran
       // its background work with no port, and `queen serve` said it listened on port -1
@@ -41,6 +36,26 @@ final class Listener {
           "cannot listen on " + config.host() + ":" + config.port() + " (in use?)");
     }
     return server;
+  }
+
+  private static WebServer build(BrokerConfig config, Consumer<HttpRouting.Builder> routing) {
+    return WebServer.builder()
+        .host(config.host())
+        .port(config.port())
+        .maxPayloadSize(config.maxBodyBytes())
+        // plain sockets: the NIO mode holds an 8 kB read and an 8 kB write buffer per
+        // connection, a parked long-poll's largest cost (docs/benchmarks.md, "Memory")
+        .useNio(false)
+        // a response is written as headers then body: without TCP_NODELAY, Nagle holds
+        // the body back until the client's delayed ACK of the headers, 40 ms later
+        .connectionOptions(socket -> socket.tcpNoDelay(true))
+        .shutdownHook(false)
+        .shutdownGracePeriod(config.shutdownTimeout())
+        .update(b -> tls(config.tls()).ifPresent(b::tls))
+        .directHandlers(HttpApi.directHandlers())
+        .routing(routing)
+        .build()
+        .start();
   }
 
   /** TLS when TLS_CERT_FILE and TLS_KEY_FILE are set. */

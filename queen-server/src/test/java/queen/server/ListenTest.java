@@ -25,6 +25,13 @@ class ListenTest {
     assertThat(broker.get("/health").status()).isEqualTo(200);
   }
 
+  @Test
+  void aHostThatDoesNotResolveIsAnInvalidSettingNamedAsSuch() {
+    assertThatThrownBy(() -> broker.startAnother(Map.of("HOST", "no-such-host.invalid")).close())
+        .isInstanceOf(BrokerConfig.InvalidConfigException.class)
+        .hasMessageStartingWith("HOST no-such-host.invalid");
+  }
+
   private static long connections() {
     return broker.sqlLong(
         "select count(*) from pg_stat_activity where datname = '"

@@ -120,7 +120,7 @@ public final class TestBroker implements BeforeAllCallback, AfterAllCallback {
     vars.put("PG_PASSWORD", db.password());
     vars.put("PG_DB", db.database());
     vars.putIfAbsent("PORT", "0");
-    vars.put("HOST", "127.0.0.1");
+    vars.putIfAbsent("HOST", "127.0.0.1");
     if (!vars.containsKey("FILE_BUFFER_DIR")) {
       try {
         // one buffer directory per broker: a directory is owned by one broker at a time
