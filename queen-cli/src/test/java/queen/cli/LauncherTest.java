@@ -232,12 +232,18 @@ class LauncherTest {
   }
 
   @Test
-  void theFirstServeRecordsAnAotCacheAndTheNextUsesIt() throws Exception {
+  void theFirstServeRecordsAnAotCacheAndTheNextUsesItOnceTheRecorderServed() throws Exception {
     Path cache = root.resolve("queen-cli/target/queen.aot");
     assertThat(run(25, Map.of(), "serve").args()).contains("-XX:AOTCacheOutput=" + cache);
 
     Files.write(cache, new byte[0]);
     Files.setLastModifiedTime(jar, FileTime.from(Instant.now().minusSeconds(60)));
+    assertThat(run(25, Map.of(), "serve").args())
+        .as("a cache whose recording broker never listened (a failed start wrote it)")
+        .contains("-XX:AOTCacheOutput=" + cache);
+
+    Files.write(cache, new byte[0]);
+    Files.write(root.resolve("queen-cli/target/queen.aot.served"), new byte[0]);
     Exec again = run(25, Map.of(), "serve");
     assertThat(again.args()).contains("-XX:AOTCache=" + cache);
     assertThat(again.anyStartsWith("-XX:AOTCacheOutput")).isFalse();

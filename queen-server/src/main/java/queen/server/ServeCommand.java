@@ -99,6 +99,21 @@ import picocli.CommandLine.Command;
 public final class ServeCommand implements Callable<Integer> {
   private static final Logger log = LoggerFactory.getLogger("queen");
 
+  /**
+   * Tells the launcher that the AOT cache this JVM records (written when it stops) comes from a
+   * broker that started: one recorded by a failed start holds a few classes only.
+   */
+  private static void markServed(String mark) {
+    if (mark == null || mark.isEmpty()) {
+      return;
+    }
+    try {
+      java.nio.file.Files.writeString(java.nio.file.Path.of(mark), "");
+    } catch (java.io.IOException e) {
+      log.warn("cannot write {}: the AOT cache will be recorded again: {}", mark, e.getMessage());
+    }
+  }
+
   @Override
   public Integer call() throws InterruptedException {
     BrokerConfig config;
@@ -124,6 +139,7 @@ public final class ServeCommand implements Callable<Integer> {
         config.host(),
         broker.port(),
         config.db().describe());
+    markServed(System.getenv("QUEEN_AOT_SERVED"));
     CountDownLatch stopped = new CountDownLatch(1);
     Runtime.getRuntime()
         .addShutdownHook(

@@ -32,6 +32,21 @@ class ListenTest {
         .hasMessageStartingWith("HOST no-such-host.invalid");
   }
 
+  @Test
+  void aBrokerThatListensMarksTheAotCacheItRecordsAsServed() throws Exception {
+    java.nio.file.Path mark =
+        java.nio.file.Files.createTempDirectory("aot").resolve("queen.aot.served");
+    ChildBroker.Started child =
+        ChildBroker.start(
+            broker.db(), java.util.List.of(), Map.of("QUEEN_AOT_SERVED", mark.toString()));
+    try {
+      // written just after it starts listening, so maybe after /health first answered
+      await().atMost(Duration.ofSeconds(10)).until(() -> java.nio.file.Files.exists(mark));
+    } finally {
+      child.process().destroyForcibly().waitFor();
+    }
+  }
+
   private static long connections() {
     return broker.sqlLong(
         "select count(*) from pg_stat_activity where datname = '"
