@@ -117,6 +117,9 @@ begin
            set committed = excluded.committed, committed_at = excluded.committed_at,
                worker_id = null, lease_expires_at = null, lease_acquired_at = null, batch_end = null,
                acked_offsets = null, attempt_count = 0, attempt_offset = null, retry_count = 0,
+               -- the failed range's end goes with its count: left, it kept the budget from being
+               -- reset below it, and a replay's fourth failure went to the dead letters at once
+               retry_end = null,
                -- a lease ended here was not acked by it, and a seek back hands out again what
                -- was committed; no earlier lease is told success for what is replayed
                released_by = null, released_to = null,
@@ -163,7 +166,7 @@ begin
        set committed = excluded.committed, committed_at = excluded.committed_at,
            worker_id = null, lease_expires_at = null, lease_acquired_at = null, batch_end = null,
            acked_offsets = null, attempt_count = 0, attempt_offset = null, retry_count = 0,
-           released_by = null, released_to = null,
+           retry_end = null, released_by = null, released_to = null,
            redelivered_to = greatest(c.redelivered_to, c.batch_end,
                                      case when excluded.committed < c.committed then c.committed end);
     perform queen.group_reset_note_v1(p_queue, p_group);

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static queen.server.http.ApiErrors.assertError;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.time.Duration;
@@ -20,6 +21,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import queen.server.Broker;
 import queen.server.TestBroker;
 import queen.server.Wire;
@@ -94,6 +97,26 @@ class ConsumerGroupAdminTest {
     wire.pushNumbered("seekend", "b", 5, 2);
     assertThat(byPartition(popAll("seekend", "skipper", 100)))
         .isEqualTo(Map.of("b", List.of(5, 6)));
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"seek", "partitions/p/seek"})
+  void aSeekForgetsTheFailedRangeSoAReplayHasItsWholeRetryBudget(String route) {
+    String queue = "seekretry-" + route.length();
+    wire.configure(queue, Wire.object().put("retryLimit", 3));
+    wire.pushNumbered(queue, "p", 0, 4);
+    // partition p's: configure made a partition Default too, where the queue's seek adds a cursor
+    String retryEnd = Wire.cursorOf(queue, "rg", "coalesce(c.retry_end, -1)") + " and p.name = 'p'";
+    wire.ackAll(wire.popPartition(queue, "p", "consumerGroup=rg&batch=4").json(), "failed", "x");
+    assertThat(broker.sqlLong(retryEnd)).as("the failed batch's end").isEqualTo(3);
+    String seek = "/api/v1/consumer-groups/rg/queues/" + queue + "/" + route;
+    // the queue's seek goes back to the start (a replay); a partition's seek goes to its end
+    ObjectNode to =
+        route.equals("seek")
+            ? Wire.object().put("timestamp", "2000-01-01T00:00:00Z")
+            : Wire.object().put("toEnd", true);
+    assertThat(broker.post(seek, to).status()).isEqualTo(200);
+    assertThat(broker.sqlLong(retryEnd)).isEqualTo(-1);
   }
 
   @Test
