@@ -39,6 +39,7 @@ declare
     v_deleted integer;
     v_meta    integer := 0;
     v_pid     uuid;
+    v_lock    uuid;
 begin
     if p_queue is not null then
         select q.id into v_qid from queen.queues q where q.name = p_queue;
@@ -47,6 +48,19 @@ begin
             return;
         end if;
     end if;
+    -- wait for the pops creating the group's cursors right now: each holds the shared side of the
+    -- (queue, group) lock while it inserts them, and rows not yet committed are neither seen nor
+    -- waited for below, so they outlived the delete, seeded from a subscription it removed. Pops
+    -- only try the lock: while it is held here they skip the queue.
+    for v_lock in
+        select v_qid where v_qid is not null
+        union
+        select m.queue_id from queen.consumer_groups_metadata m
+         where m.consumer_group = p_group and v_qid is null
+        order by 1
+    loop
+        perform pg_advisory_xact_lock(hashtextextended(v_lock::text || '/' || p_group, 46));
+    end loop;
     -- lock the cursors one by one in partition order (Citus locks one partition per statement)
     for v_pid in
         select c.partition_id

@@ -1,0 +1,58 @@
+package queen.server.http;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import java.sql.Connection;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import queen.server.TestBroker;
+import queen.server.Wire;
+
+/**
+ * A group deleted while a pop is creating its cursors: the delete waits for that pop, so no cursor
+ * seeded from the removed subscription outlives it.
+ */
+class GroupDeleteRaceTest {
+  @RegisterExtension static final TestBroker broker = new TestBroker();
+  private final Wire wire = new Wire(broker);
+
+  @Test
+  void aDeleteWaitsForAPopCreatingTheGroupsCursorsAndRemovesThem() throws Exception {
+    wire.pushNumbered("racing", "a", 0, 1);
+    assertThat(wire.popPartition("racing", "a", "consumerGroup=g").status()).isEqualTo(200);
+    wire.pushNumbered("racing", "b", 0, 3);
+    try (Connection pop = broker.connect();
+        Statement st = pop.createStatement()) {
+      // what a first-contact pop does inside its transaction (R__30): the shared (queue, group)
+      // lock, then the new partition's cursor, not committed yet
+      pop.setAutoCommit(false);
+      String queue = "(select id from queen.queues where name = 'racing')";
+      st.execute(
+          "select pg_advisory_xact_lock_shared(hashtextextended(" + queue + "::text || '/g', 46))");
+      st.execute(
+          "insert into queen.log_consumers (partition_id, consumer_group, committed) select p.id,"
+              + " 'g', 1 from queen.log_partitions p where p.name = 'b'");
+      CompletableFuture<TestBroker.Reply> delete =
+          CompletableFuture.supplyAsync(() -> broker.delete("/api/v1/consumer-groups/g"));
+      await()
+          .atMost(Duration.ofSeconds(10))
+          .until(
+              () ->
+                  broker.sqlLong(
+                          "select count(*) from pg_locks where locktype = 'advisory'"
+                              + " and not granted")
+                      > 0);
+      assertThat(delete).as("waiting for the pop").isNotDone();
+      pop.commit();
+      assertThat(delete.get().status()).isEqualTo(200);
+    }
+    assertThat(
+            broker.sqlLong("select count(*) from queen.log_consumers where consumer_group = 'g'"))
+        .as("no cursor outlives the delete")
+        .isZero();
+  }
+}
