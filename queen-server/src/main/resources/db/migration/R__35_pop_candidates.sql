@@ -37,6 +37,14 @@ declare
 begin
     select q.id into v_qid from queen.queues q where q.name = p_queue;
     if not found then
+        -- every name answers 'missing', as an unknown partition does, so that the rings drop them:
+        -- with no rows each was given back untried and woken again, and the long-polls of a
+        -- deleted queue spun until their timeout
+        return query
+        select null::uuid, n, p_queue, 'missing'::text, null::timestamptz, null::bigint,
+               null::integer, null::integer, null::integer, null::timestamptz, null::bytea,
+               null::integer
+          from unnest(p_names) as u(n);
         return;
     end if;
     foreach v_name in array p_names loop

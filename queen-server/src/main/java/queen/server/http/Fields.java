@@ -101,7 +101,8 @@ final class Fields {
         throw new DateTimeParseException("year out of range", t, 0);
       }
       return instant;
-    } catch (DateTimeParseException e) {
+    } catch (java.time.DateTimeException e) {
+      // a parse error, or an instant beyond what a year can hold (+999999999-12-31T23:59:59-18:00)
       throw ApiException.badRequest(
           param
               + " must be an ISO-8601 timestamp"

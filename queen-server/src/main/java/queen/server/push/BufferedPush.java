@@ -90,15 +90,27 @@ public final class BufferedPush implements AutoCloseable {
     if (maintenance || (failover && !dbHealthy)) {
       // while the database is known to be away, do not make every push wait for the pool's
       // connection timeout: the drainer finds out when it is back
-      return buffer(items);
+      try {
+        return buffer(items);
+      } catch (BufferUnavailableException e) {
+        if (!maintenance) {
+          // no buffer to drain, so no drainer finds out: the next push asks the database again
+          dbHealthy = true;
+        }
+        throw e;
+      }
     }
     if (behindBuffer()) {
       List<PushResult> results = buffer(items);
       wake();
       return results;
     }
+    // with failover, the ids are given before the attempt, so that a push whose commit went
+    // unanswered (the connection lost after it) is buffered under the same ones: the drain then
+    // finds them stored, where fresh ones stored its messages twice
+    List<PushItem> keyed = failover ? direct.withTransactionIds(items) : items;
     try {
-      List<PushResult> results = direct.push(items);
+      List<PushResult> results = direct.push(keyed);
       if (!dbHealthy) {
         dbHealthy = true; // written only on a change: every push reads it, none writes it
       }
@@ -111,7 +123,7 @@ public final class BufferedPush implements AutoCloseable {
         log.warn("failover: pushes go to the local buffer until the database is back");
       }
       dbHealthy = false;
-      List<PushResult> results = buffer(items);
+      List<PushResult> results = buffer(keyed);
       wake();
       return results;
     }

@@ -6,6 +6,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
 import java.util.function.Supplier;
 
@@ -15,8 +17,10 @@ import java.util.function.Supplier;
  *
  * <p>A request never waits for company: with fewer than {@code maxInFlight} flushes running, its
  * arrival starts one on its own thread at once. Requests that arrive while the flushes are busy
- * queue up and the next flush takes them together, so merging grows with load and adds no latency
- * without it. A {@link Selection} decides which queued requests may share a flush.
+ * queue up, and when a flush ends one of them runs the next, taking them together, so merging grows
+ * with load and adds no latency without it. A thread flushes only until its own request is done:
+ * one that went on while work kept arriving held its own answer for as long as the load lasted. A
+ * {@link Selection} decides which queued requests may share a flush.
  *
  * @param <I> one request
  * @param <O> its outcome
@@ -38,6 +42,8 @@ public final class Coalescer<I, O> {
   private final int maxInFlight;
   private final ConcurrentLinkedQueue<Pending<I, O>> queue = new ConcurrentLinkedQueue<>();
   private final AtomicInteger flushing = new AtomicInteger();
+  private final ReentrantLock lock = new ReentrantLock();
+  private final Condition ended = lock.newCondition();
 
   /**
    * @param flush runs the merged requests, answering their outcomes in order; if it throws, every
@@ -52,11 +58,15 @@ public final class Coalescer<I, O> {
 
   /** Runs the request, merged with whatever arrives meanwhile; its outcome or its exception. */
   public O submit(I request) {
-    CompletableFuture<O> done = new CompletableFuture<>();
-    queue.add(new Pending<>(request, done));
-    drain();
+    Pending<I, O> mine = new Pending<>(request, new CompletableFuture<>());
+    queue.add(mine);
+    while (!mine.done().isDone()) {
+      if (!flushOnce()) {
+        awaitFlushEnd(mine);
+      }
+    }
     try {
-      return done.join();
+      return mine.done().join();
     } catch (CompletionException e) {
       if (e.getCause() instanceof RuntimeException r) {
         throw r;
@@ -70,21 +80,42 @@ public final class Coalescer<I, O> {
     return queue.size();
   }
 
-  /** Runs flushes on the calling thread while there is queued work and a flush slot is free. */
-  private void drain() {
-    while (!queue.isEmpty()) {
-      int running = flushing.get();
-      if (running >= maxInFlight) {
-        return; // a running flush picks the queued work up when it ends
-      }
-      if (!flushing.compareAndSet(running, running + 1)) {
-        continue;
-      }
+  /** Runs one flush of the queued work on this thread; false when no slot is free or none waits. */
+  private boolean flushOnce() {
+    int running = flushing.get();
+    if (running >= maxInFlight || queue.isEmpty()) {
+      return false;
+    }
+    if (!flushing.compareAndSet(running, running + 1)) {
+      return true; // another thread took a slot meanwhile: look again
+    }
+    try {
+      run(take());
+    } finally {
+      flushing.decrementAndGet();
+      lock.lock();
       try {
-        run(take());
+        ended.signalAll();
       } finally {
-        flushing.decrementAndGet();
+        lock.unlock();
       }
+    }
+    return true;
+  }
+
+  /**
+   * Waits until a flush ends, unless this request is done already or there is a flush this thread
+   * may run: a slot is free and work waits. Checked under the lock that every flush's end signals
+   * under, so no end goes unseen.
+   */
+  private void awaitFlushEnd(Pending<I, O> mine) {
+    lock.lock();
+    try {
+      while (!mine.done().isDone() && (flushing.get() >= maxInFlight || queue.isEmpty())) {
+        ended.awaitUninterruptibly();
+      }
+    } finally {
+      lock.unlock();
     }
   }
 
@@ -109,6 +140,10 @@ public final class Coalescer<I, O> {
     } catch (RuntimeException e) {
       pending.forEach(p -> p.done().completeExceptionally(e));
       return;
+    } catch (Error e) {
+      // an OutOfMemoryError too: the requests merged here must not wait for ever
+      pending.forEach(p -> p.done().completeExceptionally(e));
+      throw e;
     }
     for (int i = 0; i < pending.size(); i++) {
       pending.get(i).done().complete(outcomes.get(i));

@@ -74,6 +74,11 @@ class StrictInputTest {
     refused(broker.get("/api/v1/pop/queue/q?autoAck=yes"), 400, "autoAck", "autoAck");
     refused(broker.get("/api/v1/dlq?limit=ten"), 400, "limit", "dlq limit");
     refused(broker.get("/api/v1/messages?from=yesterday"), 400, "from", "messages from");
+    refused(
+        broker.get("/api/v1/pop/queue/q?subscriptionFrom=%2B999999999-12-31T23:59:59-18:00"),
+        400,
+        "subscriptionFrom",
+        "an instant past the last year");
     assertThat(broker.get("/api/v1/pop/queue/q?batch=&wait=false&autoAck=TRUE").status())
         .as("empty takes the default, booleans in any case")
         .isEqualTo(204);

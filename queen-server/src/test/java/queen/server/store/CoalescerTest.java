@@ -104,6 +104,36 @@ class CoalescerTest {
   }
 
   @Test
+  void aThreadThatFlushedItsOwnRequestAnswersWhileLaterWorkIsStillFlushing() throws Exception {
+    CountDownLatch releaseFirst = new CountDownLatch(1);
+    CountDownLatch releaseSecond = new CountDownLatch(1);
+    List<List<Integer>> flushes = new ArrayList<>();
+    Function<List<Integer>, List<Integer>> flush =
+        batch -> {
+          synchronized (flushes) {
+            flushes.add(batch);
+          }
+          CountDownLatch gate = batch.contains(0) ? releaseFirst : releaseSecond;
+          await().atMost(Duration.ofSeconds(20)).until(() -> gate.getCount() == 0);
+          return batch;
+        };
+    Coalescer<Integer, Integer> c = new Coalescer<>(flush, () -> oneOddPerFlush(100), 1);
+    try (ExecutorService pool = Executors.newVirtualThreadPerTaskExecutor()) {
+      Future<Integer> first = pool.submit(() -> c.submit(0));
+      await().atMost(Duration.ofSeconds(5)).until(() -> flushes.size() == 1);
+      Future<Integer> second = pool.submit(() -> c.submit(2));
+      await().atMost(Duration.ofSeconds(5)).until(() -> c.queued() == 1);
+      releaseFirst.countDown();
+      // under load the queue never empties: a thread flushing on for others never answered
+      assertThat(first.get(10, java.util.concurrent.TimeUnit.SECONDS)).isZero();
+      await().atMost(Duration.ofSeconds(5)).until(() -> flushes.size() == 2);
+      assertThat(second).as("its flush still runs").isNotDone();
+      releaseSecond.countDown();
+      assertThat(second.get()).isEqualTo(2);
+    }
+  }
+
+  @Test
   void aFailedFlushFailsEveryRequestInIt() {
     Coalescer<Integer, Integer> c =
         new Coalescer<>(
