@@ -33,12 +33,26 @@ final class Fields {
   }
 
   /**
-   * A name or id headed for a PostgreSQL text column: it cannot hold a NUL character, so one is a
-   * client mistake (400), not a database error.
+   * A name or id headed for a PostgreSQL text column: it cannot hold a NUL character, and a lone
+   * surrogate (a JSON escape like \ud800 unpaired) is stored as '?', so that the name read back is
+   * another (a push to such a queue answered 500, a retried transactionId was stored twice): either
+   * is a client mistake (400), not a database error.
    */
   static String text(String value, String field) {
-    if (value.indexOf('\0') >= 0) {
-      throw ApiException.badRequest(field + " must not contain NUL characters");
+    for (int i = 0; i < value.length(); i++) {
+      char c = value.charAt(i);
+      if (c == 0) {
+        throw ApiException.badRequest(field + " must not contain NUL characters");
+      }
+      if (Character.isSurrogate(c)) {
+        if (Character.isHighSurrogate(c)
+            && i + 1 < value.length()
+            && Character.isLowSurrogate(value.charAt(i + 1))) {
+          i++;
+        } else {
+          throw ApiException.badRequest(field + " must not contain unpaired surrogates");
+        }
+      }
     }
     return value;
   }
@@ -49,7 +63,8 @@ final class Fields {
   /**
    * A queue, partition or consumer-group name: the same rule on every route (push, configure, pops,
    * admin, transactions), so that no route creates a name another refuses. Not empty, not only
-   * whitespace, at most 255 characters, no control characters, not {@code .} or {@code ..}.
+   * whitespace, at most 255 characters, no control characters nor unpaired surrogates, not {@code
+   * .} or {@code ..}.
    */
   static String name(String value, String field) {
     if (value == null || value.isBlank()) {
@@ -68,7 +83,7 @@ final class Fields {
       // a dot segment in a URL is resolved away: DELETE .../queues/.. reached the route above it
       throw ApiException.badRequest(field + " must not be '.' or '..'");
     }
-    return value;
+    return text(value, field);
   }
 
   /** True when text is a canonical 8-4-4-4-12 hex UUID. */

@@ -60,7 +60,8 @@ class StrictInputTest {
     refused(broker.delete("/api/v1/consumer-groups/g/queues/%09"), 400, "queue", "group delete");
     assertThat(
             broker.sqlText(
-                "select string_agg(name, ',') from queen.queues where name not in ('lim', 'slashed')"))
+                "select string_agg(name, ',') from queen.queues where name not in ('lim', 'slashed')"
+                    + " and name not like 'lone-%'"))
         .as("no queue but those the other tests push to")
         .isNull();
   }
@@ -143,6 +144,19 @@ class StrictInputTest {
         413,
         "JSON tokens",
         "ack batch");
+  }
+
+  @Test
+  void namesAndTransactionIdsWithAnUnpairedSurrogateAreRefused() {
+    // stored as '?': the queue read back was another (a 500), a retried transactionId a new one
+    String queue = "{\"items\":[{\"queue\":\"q\\ud800\",\"payload\":{}}]}";
+    refused(broker.post("/api/v1/push", queue), 400, "unpaired surrogates", "queue");
+    String txn = "{\"items\":[{\"queue\":\"lone\",\"transactionId\":\"t\\udc00\",\"payload\":{}}]}";
+    refused(broker.post("/api/v1/push", txn), 400, "unpaired surrogates", "transactionId");
+    String paired = "{\"items\":[{\"queue\":\"lone-\\ud83d\\ude00\",\"payload\":{}}]}";
+    assertThat(broker.post("/api/v1/push", paired).status())
+        .as("a pair is a character")
+        .isEqualTo(201);
   }
 
   @Test
