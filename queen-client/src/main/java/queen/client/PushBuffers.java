@@ -17,9 +17,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * item runs out (on a timer thread). Sends of one buffer never overlap, so its items reach the
  * broker in push order. A send that fails for want of a broker (no connection, a 5xx) keeps its
  * items for the next attempt, and a push that filled the buffer does not throw for it: the push was
- * taken, and a caller retrying it would send its messages twice. Items the broker refuses (a 4xx)
- * are dropped: sent again they would be refused again; the push that filled the buffer throws, a
- * timed send logs it.
+ * taken, and a caller retrying it would send its messages twice. Items the broker refuses (a 400 or
+ * 413) are dropped: sent again they would be refused again; the push that filled the buffer throws,
+ * a timed send logs it. Any other answer (a 401 for an expired token, say) keeps them.
  */
 final class PushBuffers implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger("queen.client");
@@ -96,9 +96,12 @@ final class PushBuffers implements AutoCloseable {
     }
   }
 
-  /** A 4xx: the broker refused the items themselves. */
+  /**
+   * A 400 or 413: the broker refused the items themselves, and would again. Not a 401 or 403 (a
+   * token that expired or a role that changed: the items are fine) nor any other status.
+   */
   private static boolean refused(RuntimeException e) {
-    return e instanceof QueenException q && !q.retryable();
+    return e instanceof QueenException q && (q.status() == 400 || q.status() == 413);
   }
 
   private void failedInBackground(Buffer b, RuntimeException e) {
@@ -106,6 +109,7 @@ final class PushBuffers implements AutoCloseable {
       LOG.log(
           System.Logger.Level.ERROR,
           "buffered push to " + b.queue + "/" + b.partition + " refused, its items dropped: " + e);
+      schedule(b); // the items after the refused ones still go
       return;
     }
     LOG.log(
@@ -134,6 +138,7 @@ final class PushBuffers implements AutoCloseable {
       b.flush();
     } catch (RuntimeException e) {
       if (refused(e)) {
+        schedule(b); // the items after the refused ones still go
         throw e;
       }
       failedInBackground(b, e);

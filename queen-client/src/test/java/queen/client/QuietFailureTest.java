@@ -10,8 +10,9 @@ import org.junit.jupiter.api.Test;
 
 /**
  * What a client does when the broker answers but gives nothing: a long poll answered empty at once
- * (pops in maintenance) paces its worker, and a buffered push whose send found the broker away
- * keeps its items without failing the push (a caller retrying it would send them twice).
+ * (pops in maintenance) paces its worker, and a buffered push whose send found the broker away, or
+ * its token expired, keeps its items without failing the push (a caller retrying it would send them
+ * twice).
  */
 class QuietFailureTest {
   private static Queen client(String url) {
@@ -35,8 +36,9 @@ class QuietFailureTest {
     }
   }
 
-  @Test
-  void aBufferedPushThatFindsTheBrokerAwayKeepsItsItemsAndSendsThemOnce() {
+  @org.junit.jupiter.params.ParameterizedTest(name = "first answer {0}")
+  @org.junit.jupiter.params.provider.ValueSource(ints = {503, 401})
+  void aBufferedPushRefusedForNoFaultOfItsItemsKeepsThemAndSendsThemOnce(int firstAnswer) {
     String accepted =
         "[{\"status\":\"queued\",\"transaction_id\":\"a\"},"
             + "{\"status\":\"queued\",\"transaction_id\":\"b\"}]";
@@ -44,7 +46,7 @@ class QuietFailureTest {
             new StubServer(
                 n ->
                     n == 0
-                        ? new StubServer.Answer(503, "{\"error\":\"away\"}")
+                        ? new StubServer.Answer(firstAnswer, "{\"error\":\"not now\"}")
                         : new StubServer.Answer(201, accepted));
         Queen queen = client(stub.url())) {
       BufferedPush events = queen.queue("events").buffer(2, 50);

@@ -291,13 +291,11 @@ public final class Broker implements AutoCloseable {
                               new PushRoutes(buffered, config.pushLimits()),
                               new PopRoutes(pop, statistics, payloads, departures),
                               new AckRoutes(ack, statistics),
-                              new TransactionRoutes(
-                                  transactions, statistics, config.pushLimits(), buffered),
+                              new TransactionRoutes(transactions, statistics, config.pushLimits()),
                               new StreamRoutes(
                                   new StreamCycles(new StreamStore(db), push, registry, released),
                                   statistics,
-                                  config.pushLimits(),
-                                  buffered),
+                                  config.pushLimits()),
                               new DeadLetterRoutes(
                                   new DeadLetterService(deadLetters, clock, push.listener()),
                                   payloads),

@@ -51,13 +51,16 @@ begin
     -- wait for the pops creating the group's cursors right now: each holds the shared side of the
     -- (queue, group) lock while it inserts them, and rows not yet committed are neither seen nor
     -- waited for below, so they outlived the delete, seeded from a subscription it removed. Pops
-    -- only try the lock: while it is held here they skip the queue.
+    -- only try the lock: while it is held here they skip the queue. A delete on every queue locks
+    -- at most 500 of them: a lock each, held to the commit, and PostgreSQL's shared lock table
+    -- holds about 64 per connection; past that the race stays open, narrow as it is.
     for v_lock in
         select v_qid where v_qid is not null
         union
         select m.queue_id from queen.consumer_groups_metadata m
          where m.consumer_group = p_group and v_qid is null
         order by 1
+        limit 500
     loop
         perform pg_advisory_xact_lock(hashtextextended(v_lock::text || '/' || p_group, 46));
     end loop;

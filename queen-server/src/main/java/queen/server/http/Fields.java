@@ -33,17 +33,26 @@ final class Fields {
   }
 
   /**
-   * A name or id headed for a PostgreSQL text column: it cannot hold a NUL character, and a lone
-   * surrogate (a JSON escape like \ud800 unpaired) is stored as '?', so that the name read back is
-   * another (a push to such a queue answered 500, a retried transactionId was stored twice): either
-   * is a client mistake (400), not a database error.
+   * A name or id headed for a PostgreSQL text column: it cannot hold a NUL character, so one is a
+   * client mistake (400), not a database error.
    */
   static String text(String value, String field) {
+    if (value.indexOf('\0') >= 0) {
+      throw ApiException.badRequest(field + " must not contain NUL characters");
+    }
+    return value;
+  }
+
+  /**
+   * Text the broker looks up again by its value, a name or a transactionId: besides {@link #text},
+   * no lone surrogate (a JSON escape like \ud800 unpaired), which PostgreSQL stores as '?', so that
+   * the value read back is another (a push to such a queue answered 500, a retried transactionId
+   * was stored twice). Free text, an ack's error say, keeps it as '?'.
+   */
+  static String identifier(String value, String field) {
+    text(value, field);
     for (int i = 0; i < value.length(); i++) {
       char c = value.charAt(i);
-      if (c == 0) {
-        throw ApiException.badRequest(field + " must not contain NUL characters");
-      }
       if (Character.isSurrogate(c)) {
         if (Character.isHighSurrogate(c)
             && i + 1 < value.length()
@@ -83,7 +92,7 @@ final class Fields {
       // a dot segment in a URL is resolved away: DELETE .../queues/.. reached the route above it
       throw ApiException.badRequest(field + " must not be '.' or '..'");
     }
-    return text(value, field);
+    return identifier(value, field);
   }
 
   /** True when text is a canonical 8-4-4-4-12 hex UUID. */

@@ -40,24 +40,31 @@ final class Json {
    */
   private static final ObjectMapper TREES = MAPPER.copy();
 
+  /** The mapper of JSON the broker stored itself and reads back from PostgreSQL. */
+  static final ObjectMapper STORED = MAPPER.copy();
+
   static {
     // payloads are the users' own documents: allow big ones, the body limit bounds them
-    // and numbers as long as PostgreSQL's numeric prints them (a stream state of 1e1000 is 1,001
-    // digits read back, past Jackson's default of 1,000)
     MAPPER
         .getFactory()
         .setStreamReadConstraints(
-            StreamReadConstraints.builder()
-                .maxStringLength(Integer.MAX_VALUE)
-                .maxNumberLength(MAX_NUMBER_LENGTH)
-                .build());
+            StreamReadConstraints.builder().maxStringLength(Integer.MAX_VALUE).build());
     TREES
         .getFactory()
         .setStreamReadConstraints(
             StreamReadConstraints.builder()
                 .maxStringLength(Integer.MAX_VALUE)
-                .maxNumberLength(MAX_NUMBER_LENGTH)
                 .maxTokenCount(MAX_TREE_TOKENS)
+                .build());
+    // what PostgreSQL prints is trusted: a number as long as its numeric (a stream state of
+    // 1e1000 reads back as 1,001 digits, past Jackson's 1,000, which requests keep: parsing a
+    // number costs time quadratic in its length)
+    STORED
+        .getFactory()
+        .setStreamReadConstraints(
+            StreamReadConstraints.builder()
+                .maxStringLength(Integer.MAX_VALUE)
+                .maxNumberLength(MAX_NUMBER_LENGTH)
                 .build());
   }
 
@@ -167,8 +174,11 @@ final class Json {
       }
       return node;
     } catch (StreamConstraintsException e) {
-      throw new ApiException(
-          413, "Request body: more than " + MAX_TREE_TOKENS + " JSON tokens on this route");
+      if (e.getMessage().contains("getMaxTokenCount")) {
+        throw new ApiException(
+            413, "Request body: more than " + MAX_TREE_TOKENS + " JSON tokens on this route");
+      }
+      throw ApiException.badRequest("Invalid JSON: " + e.getOriginalMessage());
     } catch (JsonProcessingException e) {
       throw ApiException.badRequest("Invalid JSON: " + e.getOriginalMessage());
     } catch (IOException e) {

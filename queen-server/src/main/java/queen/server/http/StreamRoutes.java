@@ -11,7 +11,6 @@ import java.util.Set;
 import java.util.UUID;
 import queen.server.http.auth.Access;
 import queen.server.ops.Statistics;
-import queen.server.push.BufferedPush;
 import queen.server.push.PushItem;
 import queen.server.push.PushResult;
 import queen.server.store.AckOutcome;
@@ -34,14 +33,11 @@ public final class StreamRoutes implements Routes {
   private final StreamCycles streams;
   private final Statistics stats;
   private final PushLimits limits;
-  private final BufferedPush buffered;
 
-  public StreamRoutes(
-      StreamCycles streams, Statistics stats, PushLimits limits, BufferedPush buffered) {
+  public StreamRoutes(StreamCycles streams, Statistics stats, PushLimits limits) {
     this.streams = streams;
     this.stats = stats;
     this.limits = limits;
-    this.buffered = buffered;
   }
 
   @Override
@@ -187,10 +183,6 @@ public final class StreamRoutes implements Routes {
       return failure(query, partition, "ack failed: Invalid or expired lease");
     }
     boolean release = flag(body, "release_lease", true);
-    if (!items.isEmpty()) {
-      // a cycle's pushes commit with its state and ack: never buffered (a 503 meanwhile)
-      buffered.requireDirect();
-    }
     StreamCycles.Outcome o =
         streams.run(new StreamCycles.Cycle(query, partition, group, ops, items, ack, release));
     if (!o.success()) {
@@ -366,7 +358,7 @@ public final class StreamRoutes implements Routes {
 
   private static JsonNode parse(String json) {
     try {
-      return Json.MAPPER.readTree(json);
+      return Json.STORED.readTree(json);
     } catch (java.io.IOException e) {
       throw new java.io.UncheckedIOException(e);
     }

@@ -9,28 +9,25 @@ import java.util.UUID;
 import queen.server.ack.TransactionService;
 import queen.server.http.auth.Access;
 import queen.server.ops.Statistics;
-import queen.server.push.BufferedPush;
 import queen.server.push.PushResult;
 import queen.server.store.AckOutcome;
 
 /**
  * {@code POST /api/v1/transaction}. A malformed request is a 400; a transaction refused for a
  * business reason (unknown message, stale lease, stored transactionId, unknown operation type) is a
- * 200 with {@code success:false}, and nothing of it is applied. Its pushes are never buffered: in
- * push maintenance, or while buffered pushes drain, a transaction that pushes is a 503.
+ * 200 with {@code success:false}, and nothing of it is applied. Its pushes cannot be buffered (they
+ * commit with its acks): in push maintenance they go straight to PostgreSQL, since WIRE.md answers
+ * a transaction 200 always, and may land before buffered pushes of their partitions.
  */
 public final class TransactionRoutes implements Routes {
   private final TransactionService transactions;
   private final Statistics stats;
   private final PushLimits limits;
-  private final BufferedPush buffered;
 
-  public TransactionRoutes(
-      TransactionService transactions, Statistics stats, PushLimits limits, BufferedPush buffered) {
+  public TransactionRoutes(TransactionService transactions, Statistics stats, PushLimits limits) {
     this.transactions = transactions;
     this.stats = stats;
     this.limits = limits;
-    this.buffered = buffered;
   }
 
   @Override
@@ -61,9 +58,6 @@ public final class TransactionRoutes implements Routes {
                 return;
               }
             }
-          }
-          if (!pushes.isEmpty()) {
-            buffered.requireDirect();
           }
           TransactionService.Outcome o = transactions.commit(acks, pushes);
           if (!o.success()) {

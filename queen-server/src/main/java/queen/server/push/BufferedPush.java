@@ -138,24 +138,6 @@ public final class BufferedPush implements AutoCloseable {
     return buffer != null && buffer.pending() > 0 && drainProgressing && (dbHealthy || failover);
   }
 
-  /**
-   * Refuses (503) pushes that cannot be buffered, a transaction's (they commit with its acks),
-   * while a push must not go straight to PostgreSQL: in push maintenance, or behind buffered
-   * messages still draining, which it would overtake.
-   */
-  public void requireDirect() {
-    if (maintenance) {
-      throw new BufferUnavailableException(
-          "push maintenance is on: a transaction's pushes cannot be buffered; retry when it is off");
-    }
-    if (behindBuffer()) {
-      wake();
-      throw new BufferUnavailableException(
-          "buffered pushes are still draining into PostgreSQL; a transaction's pushes would"
-              + " overtake them: retry shortly");
-    }
-  }
-
   private List<PushResult> buffer(List<PushItem> items) {
     if (buffer == null) {
       throw new BufferUnavailableException(bufferProblem);

@@ -153,6 +153,11 @@ class StrictInputTest {
     refused(broker.post("/api/v1/push", queue), 400, "unpaired surrogates", "queue");
     String txn = "{\"items\":[{\"queue\":\"lone\",\"transactionId\":\"t\\udc00\",\"payload\":{}}]}";
     refused(broker.post("/api/v1/push", txn), 400, "unpaired surrogates", "transactionId");
+    // free text is stored with '?': an ack whose error was cut mid-emoji must not be a 4xx
+    String ack =
+        "{\"transactionId\":\"t\",\"partitionId\":\"00000000-0000-0000-0000-000000000001\","
+            + "\"status\":\"failed\",\"error\":\"cut \\ud83d\"}";
+    assertThat(broker.post("/api/v1/ack", ack).status()).isEqualTo(200);
     String paired = "{\"items\":[{\"queue\":\"lone-\\ud83d\\ude00\",\"payload\":{}}]}";
     assertThat(broker.post("/api/v1/push", paired).status())
         .as("a pair is a character")
