@@ -33,11 +33,10 @@ class QuietFailureTest {
       long start = System.nanoTime();
       await().atMost(Duration.ofSeconds(20)).until(() -> stub.requests.get() >= 12);
       long elapsed = Duration.ofNanos(System.nanoTime() - start).toMillis();
+      c.stop();
       assertThat(elapsed)
           .as("ten pauses of 100 ms between eleven polls")
           .isGreaterThanOrEqualTo(900);
-      c.stop();
-      assertThat(elapsed).as("five pauses of 100 ms between six polls").isGreaterThanOrEqualTo(500);
     }
   }
 
