@@ -42,7 +42,7 @@ public final class HttpApi {
     routing.addFilter(
         (chain, req, res) -> {
           cors(res);
-          if (req.path().rawPath().toLowerCase(java.util.Locale.ROOT).contains("%2f")) {
+          if (encodesSlash(req.path().rawPath())) {
             // routes are matched on the decoded path: a group named "g/queues/q" in DELETE
             // /api/v1/consumer-groups/{group} reached the route of group g on queue q
             Replies.error(res, 400, "A name in the path must not contain '/' (%2F)");
@@ -74,6 +74,16 @@ public final class HttpApi {
           opened);
     }
     return List.copyOf(declared);
+  }
+
+  /** Whether a raw path holds {@code %2F} in either case, without a copy of it per request. */
+  static boolean encodesSlash(String rawPath) {
+    for (int i = rawPath.indexOf('%'); i >= 0; i = rawPath.indexOf('%', i + 1)) {
+      if (rawPath.regionMatches(true, i, "%2F", 0, 3)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private static final HeaderName ALLOW_ORIGIN = HeaderNames.create("Access-Control-Allow-Origin");

@@ -42,6 +42,15 @@ class FailoverTest {
     return out;
   }
 
+  /** Another broker with failover on, whose database is reached through the proxy. */
+  private static Broker withFailoverBehind(TcpProxy proxy, Map<String, String> env) {
+    Map<String, String> vars = new java.util.HashMap<>(env);
+    vars.put("PG_HOST", "127.0.0.1");
+    vars.put("PG_PORT", Integer.toString(proxy.port()));
+    vars.put("QUEEN_PUSH_FAILOVER", "true");
+    return broker.startAnother(vars);
+  }
+
   @Test
   void pushesDuringAnOutageAreBufferedAndAllArriveOnceWhenTheDatabaseIsBack() throws Exception {
     Logger root = (Logger) LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
@@ -51,12 +60,7 @@ class FailoverTest {
     logged.start();
     root.addAppender(logged);
     try (TcpProxy proxy = new TcpProxy(broker.db().port());
-        Broker b =
-            broker.startAnother(
-                Map.of(
-                    "PG_HOST", "127.0.0.1",
-                    "PG_PORT", Integer.toString(proxy.port()),
-                    "QUEEN_PUSH_FAILOVER", "true"))) {
+        Broker b = withFailoverBehind(proxy, Map.of())) {
       for (JsonNode r : push(b, 0, 100)) {
         assertThat(r.get("status").asText()).isEqualTo("queued");
       }
@@ -112,12 +116,8 @@ class FailoverTest {
   void withAnUnusableBufferPushesGoStraightToTheDatabaseOnceItIsBack() throws Exception {
     try (TcpProxy proxy = new TcpProxy(broker.db().port());
         Broker b =
-            broker.startAnother(
-                Map.of(
-                    "PG_HOST", "127.0.0.1",
-                    "PG_PORT", Integer.toString(proxy.port()),
-                    "QUEEN_PUSH_FAILOVER", "true",
-                    "FILE_BUFFER_DIR", "/proc/queen-cannot-buffer-here"))) {
+            withFailoverBehind(
+                proxy, Map.of("FILE_BUFFER_DIR", "/proc/queen-cannot-buffer-here"))) {
       ObjectNode first = Wire.item("fo-nobuf", "p", "nobuf-0", Wire.object());
       assertThat(broker.post(b, "/api/v1/push", Wire.items(List.of(first))).status())
           .isEqualTo(201);
