@@ -184,6 +184,7 @@ public final class Broker implements AutoCloseable {
               hot,
               settings,
               config.popWait(),
+              config.popMaxBytes(),
               config.hotList(),
               config.db().poolSize(),
               clock,

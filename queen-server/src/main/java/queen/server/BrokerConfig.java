@@ -33,6 +33,8 @@ import queen.server.store.DbConfig;
  * @param hints QUEEN_HINTS, false to neither send nor hear hints between brokers (LISTEN/NOTIFY),
  *     for a connection pooler that cannot keep a LISTEN session; the floor then serves alone
  * @param popWait the long-poll backoff, POP_WAIT_*
+ * @param popMaxBytes QUEEN_POP_MAX_BYTES, the decoded message bytes after which a pop takes no
+ *     more; it ends with the message that crosses, so a bigger one still goes out alone
  * @param departureScan QUEEN_DEPARTURE_SCAN_MS, how often the kernel's TCP table is read for
  *     long-poll clients that have gone; zero never
  * @param retention RETENTION_INTERVAL, RETENTION_BATCH_SIZE, RETENTION_VACUUM
@@ -69,6 +71,7 @@ public record BrokerConfig(
     boolean hotList,
     boolean hints,
     WaitPolicy popWait,
+    long popMaxBytes,
     Duration departureScan,
     Retention.Settings retention,
     Duration analyzeInterval,
@@ -120,6 +123,10 @@ public record BrokerConfig(
         r.integer("QUEEN_HOTLIST", 1, 0, 1) == 1,
         r.bool("QUEEN_HINTS", true),
         popWait(r),
+        // a pop holds about three times its bytes at once (blobs, decoded frames, the answer):
+        // 16 MiB lets about twenty big pops share the launcher's 1 GiB heap cap, where batch x
+        // QUEEN_MAX_PAYLOAD_BYTES (10,000 x 10 MiB) could claim more than any heap holds
+        r.integer("QUEEN_POP_MAX_BYTES", 16 << 20, 1024, 1 << 30),
         departureScan(r),
         new Retention.Settings(
             Duration.ofMillis(r.integer("RETENTION_INTERVAL", 300_000, 100, 86_400_000)),

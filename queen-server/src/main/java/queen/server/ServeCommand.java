@@ -34,6 +34,8 @@ import picocli.CommandLine.Command;
       "  QUEEN_MAX_PUSH_ITEMS     most items in one push, and operations and items",
       "                  in one transaction (default 10000)",
       "  QUEEN_MAX_PAYLOAD_BYTES  largest payload of one item (default 10485760)",
+      "  QUEEN_POP_MAX_BYTES  message bytes after which a pop takes no more; it",
+      "                  ends with the one that crosses (default 16777216)",
       "  QUEEN_PUSH_CONCURRENCY  most push calls to PostgreSQL at once, at most",
       "                  DB_POOL_SIZE (default 2); pushes arriving meanwhile are merged",
       "                  into the next call",

@@ -39,7 +39,8 @@ create or replace function queen.log_push_v1(
     p_msg_idx integer[],
     p_txn_ids text[],
     p_known_pids uuid[] default '{}',
-    p_known_offsets bigint[] default '{}')
+    p_known_offsets bigint[] default '{}',
+    p_raw_bytes integer[] default null)
 returns table (seg integer, base_offset bigint, created_at timestamptz)
 language plpgsql
 -- no JIT: default row estimates over arrays trip it for statements that run in a millisecond
@@ -139,9 +140,10 @@ begin
         p_known_offsets)
       from unnest(p_msg_seg, p_msg_idx, p_txn_ids) with ordinality as u(seg, idx, txn, k);
 
-    insert into queen.log_segments (partition_id, base_offset, msg_count, created_at, blob)
-    select u.pid, v_bases[u.seg], u.cnt, v_ats[u.seg], u.blob
-      from unnest(p_partition_ids, p_counts, p_blobs) with ordinality as u(pid, cnt, blob, seg);
+    insert into queen.log_segments (partition_id, base_offset, msg_count, created_at, blob, raw_bytes)
+    select u.pid, v_bases[u.seg], u.cnt, v_ats[u.seg], u.blob, u.raw
+      from unnest(p_partition_ids, p_counts, p_blobs, p_raw_bytes)
+           with ordinality as u(pid, cnt, blob, raw, seg);
 
     return query
     select u.seg::integer, v_bases[u.seg], v_ats[u.seg]

@@ -1,11 +1,46 @@
 -- Pop: which offsets may this consumer group take from this partition right now.
 
+-- the shapes before the byte budget (QUEEN_POP_MAX_BYTES)
+drop function if exists queen.log_pop_v1(uuid, text, uuid, integer, boolean, integer, text,
+                                         timestamptz, boolean, timestamptz);
+drop function if exists queen.log_pop_specific_v1(text, text, text, uuid, integer, boolean, text,
+                                                  timestamptz, timestamptz);
+
+-- How many of a segment's p_want messages a pop with p_left bytes of its budget left takes, each
+-- counted at the segment's average size (PostgreSQL never looks inside a blob): up to and including
+-- the one that crosses the budget, so a message bigger than the whole budget is still delivered and
+-- a pop ends at most one message past it. A null budget takes them all.
+create or replace function queen.pop_fit(p_want integer, p_count integer, p_bytes bigint,
+                                         p_left bigint)
+returns integer
+language sql
+immutable
+parallel safe
+as $$
+    select case when p_left is null or p_bytes <= 0 then p_want
+                when p_left <= 0 then 0
+                else least(p_want::bigint, (p_left * p_count + p_bytes - 1) / p_bytes)::integer
+           end
+$$;
+
+-- The bytes charged for p_take of a segment's p_count messages: its size prorated, rounded up.
+create or replace function queen.pop_charge(p_take integer, p_count integer, p_bytes bigint)
+returns bigint
+language sql
+immutable
+parallel safe
+as $$
+    select (p_bytes * p_take + p_count - 1) / p_count
+$$;
+
 -- The claim for one partition. Returns one row per delivered segment slice (verdict 'delivered'),
 -- or a single row with the verdict why nothing was delivered:
 --   empty     nothing pending for this group
 --   locked    leased by another worker or locked by a concurrent pop; retry_at = lease expiry if known
 --   deferred  held by windowBuffer or delayedProcessing until retry_at
 --   missing   the partition does not exist
+-- A delivered row also says the bytes it charged against p_max_bytes, what is left of the pop's
+-- byte budget (null: none); the callers pass on what remains to the next partition.
 -- Never waits on another transaction: a wildcard pop keeps its transaction open across its whole
 -- candidate loop, and any wait there chains into stalls the deadlock detector cannot see.
 create or replace function queen.log_pop_v1(
@@ -18,9 +53,11 @@ create or replace function queen.log_pop_v1(
     p_sub_mode text default 'all',
     p_sub_from timestamptz default null,
     p_skip_window_debounce boolean default false,
-    p_now timestamptz default null)
+    p_now timestamptz default null,
+    p_max_bytes bigint default null)
 returns table (verdict text, retry_at timestamptz, base_offset bigint, start_idx integer,
-               take integer, msg_count integer, created_at timestamptz, blob bytea, attempt integer)
+               take integer, msg_count integer, created_at timestamptz, blob bytea, attempt integer,
+               bytes bigint)
 language plpgsql
 as $$
 #variable_conflict use_column
@@ -44,6 +81,9 @@ declare
     v_starts     integer[] := '{}';
     v_takes      integer[] := '{}';
     v_taken      integer := 0;
+    -- the byte budget left (null: none), and each slice's charge against it
+    v_left       bigint := p_max_bytes;
+    v_charges    bigint[] := '{}';
     v_first      bigint;
     v_end        bigint;
     -- the created_at of the last segment taken, the one holding v_end
@@ -63,7 +103,8 @@ begin
      where p.id = p_partition_id;
     if not found then
         return query select 'missing'::text, null::timestamptz, null::bigint, null::integer,
-                            null::integer, null::integer, null::timestamptz, null::bytea, null::integer;
+                            null::integer, null::integer, null::timestamptz, null::bytea, null::integer,
+                            null::bigint;
         return;
     end if;
 
@@ -78,7 +119,8 @@ begin
         if v_newest > v_now - make_interval(secs => v_window) then
             return query select 'deferred'::text, v_newest + make_interval(secs => v_window),
                                 null::bigint, null::integer, null::integer, null::integer,
-                                null::timestamptz, null::bytea, null::integer;
+                                null::timestamptz, null::bytea, null::integer,
+                                null::bigint;
             return;
         end if;
     end if;
@@ -104,7 +146,8 @@ begin
         if found then
             return query select 'locked'::text, case when v_until > v_now then v_until end,
                                 null::bigint, null::integer, null::integer, null::integer,
-                                null::timestamptz, null::bytea, null::integer;
+                                null::timestamptz, null::bytea, null::integer,
+                                null::bigint;
             return;
         end if;
         -- Missing: try, not take. ON CONFLICT against a key another open transaction is inserting
@@ -115,7 +158,8 @@ begin
         if not pg_try_advisory_xact_lock_shared(hashtextextended(v_queue_id::text || '/' || p_group, 46))
            or not pg_try_advisory_xact_lock(hashtextextended(p_partition_id::text || '/' || p_group, 42)) then
             return query select 'locked'::text, null::timestamptz, null::bigint, null::integer,
-                                null::integer, null::integer, null::timestamptz, null::bytea, null::integer;
+                                null::integer, null::integer, null::timestamptz, null::bytea, null::integer,
+                                null::bigint;
             return;
         end if;
         perform queen.pop_commit_seeded_v1();
@@ -123,7 +167,8 @@ begin
                                                 p_sub_mode, p_sub_from, v_now);
         if v_committed is null then
             return query select 'locked'::text, null::timestamptz, null::bigint, null::integer,
-                                null::integer, null::integer, null::timestamptz, null::bytea, null::integer;
+                                null::integer, null::integer, null::timestamptz, null::bytea, null::integer,
+                                null::bigint;
             return;
         end if;
         -- holding the advisory lock, a conflict can only be with a committed row: no wait
@@ -137,7 +182,8 @@ begin
            for update skip locked;
         if not found then
             return query select 'locked'::text, null::timestamptz, null::bigint, null::integer,
-                                null::integer, null::integer, null::timestamptz, null::bytea, null::integer;
+                                null::integer, null::integer, null::timestamptz, null::bytea, null::integer,
+                                null::bigint;
             return;
         end if;
     end if;
@@ -153,7 +199,8 @@ begin
     if v_wanted <= v_last then
         -- Head probe: a bare backward LIMIT 1 with the covering test applied afterwards, so that a
         -- miss (fully consumed head, or a retention gap) can never walk the partition's head.
-        select s.base_offset, s.base_offset + s.msg_count - 1 as end_offset, s.created_at into h
+        select s.base_offset, s.base_offset + s.msg_count - 1 as end_offset, s.created_at,
+               s.msg_count, coalesce(s.raw_bytes, octet_length(s.blob)) as bytes into h
           from queen.log_segments s
          where s.partition_id = p_partition_id and s.base_offset <= v_wanted
          order by s.base_offset desc
@@ -162,10 +209,14 @@ begin
             if h.created_at > v_visible then
                 v_deferred := h.created_at + make_interval(secs => v_delay);
             else
-                v_n := least(h.end_offset - v_wanted + 1, v_budget)::integer;
+                -- the head always gives one: callers stop before their budget runs out
+                v_n := greatest(queen.pop_fit(least(h.end_offset - v_wanted + 1, v_budget)::integer,
+                                              h.msg_count, h.bytes, v_left), 1);
                 v_bases := v_bases || h.base_offset;
                 v_starts := v_starts || (v_wanted - h.base_offset)::integer;
                 v_takes := v_takes || v_n;
+                v_charges := v_charges || queen.pop_charge(v_n, h.msg_count, h.bytes);
+                v_left := v_left - v_charges[1];
                 v_taken := v_n;
                 v_end_at := h.created_at;
             end if;
@@ -186,7 +237,8 @@ begin
         -- first invisible segment ends the scan.
         if v_deferred is null and v_next is not null and v_taken < v_budget then
             for s in
-                select s.base_offset, s.msg_count, s.created_at
+                select s.base_offset, s.msg_count, s.created_at,
+                       coalesce(s.raw_bytes, octet_length(s.blob)) as bytes
                   from queen.log_segments s
                  where s.partition_id = p_partition_id
                    and s.base_offset >= v_next
@@ -197,10 +249,16 @@ begin
                     v_deferred := s.created_at + make_interval(secs => v_delay);
                     exit;
                 end if;
-                v_n := least(s.msg_count, v_budget - v_taken);
+                -- a slice cut short by the byte budget was charged past it (the crossing message
+                -- counts whole), so no later segment fits: slices stay contiguous
+                v_n := queen.pop_fit(least(s.msg_count, v_budget - v_taken), s.msg_count, s.bytes,
+                                     v_left);
+                exit when v_n = 0;
                 v_bases := v_bases || s.base_offset;
                 v_starts := v_starts || 0;
                 v_takes := v_takes || v_n;
+                v_charges := v_charges || queen.pop_charge(v_n, s.msg_count, s.bytes);
+                v_left := v_left - v_charges[cardinality(v_charges)];
                 v_taken := v_taken + v_n;
                 v_end_at := s.created_at;
                 exit when v_taken >= v_budget;
@@ -211,7 +269,8 @@ begin
     if v_taken = 0 then
         if v_deferred is not null then
             return query select 'deferred'::text, v_deferred, null::bigint, null::integer,
-                                null::integer, null::integer, null::timestamptz, null::bytea, null::integer;
+                                null::integer, null::integer, null::timestamptz, null::bytea, null::integer,
+                                null::bigint;
             return;
         end if;
         -- Cursor seal: a partition whose segments were all removed by retention would otherwise
@@ -226,7 +285,8 @@ begin
              where c.partition_id = p_partition_id and c.consumer_group = p_group;
         end if;
         return query select 'empty'::text, null::timestamptz, null::bigint, null::integer,
-                            null::integer, null::integer, null::timestamptz, null::bytea, null::integer;
+                            null::integer, null::integer, null::timestamptz, null::bytea, null::integer,
+                            null::bigint;
         return;
     end if;
 
@@ -270,7 +330,7 @@ begin
     for v_i in 1 .. v_n loop
         return query
         select 'delivered'::text, null::timestamptz, s.base_offset, v_starts[v_i], v_takes[v_i],
-               s.msg_count, s.created_at, s.blob, v_attempt
+               s.msg_count, s.created_at, s.blob, v_attempt, v_charges[v_i]
           from queen.log_segments s
          where s.partition_id = p_partition_id and s.base_offset = v_bases[v_i];
     end loop;
@@ -290,7 +350,8 @@ create or replace function queen.log_pop_specific_v1(
     p_auto_ack boolean,
     p_sub_mode text default 'all',
     p_sub_from timestamptz default null,
-    p_now timestamptz default null)
+    p_now timestamptz default null,
+    p_max_bytes bigint default null)
 returns table (partition_id uuid, partition_name text, queue_name text,
                verdict text, retry_at timestamptz, base_offset bigint, start_idx integer,
                take integer, msg_count integer, created_at timestamptz, blob bytea, attempt integer)
@@ -315,6 +376,6 @@ begin
     select v_pid, p_partition, p_queue, r.verdict, r.retry_at, r.base_offset, r.start_idx,
            r.take, r.msg_count, r.created_at, r.blob, r.attempt
       from queen.log_pop_v1(v_pid, p_group, p_worker, p_batch, p_auto_ack, null,
-                            p_sub_mode, p_sub_from, false, p_now) r;
+                            p_sub_mode, p_sub_from, false, p_now, p_max_bytes) r;
 end;
 $$;

@@ -7,6 +7,16 @@
 -- every candidate tried (its verdict, or its delivered slices) so that the broker can check each
 -- verdict back into its ring; candidates after the stop are not returned. An unknown name answers
 -- 'missing', with the id the partition would have.
+-- the shapes before the byte budget (QUEEN_POP_MAX_BYTES)
+drop function if exists queen.log_pop_list_v1(text, text, text[], uuid, integer, integer, boolean,
+                                              text, timestamptz, boolean, timestamptz);
+drop function if exists queen.log_pop_scan_v1(uuid, text, uuid, integer, integer, boolean, text,
+                                              timestamptz, timestamptz);
+drop function if exists queen.log_pop_wildcard_v1(text, text, uuid, integer, integer, boolean, text,
+                                                  timestamptz, timestamptz);
+drop function if exists queen.log_pop_discover_v1(text, text, text, uuid, integer, integer, boolean,
+                                                  text, timestamptz, timestamptz);
+
 create or replace function queen.log_pop_list_v1(
     p_queue text,
     p_group text,
@@ -18,7 +28,8 @@ create or replace function queen.log_pop_list_v1(
     p_sub_mode text default 'all',
     p_sub_from timestamptz default null,
     p_skip_window_debounce boolean default false,
-    p_now timestamptz default null)
+    p_now timestamptz default null,
+    p_max_bytes bigint default null)
 returns table (partition_id uuid, partition_name text, queue_name text,
                verdict text, retry_at timestamptz, base_offset bigint, start_idx integer,
                take integer, msg_count integer, created_at timestamptz, blob bytea, attempt integer)
@@ -31,6 +42,7 @@ declare
     v_pid     uuid;
     v_name    text;
     v_budget  integer := greatest(p_batch, 1);
+    v_left    bigint := p_max_bytes;
     v_claimed integer := 0;
     v_taken   integer;
     r         record;
@@ -54,7 +66,8 @@ begin
         -- passed on by return next, not a statement each
         for r in
             select * from queen.log_pop_v1(v_pid, p_group, p_worker, v_budget, p_auto_ack, null,
-                                           p_sub_mode, p_sub_from, p_skip_window_debounce, v_now)
+                                           p_sub_mode, p_sub_from, p_skip_window_debounce, v_now,
+                                           v_left)
         loop
             partition_id := v_pid;
             partition_name := v_name;
@@ -71,13 +84,14 @@ begin
             return next;
             if r.verdict = 'delivered' then
                 v_taken := v_taken + r.take;
+                v_left := v_left - r.bytes;
             end if;
         end loop;
         if v_taken > 0 then
             v_claimed := v_claimed + 1;
             v_budget := v_budget - v_taken;
         end if;
-        exit when v_claimed >= p_partitions or v_budget <= 0;
+        exit when v_claimed >= p_partitions or v_budget <= 0 or v_left <= 0;
     end loop;
 end;
 $$;
@@ -126,10 +140,12 @@ create or replace function queen.log_pop_scan_v1(
     p_auto_ack boolean,
     p_sub_mode text,
     p_sub_from timestamptz,
-    p_now timestamptz)
+    p_now timestamptz,
+    p_max_bytes bigint)
 returns table (partition_id uuid, partition_name text,
                verdict text, retry_at timestamptz, base_offset bigint, start_idx integer,
-               take integer, msg_count integer, created_at timestamptz, blob bytea, attempt integer)
+               take integer, msg_count integer, created_at timestamptz, blob bytea, attempt integer,
+               bytes bigint)
 language plpgsql
 as $$
 #variable_conflict use_column
@@ -141,6 +157,7 @@ declare
     v_cap       integer := case when p_partitions >= 128 then 512
                                 else least(greatest(p_partitions * 4, 64), 512) end;
     v_budget    integer := greatest(p_batch, 1);
+    v_left      bigint := p_max_bytes;
     v_claimed   integer := 0;
     v_taken     integer;
     cand        record;
@@ -171,19 +188,21 @@ begin
         v_taken := 0;
         for r in
             select * from queen.log_pop_v1(cand.id, p_group, p_worker, v_budget, p_auto_ack, null,
-                                           p_sub_mode, p_sub_from, false, v_now)
+                                           p_sub_mode, p_sub_from, false, v_now, v_left)
         loop
             return query select cand.id, cand.name, r.verdict, r.retry_at, r.base_offset,
-                                r.start_idx, r.take, r.msg_count, r.created_at, r.blob, r.attempt;
+                                r.start_idx, r.take, r.msg_count, r.created_at, r.blob, r.attempt,
+                                r.bytes;
             if r.verdict = 'delivered' then
                 v_taken := v_taken + r.take;
+                v_left := v_left - r.bytes;
             end if;
         end loop;
         if v_taken > 0 then
             v_claimed := v_claimed + 1;
             v_budget := v_budget - v_taken;
         end if;
-        exit when v_claimed >= p_partitions or v_budget <= 0;
+        exit when v_claimed >= p_partitions or v_budget <= 0 or v_left <= 0;
     end loop;
 
     if v_claimed = 0 then
@@ -202,7 +221,8 @@ create or replace function queen.log_pop_wildcard_v1(
     p_auto_ack boolean,
     p_sub_mode text default 'all',
     p_sub_from timestamptz default null,
-    p_now timestamptz default null)
+    p_now timestamptz default null,
+    p_max_bytes bigint default null)
 returns table (partition_id uuid, partition_name text, queue_name text,
                verdict text, retry_at timestamptz, base_offset bigint, start_idx integer,
                take integer, msg_count integer, created_at timestamptz, blob bytea, attempt integer)
@@ -220,7 +240,7 @@ begin
     select s.partition_id, s.partition_name, p_queue, s.verdict, s.retry_at, s.base_offset,
            s.start_idx, s.take, s.msg_count, s.created_at, s.blob, s.attempt
       from queen.log_pop_scan_v1(v_qid, p_group, p_worker, p_batch, p_partitions, p_auto_ack,
-                                 p_sub_mode, p_sub_from, p_now) s;
+                                 p_sub_mode, p_sub_from, p_now, p_max_bytes) s;
 end;
 $$;
 
@@ -237,7 +257,8 @@ create or replace function queen.log_pop_discover_v1(
     p_auto_ack boolean,
     p_sub_mode text default 'all',
     p_sub_from timestamptz default null,
-    p_now timestamptz default null)
+    p_now timestamptz default null,
+    p_max_bytes bigint default null)
 returns table (partition_id uuid, partition_name text, queue_name text,
                verdict text, retry_at timestamptz, base_offset bigint, start_idx integer,
                take integer, msg_count integer, created_at timestamptz, blob bytea, attempt integer)
@@ -246,6 +267,7 @@ as $$
 #variable_conflict use_column
 declare
     v_budget  integer := greatest(p_batch, 1);
+    v_left    bigint := p_max_bytes;
     v_claimed integer := 0;
     v_pid     uuid;
     q         record;
@@ -262,20 +284,21 @@ begin
         for r in
             select * from queen.log_pop_scan_v1(q.id, p_group, p_worker, v_budget,
                                                 p_partitions - v_claimed, p_auto_ack,
-                                                p_sub_mode, p_sub_from, p_now)
+                                                p_sub_mode, p_sub_from, p_now, v_left)
         loop
             return query select r.partition_id, r.partition_name, q.name, r.verdict, r.retry_at,
                                 r.base_offset, r.start_idx, r.take, r.msg_count, r.created_at,
                                 r.blob, r.attempt;
             if r.verdict = 'delivered' then
                 v_budget := v_budget - r.take;
+                v_left := v_left - r.bytes;
                 if v_pid is distinct from r.partition_id then
                     v_claimed := v_claimed + 1;
                     v_pid := r.partition_id;
                 end if;
             end if;
         end loop;
-        exit when v_claimed >= p_partitions or v_budget <= 0;
+        exit when v_claimed >= p_partitions or v_budget <= 0 or v_left <= 0;
     end loop;
 end;
 $$;

@@ -56,11 +56,13 @@ $$;
 -- removes its dead letters. The original transactionId keeps pointing at the original offset: a
 -- group that has not reached it yet must still be able to ack it there. Every consumer group
 -- reading the partition sees the copy. Returns the new offset, or null when no dead letter has
--- that transactionId.
+-- that transactionId. p_raw_bytes: the blob's decoded size, for the pops' byte budget.
 drop function if exists queen.log_requeue_v1(uuid, text, text, bytea, uuid);
+drop function if exists queen.log_requeue_v1(uuid, text, text, bytea);
 
 create or replace function queen.log_requeue_v1(
-    p_partition_id uuid, p_transaction_id text, p_new_transaction_id text, p_blob bytea)
+    p_partition_id uuid, p_transaction_id text, p_new_transaction_id text, p_blob bytea,
+    p_raw_bytes integer)
 returns bigint
 language plpgsql
 as $$
@@ -87,8 +89,8 @@ begin
            last_write_at = greatest(p.last_write_at, queen.write_mark(v_now))
      where p.id = p_partition_id
     returning p.last_offset, p.newest_created_at, p.retained_from into v_offset, v_at, v_retained;
-    insert into queen.log_segments (partition_id, base_offset, msg_count, created_at, blob)
-    values (p_partition_id, v_offset, 1, v_at, p_blob);
+    insert into queen.log_segments (partition_id, base_offset, msg_count, created_at, blob, raw_bytes)
+    values (p_partition_id, v_offset, 1, v_at, p_blob, p_raw_bytes);
     perform queen.log_txn_add_v1(array[p_partition_id], array[queen.txn_hash(p_new_transaction_id)],
                                  array[v_offset], array[v_retained]);
     delete from queen.dead_letters d

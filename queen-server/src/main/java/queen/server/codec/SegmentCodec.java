@@ -89,6 +89,21 @@ public final class SegmentCodec {
     return out.toArray();
   }
 
+  /**
+   * The decoded size of a blob's frames, read from its header: what slicing it takes in memory. For
+   * blobs this codec made; a corrupt header is a {@link CorruptSegmentException}.
+   */
+  public static int rawLength(byte[] blob) {
+    if (blob.length < 8) {
+      throw new CorruptSegmentException("segment truncated: " + blob.length + " bytes");
+    }
+    ByteReader header = new ByteReader(blob, 0, blob.length - 4);
+    header.u8();
+    header.u8();
+    header.varintInt();
+    return header.varintInt();
+  }
+
   /** Decodes every frame of a blob. */
   public static List<Frame> decode(byte[] blob) {
     return decode(blob, 0, Integer.MAX_VALUE);

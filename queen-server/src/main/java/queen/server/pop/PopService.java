@@ -36,6 +36,7 @@ public final class PopService {
   private final ServingLimiter limiter;
   private final PopSettings settings;
   private final WaitPolicy waits;
+  private final long maxBytes; // QUEEN_POP_MAX_BYTES
   private final boolean hotList;
   private final UuidV7 ids;
   private final DeliveryListener delivered;
@@ -48,6 +49,7 @@ public final class PopService {
       HotLists hot,
       PopSettings settings,
       WaitPolicy waits,
+      long maxBytes,
       boolean hotList,
       int maxConcurrency,
       InstantSource clock,
@@ -59,6 +61,7 @@ public final class PopService {
     this.limiter = new ServingLimiter(maxConcurrency, meters);
     this.settings = settings;
     this.waits = waits;
+    this.maxBytes = maxBytes;
     this.hotList = hotList;
     this.ids = new UuidV7(clock);
     this.delivered = delivered;
@@ -116,7 +119,8 @@ public final class PopService {
             request.partitions(),
             request.autoAck(),
             request.newOnly(),
-            request.from());
+            request.from(),
+            maxBytes);
     long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(request.waitMillis());
     WakeGate gate = gate(request.target());
     int attempt = 0;

@@ -11,6 +11,8 @@ import java.util.UUID;
  * @param partitions the most partitions to claim
  * @param newOnly subscriptionMode=new or subscriptionFrom=now, for a named group's first contact
  * @param from subscriptionFrom as a timestamp, or null
+ * @param maxBytes QUEEN_POP_MAX_BYTES: the decoded bytes after which the claim takes no more
+ *     messages (it ends with the one that crosses, so one bigger than this still goes out alone)
  */
 public record Claim(
     String group,
@@ -19,7 +21,8 @@ public record Claim(
     int partitions,
     boolean autoAck,
     boolean newOnly,
-    Instant from) {
+    Instant from,
+    long maxBytes) {
 
   String subscriptionMode() {
     return newOnly ? "new" : "all";

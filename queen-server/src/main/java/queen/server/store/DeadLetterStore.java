@@ -25,7 +25,7 @@ public final class DeadLetterStore {
           + " join queen.queues q on q.id = p.queue_id"
           + " where d.partition_id = ? and d.transaction_id = ?"
           + " order by d.failed_at desc limit 1 for update of d";
-  private static final String REQUEUE = "select queen.log_requeue_v1(?, ?, ?, ?)";
+  private static final String REQUEUE = "select queen.log_requeue_v1(?, ?, ?, ?, ?)";
   private static final String EXPIRE = "select * from queen.log_expire_waiting_v1(?)";
 
   private final Database db;
@@ -124,7 +124,9 @@ public final class DeadLetterStore {
             ps.setObject(1, partitionId);
             ps.setString(2, transactionId);
             ps.setString(3, frame.transactionId());
-            ps.setBytes(4, SegmentCodec.encode(List.of(frame)));
+            byte[] blob = SegmentCodec.encode(List.of(frame));
+            ps.setBytes(4, blob);
+            ps.setInt(5, SegmentCodec.rawLength(blob));
             try (ResultSet rs = ps.executeQuery()) {
               rs.next();
               return Optional.of(

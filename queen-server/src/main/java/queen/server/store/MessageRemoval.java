@@ -142,10 +142,13 @@ public final class MessageRemoval {
     frames.set(i, frames.get(i).deleted());
     try (PreparedStatement ps =
         c.prepareStatement(
-            "update queen.log_segments set blob = ? where partition_id = ? and base_offset = ?")) {
-      ps.setBytes(1, SegmentCodec.encode(frames));
-      ps.setObject(2, partitionId);
-      ps.setLong(3, base);
+            "update queen.log_segments set blob = ?, raw_bytes = ?"
+                + " where partition_id = ? and base_offset = ?")) {
+      byte[] blob = SegmentCodec.encode(frames);
+      ps.setBytes(1, blob);
+      ps.setInt(2, SegmentCodec.rawLength(blob));
+      ps.setObject(3, partitionId);
+      ps.setLong(4, base);
       ps.executeUpdate();
     }
     try (PreparedStatement ps =

@@ -14,13 +14,13 @@ import java.util.UUID;
  */
 public final class PopStore {
   private static final String SPECIFIC =
-      "select * from queen.log_pop_specific_v1(?, ?, ?, ?, ?, ?, ?, ?)";
+      "select * from queen.log_pop_specific_v1(?, ?, ?, ?, ?, ?, ?, ?, p_max_bytes => ?)";
   private static final String WILDCARD =
-      "select * from queen.log_pop_wildcard_v1(?, ?, ?, ?, ?, ?, ?, ?)";
+      "select * from queen.log_pop_wildcard_v1(?, ?, ?, ?, ?, ?, ?, ?, p_max_bytes => ?)";
   private static final String DISCOVER =
-      "select * from queen.log_pop_discover_v1(?, ?, ?, ?, ?, ?, ?, ?, ?)";
+      "select * from queen.log_pop_discover_v1(?, ?, ?, ?, ?, ?, ?, ?, ?, p_max_bytes => ?)";
   private static final String LIST =
-      "select * from queen.log_pop_list_v1(?, ?, ?, ?, ?, ?, ?, ?, ?, false)";
+      "select * from queen.log_pop_list_v1(?, ?, ?, ?, ?, ?, ?, ?, ?, false, p_max_bytes => ?)";
   private static final String CANDIDATES =
       "select partition_name from queen.log_pop_candidates_v1(?, ?, ?)";
   private static final String SEED = "select * from queen.log_seed_group_v1(?, ?, ?, ?, ?, ?)";
@@ -45,6 +45,7 @@ public final class PopStore {
             ps.setBoolean(6, claim.autoAck());
             ps.setString(7, claim.subscriptionMode());
             Sql.setTimestamptz(ps, 8, claim.from());
+            ps.setLong(9, claim.maxBytes());
             return readClaims(ps);
           }
         });
@@ -79,6 +80,7 @@ public final class PopStore {
             ps.setBoolean(7, claim.autoAck());
             ps.setString(8, claim.subscriptionMode());
             Sql.setTimestamptz(ps, 9, claim.from());
+            ps.setLong(10, claim.maxBytes());
             return readClaims(ps);
           }
         });
@@ -157,7 +159,10 @@ public final class PopStore {
         });
   }
 
-  /** Binds group, worker, batch, partitions, autoAck, mode, from from the given index on. */
+  /**
+   * Binds group, worker, batch, partitions, autoAck, mode, from and the byte budget from the given
+   * index on.
+   */
   private static void bindClaim(PreparedStatement ps, int first, Claim claim) throws SQLException {
     ps.setString(first, claim.group());
     ps.setObject(first + 1, claim.workerId());
@@ -166,6 +171,7 @@ public final class PopStore {
     ps.setBoolean(first + 4, claim.autoAck());
     ps.setString(first + 5, claim.subscriptionMode());
     Sql.setTimestamptz(ps, first + 6, claim.from());
+    ps.setLong(first + 7, claim.maxBytes());
   }
 
   /**

@@ -13,7 +13,7 @@ import java.util.UUID;
 
 /** Appends segments; the only writer of log_segments and the transactionId index. */
 public final class PushStore {
-  private static final String APPEND = "select * from queen.log_push_v1(?, ?, ?, ?, ?, ?, ?, ?)";
+  private static final String APPEND = "select * from queen.log_push_v1(?, ?, ?, ?, ?, ?, ?, ?, ?)";
 
   /** Raised by log_push_v1 when a partition no longer exists. */
   static final String MISSING_PARTITION = "QN001";
@@ -181,6 +181,7 @@ public final class PushStore {
     UUID[] partitions = new UUID[n];
     Integer[] counts = new Integer[n];
     byte[][] blobs = new byte[n][];
+    Integer[] rawBytes = new Integer[n];
     List<Integer> msgSeg = new ArrayList<>();
     List<Integer> msgIdx = new ArrayList<>();
     List<String> txns = new ArrayList<>();
@@ -189,6 +190,7 @@ public final class PushStore {
       partitions[i] = s.partitionId();
       counts[i] = s.count();
       blobs[i] = s.blob();
+      rawBytes[i] = s.rawBytes();
       for (int k = 0; k < s.count(); k++) {
         msgSeg.add(i + 1);
         msgIdx.add(k);
@@ -204,6 +206,7 @@ public final class PushStore {
       ps.setArray(6, c.createArrayOf("text", txns.toArray(String[]::new)));
       ps.setArray(7, c.createArrayOf("uuid", known.partitionIds.toArray()));
       ps.setArray(8, c.createArrayOf("bigint", known.offsets.toArray(Long[]::new)));
+      ps.setArray(9, c.createArrayOf("integer", rawBytes));
       Placed[] placed = new Placed[n];
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {

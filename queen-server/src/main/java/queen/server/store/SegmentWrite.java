@@ -27,6 +27,11 @@ public record SegmentWrite(UUID partitionId, List<Frame> frames, byte[] blob) {
     return frames.size();
   }
 
+  /** The decoded size of the messages, which a pop counts against its byte budget. */
+  public int rawBytes() {
+    return SegmentCodec.rawLength(blob);
+  }
+
   /** The transaction ids of the messages, in offset order. */
   public List<String> transactionIds() {
     return frames.stream().map(Frame::transactionId).toList();
