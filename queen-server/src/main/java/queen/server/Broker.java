@@ -298,7 +298,8 @@ public final class Broker implements AutoCloseable {
                                   statistics,
                                   config.pushLimits()),
                               new DeadLetterRoutes(
-                                  new DeadLetterService(deadLetters, clock, push.listener()),
+                                  new DeadLetterService(
+                                      deadLetters, clock, push.listener(), config.popMaxBytes()),
                                   payloads),
                               new MaintenanceRoutes(system, settings, buffered, hints::refresh),
                               new ResourceRoutes(resourceStore, statsStore, changed, clock),

@@ -92,13 +92,14 @@ export function createPager({ testid, onChange, prevLabel = '← Newer', nextLab
   const label = h('span', { class: 'pager-label', 'aria-live': 'polite' });
   const prev = h('button', { type: 'button', 'data-testid': `${testid}-prev` }, prevLabel);
   const next = h('button', { type: 'button', 'data-testid': `${testid}-next` }, nextLabel);
-  let state = { offset: 0, limit: 50 };
+  let state = { offset: 0, limit: 50, count: 0 };
   prev.addEventListener('click', () => onChange(Math.max(0, state.offset - state.limit)));
-  next.addEventListener('click', () => onChange(state.offset + state.limit));
+  // on from what this page showed: a page of dead letters ends early at the broker's byte budget
+  next.addEventListener('click', () => onChange(state.offset + state.count));
   return {
     el: h('nav', { class: 'pager', 'aria-label': 'Pages', 'data-testid': testid }, prev, label, next),
     update({ offset, limit, count, total }) {
-      state = { offset, limit };
+      state = { offset, limit, count };
       const first = count ? offset + 1 : 0;
       const range = count ? `${num(first)}–${num(offset + count)}` : 'None';
       const text = total === null || total === undefined ? range : `${range} of ${num(total)}`;

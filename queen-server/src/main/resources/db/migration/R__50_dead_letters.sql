@@ -1,9 +1,16 @@
 -- Dead letters: listing, requeue, and the maxWaitTimeSeconds sweep.
 
--- Dead letters matching the filters (null matches anything), newest first.
+-- Dead letters matching the filters (null matches anything), newest first. A page ends with the
+-- letter whose payload crosses p_max_bytes (QUEEN_POP_MAX_BYTES), at least one letter: a page of
+-- big payloads (1,000 at 10 MiB) would not fit the broker's heap. The sizes are read first, without
+-- the payloads, in the same snapshot as the page (a stable function's statements share it), and in
+-- the same order, ties broken by partition and group.
+drop function if exists queen.dead_letters_v1(text, text, text, timestamptz, timestamptz, integer,
+                                              integer);
+
 create or replace function queen.dead_letters_v1(
     p_queue text, p_group text, p_partition text, p_from timestamptz, p_to timestamptz,
-    p_limit integer, p_offset integer)
+    p_limit integer, p_offset integer, p_max_bytes bigint default null)
 returns table (partition_id uuid, partition_name text, queue_name text, consumer_group text,
                msg_offset bigint, message_id uuid, transaction_id text, trace_id uuid,
                producer_sub text, flags smallint, payload bytea, error_message text,
@@ -12,7 +19,31 @@ language plpgsql
 stable
 as $$
 #variable_conflict use_column
+declare
+    v_n     integer := 0;
+    v_bytes bigint := 0;
+    v_len   integer;
 begin
+    if p_max_bytes is not null then
+        -- octet_length reads a stored value's length without fetching it
+        for v_len in
+            select octet_length(d.payload)
+              from queen.dead_letters d
+              join queen.log_partitions p on p.id = d.partition_id
+              join queen.queues q on q.id = p.queue_id
+             where (p_queue is null or q.name = p_queue)
+               and (p_group is null or d.consumer_group = p_group)
+               and (p_partition is null or p.name = p_partition)
+               and (p_from is null or d.failed_at >= p_from)
+               and (p_to is null or d.failed_at <= p_to)
+             order by d.failed_at desc, d.msg_offset desc, d.partition_id, d.consumer_group
+             limit p_limit offset p_offset
+        loop
+            v_n := v_n + 1;
+            v_bytes := v_bytes + v_len;
+            exit when v_bytes >= p_max_bytes;
+        end loop;
+    end if;
     return query
     select d.partition_id, p.name, q.name, d.consumer_group, d.msg_offset, d.message_id,
            d.transaction_id, d.trace_id, d.producer_sub, d.flags, d.payload, d.error_message,
@@ -25,8 +56,8 @@ begin
        and (p_partition is null or p.name = p_partition)
        and (p_from is null or d.failed_at >= p_from)
        and (p_to is null or d.failed_at <= p_to)
-     order by d.failed_at desc, d.msg_offset desc
-     limit p_limit offset p_offset;
+     order by d.failed_at desc, d.msg_offset desc, d.partition_id, d.consumer_group
+     limit case when p_max_bytes is null then p_limit else v_n end offset p_offset;
 end;
 $$;
 

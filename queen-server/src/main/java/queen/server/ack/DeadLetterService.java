@@ -12,15 +12,22 @@ public final class DeadLetterService {
   private final DeadLetterStore store;
   private final UuidV7 ids;
   private final PushListener listener;
+  private final long pageMaxBytes;
 
-  public DeadLetterService(DeadLetterStore store, InstantSource clock, PushListener listener) {
+  /**
+   * @param pageMaxBytes QUEEN_POP_MAX_BYTES: a page ends with the letter whose payload crosses it
+   */
+  public DeadLetterService(
+      DeadLetterStore store, InstantSource clock, PushListener listener, long pageMaxBytes) {
     this.store = store;
     this.ids = new UuidV7(clock);
     this.listener = listener;
+    this.pageMaxBytes = pageMaxBytes;
   }
 
+  /** Up to {@code limit} letters, fewer where their payloads pass the page's byte budget. */
   public DeadLetterStore.Page list(DeadLetterStore.Filter filter, int limit, int offset) {
-    return store.list(filter, limit, offset);
+    return store.list(filter, limit, offset, pageMaxBytes);
   }
 
   /** Appends the message to its partition again; what was appended, or empty if none is dead. */

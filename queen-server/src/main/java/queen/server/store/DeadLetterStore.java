@@ -16,7 +16,7 @@ import queen.server.codec.SegmentCodec;
 
 /** Reads, requeues and sweeps dead letters. */
 public final class DeadLetterStore {
-  private static final String LIST = "select * from queen.dead_letters_v1(?, ?, ?, ?, ?, ?, ?)";
+  private static final String LIST = "select * from queen.dead_letters_v1(?, ?, ?, ?, ?, ?, ?, ?)";
   private static final String COUNT = "select queen.dead_letters_count_v1(?, ?, ?, ?, ?)";
   private static final String FIND =
       "select d.trace_id, d.producer_sub, d.flags, d.payload, q.name as queue_name,"
@@ -40,7 +40,11 @@ public final class DeadLetterStore {
   /** One page of dead letters, newest first, and how many match in all. */
   public record Page(List<DeadLetter> letters, long total) {}
 
-  public Page list(Filter f, int limit, int offset) {
+  /**
+   * Up to {@code limit} letters from {@code offset}, ending with the one whose payload crosses
+   * {@code maxBytes}.
+   */
+  public Page list(Filter f, int limit, int offset, long maxBytes) {
     return db.autocommit(
         c -> {
           List<DeadLetter> out = new ArrayList<>();
@@ -48,6 +52,7 @@ public final class DeadLetterStore {
             bindFilter(ps, f);
             ps.setInt(6, limit);
             ps.setInt(7, offset);
+            ps.setLong(8, maxBytes);
             try (ResultSet rs = ps.executeQuery()) {
               while (rs.next()) {
                 out.add(

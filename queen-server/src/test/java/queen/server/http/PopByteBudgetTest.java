@@ -168,6 +168,30 @@ class PopByteBudgetTest {
         .isLessThan(before - PAD);
   }
 
+  @Test
+  void aPageOfDeadLettersEndsAtTheBudgetAndTheNextStartsAfterIt() {
+    wire.configure("dead", Wire.object().put("retryLimit", 0));
+    push("dead", "p", 0, 5, 40_000);
+    for (int failed = 0; failed < 5; ) {
+      JsonNode popped = pop("/api/v1/pop/queue/dead/partition/p?batch=10");
+      wire.ackAll(popped, "failed", "too big");
+      failed += popped.get("messages").size();
+    }
+    List<String> seen = new ArrayList<>();
+    int offset = 0;
+    while (offset < 5) {
+      JsonNode page = broker.get("/api/v1/dlq?queue=dead&limit=100&offset=" + offset).json();
+      assertThat(page.get("total").asInt()).isEqualTo(5);
+      int n = page.get("messages").size();
+      assertThat(n)
+          .as("40 kB letters under a 100 kB budget, from %d", offset)
+          .isEqualTo(Math.min(3, 5 - offset));
+      page.get("messages").forEach(m -> seen.add(m.get("transactionId").asText()));
+      offset += n;
+    }
+    assertThat(seen).doesNotHaveDuplicates().hasSize(5);
+  }
+
   private void push(String queue, String partition, int from, int count, int pad) {
     List<ObjectNode> items = new ArrayList<>();
     for (int n = from; n < from + count; n++) {
