@@ -1,10 +1,33 @@
 -- Dead letters: listing, requeue, and the maxWaitTimeSeconds sweep.
 
--- Dead letters matching the filters (null matches anything), newest first. A page ends with the
--- letter whose payload crosses p_max_bytes (QUEEN_POP_MAX_BYTES), at least one letter: a page of
--- big payloads (1,000 at 10 MiB) would not fit the broker's heap. The sizes are read first, without
--- the payloads, in the same snapshot as the page (a stable function's statements share it), and in
--- the same order, ties broken by partition and group.
+-- The dead letters a listing's filters match (null matches anything), with their partition's and
+-- queue's names: one SQL statement, which the planner inlines into the page and the count below.
+create or replace function queen.dead_letters_matching(
+    p_queue text, p_group text, p_partition text, p_from timestamptz, p_to timestamptz)
+returns table (partition_id uuid, partition_name text, queue_name text, consumer_group text,
+               msg_offset bigint, message_id uuid, transaction_id text, trace_id uuid,
+               producer_sub text, flags smallint, payload bytea, error_message text,
+               retry_count integer, created_at timestamptz, failed_at timestamptz)
+language sql
+stable
+as $$
+    select d.partition_id, p.name, q.name, d.consumer_group, d.msg_offset, d.message_id,
+           d.transaction_id, d.trace_id, d.producer_sub, d.flags, d.payload, d.error_message,
+           d.retry_count, d.created_at, d.failed_at
+      from queen.dead_letters d
+      join queen.log_partitions p on p.id = d.partition_id
+      join queen.queues q on q.id = p.queue_id
+     where (p_queue is null or q.name = p_queue)
+       and (p_group is null or d.consumer_group = p_group)
+       and (p_partition is null or p.name = p_partition)
+       and (p_from is null or d.failed_at >= p_from)
+       and (p_to is null or d.failed_at <= p_to)
+$$;
+
+-- A page of the dead letters matching the filters, newest first, ties broken by partition and
+-- group so that pages follow on. The page ends with the letter whose payload crosses p_max_bytes
+-- (QUEEN_POP_MAX_BYTES), at least one letter: a page of big payloads (1,000 of 10 MiB) would not
+-- fit the broker's heap.
 drop function if exists queen.dead_letters_v1(text, text, text, timestamptz, timestamptz, integer,
                                               integer);
 
@@ -20,44 +43,19 @@ stable
 as $$
 #variable_conflict use_column
 declare
-    v_n     integer := 0;
     v_bytes bigint := 0;
-    v_len   integer;
 begin
-    if p_max_bytes is not null then
-        -- octet_length reads a stored value's length without fetching it
-        for v_len in
-            select octet_length(d.payload)
-              from queen.dead_letters d
-              join queen.log_partitions p on p.id = d.partition_id
-              join queen.queues q on q.id = p.queue_id
-             where (p_queue is null or q.name = p_queue)
-               and (p_group is null or d.consumer_group = p_group)
-               and (p_partition is null or p.name = p_partition)
-               and (p_from is null or d.failed_at >= p_from)
-               and (p_to is null or d.failed_at <= p_to)
-             order by d.failed_at desc, d.msg_offset desc, d.partition_id, d.consumer_group
-             limit p_limit offset p_offset
-        loop
-            v_n := v_n + 1;
-            v_bytes := v_bytes + v_len;
-            exit when v_bytes >= p_max_bytes;
-        end loop;
-    end if;
-    return query
-    select d.partition_id, p.name, q.name, d.consumer_group, d.msg_offset, d.message_id,
-           d.transaction_id, d.trace_id, d.producer_sub, d.flags, d.payload, d.error_message,
-           d.retry_count, d.created_at, d.failed_at
-      from queen.dead_letters d
-      join queen.log_partitions p on p.id = d.partition_id
-      join queen.queues q on q.id = p.queue_id
-     where (p_queue is null or q.name = p_queue)
-       and (p_group is null or d.consumer_group = p_group)
-       and (p_partition is null or p.name = p_partition)
-       and (p_from is null or d.failed_at >= p_from)
-       and (p_to is null or d.failed_at <= p_to)
-     order by d.failed_at desc, d.msg_offset desc, d.partition_id, d.consumer_group
-     limit case when p_max_bytes is null then p_limit else v_n end offset p_offset;
+    for partition_id, partition_name, queue_name, consumer_group, msg_offset, message_id,
+        transaction_id, trace_id, producer_sub, flags, payload, error_message, retry_count,
+        created_at, failed_at in
+        select * from queen.dead_letters_matching(p_queue, p_group, p_partition, p_from, p_to) m
+         order by m.failed_at desc, m.msg_offset desc, m.partition_id, m.consumer_group
+         limit p_limit offset p_offset
+    loop
+        return next;
+        v_bytes := v_bytes + octet_length(payload);
+        exit when v_bytes >= p_max_bytes;
+    end loop;
 end;
 $$;
 
@@ -65,21 +63,10 @@ $$;
 create or replace function queen.dead_letters_count_v1(
     p_queue text, p_group text, p_partition text, p_from timestamptz, p_to timestamptz)
 returns bigint
-language plpgsql
+language sql
 stable
 as $$
-begin
-    return (
-    select count(*)
-      from queen.dead_letters d
-      join queen.log_partitions p on p.id = d.partition_id
-      join queen.queues q on q.id = p.queue_id
-     where (p_queue is null or q.name = p_queue)
-       and (p_group is null or d.consumer_group = p_group)
-       and (p_partition is null or p.name = p_partition)
-       and (p_from is null or d.failed_at >= p_from)
-       and (p_to is null or d.failed_at <= p_to));
-end;
+    select count(*) from queen.dead_letters_matching(p_queue, p_group, p_partition, p_from, p_to)
 $$;
 
 -- Requeue: appends a dead-lettered message to its partition again as a one-message segment (the
