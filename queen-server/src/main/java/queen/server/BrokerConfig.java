@@ -34,8 +34,8 @@ import queen.server.store.DbConfig;
  *     for a connection pooler that cannot keep a LISTEN session; the floor then serves alone
  * @param popWait the long-poll backoff, POP_WAIT_*
  * @param popMaxBytes QUEEN_POP_MAX_BYTES, the decoded message bytes after which a pop takes no
- *     more; it ends with the message that crosses, so a bigger one still goes out alone. A page of
- *     dead letters ends the same way
+ *     more; it ends with the message that crosses, so a bigger one still goes out. A page of dead
+ *     letters ends the same way
  * @param departureScan QUEEN_DEPARTURE_SCAN_MS, how often the kernel's TCP table is read for
  *     long-poll clients that have gone; zero never
  * @param retention RETENTION_INTERVAL, RETENTION_BATCH_SIZE, RETENTION_VACUUM

@@ -93,9 +93,17 @@ export function createPager({ testid, onChange, prevLabel = '← Newer', nextLab
   const prev = h('button', { type: 'button', 'data-testid': `${testid}-prev` }, prevLabel);
   const next = h('button', { type: 'button', 'data-testid': `${testid}-next` }, nextLabel);
   let state = { offset: 0, limit: 50, count: 0 };
-  prev.addEventListener('click', () => onChange(Math.max(0, state.offset - state.limit)));
-  // on from what this page showed: a page of dead letters ends early at the broker's byte budget
-  next.addEventListener('click', () => onChange(state.offset + state.count));
+  // a page of dead letters may end early at the broker's byte budget: "next" goes on from what
+  // this page showed, and "back" returns to the offsets it came through
+  const passed = [];
+  prev.addEventListener('click', () => {
+    const back = passed.length ? passed.pop() : state.offset - state.limit;
+    onChange(Math.max(0, Math.min(back, state.offset - 1)));
+  });
+  next.addEventListener('click', () => {
+    passed.push(state.offset);
+    onChange(state.offset + state.count);
+  });
   return {
     el: h('nav', { class: 'pager', 'aria-label': 'Pages', 'data-testid': testid }, prev, label, next),
     update({ offset, limit, count, total }) {

@@ -5,11 +5,47 @@ drop function if exists queen.log_pop_v1(uuid, text, uuid, integer, boolean, int
                                          timestamptz, boolean, timestamptz);
 drop function if exists queen.log_pop_specific_v1(text, text, text, uuid, integer, boolean, text,
                                                   timestamptz, timestamptz);
+drop function if exists queen.pop_charge(integer, integer, bigint);
+
+-- The decoded size of a segment written before log_segments.raw_bytes (V20), from p_head, the
+-- first bytes of its blob: version, body encoding, then two unsigned LEB128 varints, the frame
+-- count and the raw body length (the same in codec versions 1 and 2). The only bytes of a blob
+-- PostgreSQL reads, and only for such segments: counted at their compressed size they could
+-- still claim more than the heap holds. p_stored stands in for a header cut short.
+create or replace function queen.segment_raw_length(p_head bytea, p_stored bigint)
+returns bigint
+language plpgsql
+immutable
+parallel safe
+as $$
+declare
+    v_pos   integer := 2;
+    v_value bigint;
+    v_shift integer;
+    v_byte  integer;
+begin
+    for v_field in 1 .. 2 loop
+        v_value := 0;
+        v_shift := 0;
+        loop
+            if v_pos >= length(p_head) or v_shift > 28 then
+                return p_stored;
+            end if;
+            v_byte := get_byte(p_head, v_pos);
+            v_pos := v_pos + 1;
+            v_value := v_value | ((v_byte & 127)::bigint << v_shift);
+            exit when v_byte < 128;
+            v_shift := v_shift + 7;
+        end loop;
+    end loop;
+    return v_value;
+end;
+$$;
 
 -- How many of a segment's p_want messages a pop with p_left bytes of its budget left takes, each
--- counted at the segment's average size (PostgreSQL never looks inside a blob): up to and including
--- the one that crosses the budget, so a message bigger than the whole budget is still delivered and
--- a pop ends at most one message past it. A null budget takes them all.
+-- counted at the segment's average decoded size (PostgreSQL never decodes a blob): up to and
+-- including the one that crosses the budget, so a message bigger than the whole budget is still
+-- delivered. A null budget takes them all.
 create or replace function queen.pop_fit(p_want integer, p_count integer, p_bytes bigint,
                                          p_left bigint)
 returns integer
@@ -17,20 +53,23 @@ language sql
 immutable
 parallel safe
 as $$
-    select case when p_left is null or p_bytes <= 0 then p_want
+    select case when p_left is null or p_bytes <= 0 or p_left >= p_bytes then p_want
                 when p_left <= 0 then 0
                 else least(p_want::bigint, (p_left * p_count + p_bytes - 1) / p_bytes)::integer
            end
 $$;
 
--- The bytes charged for p_take of a segment's p_count messages: its size prorated, rounded up.
-create or replace function queen.pop_charge(p_take integer, p_count integer, p_bytes bigint)
+-- The bytes charged for p_take of a segment's p_count messages: its decoded size prorated, rounded
+-- up, and at least its stored size, since the broker receives the whole blob (a pop of one
+-- message from each of many big pushes holds every one of them).
+create or replace function queen.pop_charge(p_take integer, p_count integer, p_bytes bigint,
+                                            p_stored bigint)
 returns bigint
 language sql
 immutable
 parallel safe
 as $$
-    select (p_bytes * p_take + p_count - 1) / p_count
+    select greatest((p_bytes * p_take + p_count - 1) / p_count, p_stored)
 $$;
 
 -- The claim for one partition. Returns one row per delivered segment slice (verdict 'delivered'),
@@ -200,7 +239,10 @@ begin
         -- Head probe: a bare backward LIMIT 1 with the covering test applied afterwards, so that a
         -- miss (fully consumed head, or a retention gap) can never walk the partition's head.
         select s.base_offset, s.base_offset + s.msg_count - 1 as end_offset, s.created_at,
-               s.msg_count, coalesce(s.raw_bytes, octet_length(s.blob)) as bytes into h
+               s.msg_count, octet_length(s.blob) as stored,
+               coalesce(s.raw_bytes, queen.segment_raw_length(substring(s.blob from 1 for 12),
+                                                              octet_length(s.blob))) as bytes
+          into h
           from queen.log_segments s
          where s.partition_id = p_partition_id and s.base_offset <= v_wanted
          order by s.base_offset desc
@@ -215,7 +257,7 @@ begin
                 v_bases := v_bases || h.base_offset;
                 v_starts := v_starts || (v_wanted - h.base_offset)::integer;
                 v_takes := v_takes || v_n;
-                v_charges := v_charges || queen.pop_charge(v_n, h.msg_count, h.bytes);
+                v_charges := v_charges || queen.pop_charge(v_n, h.msg_count, h.bytes, h.stored);
                 v_left := v_left - v_charges[1];
                 v_taken := v_n;
                 v_end_at := h.created_at;
@@ -235,10 +277,13 @@ begin
         -- and a deep backlog costs only the rows delivered. The FOR loop is a cursor and leaves at
         -- the budget; monotone created_at means the delay filter cuts a contiguous suffix, so the
         -- first invisible segment ends the scan.
-        if v_deferred is null and v_next is not null and v_taken < v_budget then
+        if v_deferred is null and v_next is not null and v_taken < v_budget
+           and (v_left is null or v_left > 0) then
             for s in
                 select s.base_offset, s.msg_count, s.created_at,
-                       coalesce(s.raw_bytes, octet_length(s.blob)) as bytes
+                       octet_length(s.blob) as stored,
+                       coalesce(s.raw_bytes, queen.segment_raw_length(substring(s.blob from 1 for 12),
+                                                                      octet_length(s.blob))) as bytes
                   from queen.log_segments s
                  where s.partition_id = p_partition_id
                    and s.base_offset >= v_next
@@ -257,7 +302,7 @@ begin
                 v_bases := v_bases || s.base_offset;
                 v_starts := v_starts || 0;
                 v_takes := v_takes || v_n;
-                v_charges := v_charges || queen.pop_charge(v_n, s.msg_count, s.bytes);
+                v_charges := v_charges || queen.pop_charge(v_n, s.msg_count, s.bytes, s.stored);
                 v_left := v_left - v_charges[cardinality(v_charges)];
                 v_taken := v_taken + v_n;
                 v_end_at := s.created_at;

@@ -12,7 +12,7 @@ import java.util.UUID;
  * @param newOnly subscriptionMode=new or subscriptionFrom=now, for a named group's first contact
  * @param from subscriptionFrom as a timestamp, or null
  * @param maxBytes QUEEN_POP_MAX_BYTES: the decoded bytes after which the claim takes no more
- *     messages (it ends with the one that crosses, so one bigger than this still goes out alone)
+ *     messages (it ends with the one that crosses, so one bigger than this still goes out)
  */
 public record Claim(
     String group,
