@@ -37,7 +37,11 @@ public final class DeadLetterQuery {
     return this;
   }
 
-  /** At most this many (100; the broker caps it at 1000). */
+  /**
+   * At most this many (100; the broker caps it at 1000). The broker may end a page sooner, after
+   * the letter whose payload crosses its QUEEN_POP_MAX_BYTES: the next page starts at this offset
+   * plus the letters returned.
+   */
   public DeadLetterQuery limit(int n) {
     if (n < 1) {
       throw new IllegalArgumentException("limit must be at least 1, got " + n);
