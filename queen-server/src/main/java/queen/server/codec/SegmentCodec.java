@@ -12,8 +12,8 @@ import java.util.zip.CRC32C;
 /**
  * Encodes the messages of one push to one partition into a segment blob, and back.
  *
- * <p>PostgreSQL never looks inside a blob: the broker builds it before the push transaction and
- * slices it after the pop answered. Layout, version 2:
+ * <p>PostgreSQL never decodes a blob: the broker builds it before the push transaction and slices
+ * it after the pop answered. Layout, version 2:
  *
  * <pre>
  *   u8      version (2)
@@ -24,7 +24,10 @@ import java.util.zip.CRC32C;
  *   u32     CRC32C of every byte before it
  * </pre>
  *
- * A raw frame is: u8 bits (encrypted, has trace, has producer, transaction id is a UUID), the
+ * PostgreSQL reads the two header varints of segments stored before their decoded size was recorded
+ * (R__29_pop_budget.sql): a later version keeps the header's first four fields as they are.
+ *
+ * <p>A raw frame is: u8 bits (encrypted, has trace, has producer, transaction id is a UUID), the
  * transaction id (16 bytes when it is a UUID in canonical lower-case form, as every Queen client
  * makes them, else varint-prefixed UTF-8), optional 16-byte trace id, optional varint-prefixed
  * producer, varint-prefixed payload. Version 1 frames also carried a 16-byte message id and an i64
