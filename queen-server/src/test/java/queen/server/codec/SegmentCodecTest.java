@@ -112,6 +112,22 @@ class SegmentCodecTest {
   }
 
   @Test
+  void theRawLengthIsTheDecodedSizeWhetherTheBodyIsCompressedOrNot() {
+    String uuid = UUID.randomUUID().toString();
+    for (int payload : new int[] {10, 100_000}) {
+      byte[] blob =
+          SegmentCodec.encode(
+              List.of(new Frame(uuid, null, null, 0, "x".repeat(payload).getBytes())));
+      // bits, the transaction id as a UUID, the payload's varint length, the payload
+      int varint = payload < 128 ? 1 : 3;
+      assertThat(SegmentCodec.rawLength(blob)).isEqualTo(1 + 16 + varint + payload);
+    }
+    assertThat(SegmentCodec.encode(List.of(new Frame(uuid, null, null, 0, new byte[100_000]))))
+        .as("the big one is stored compressed")
+        .hasSizeLessThan(10_000);
+  }
+
+  @Test
   void aCanonicalUuidTransactionIdTakesSixteenBytes() {
     String uuid = UUID.randomUUID().toString();
     byte[] asUuid = SegmentCodec.encode(List.of(new Frame(uuid, null, null, 0, new byte[0])));
