@@ -53,7 +53,8 @@ begin
     -- waited for below, so they outlived the delete, seeded from a subscription it removed. Pops
     -- only try the lock: while it is held here they skip the queue. A delete on every queue locks
     -- at most 500 of them: a lock each, held to the commit, and PostgreSQL's shared lock table
-    -- holds about 64 per connection; past that the race stays open, narrow as it is.
+    -- holds about 64 per connection; past that the race stays open, narrow as it is. The same for
+    -- the empty-scan check (lock 45, see queen.group_seek_v1).
     for v_lock in
         select v_qid where v_qid is not null
         union
@@ -63,6 +64,7 @@ begin
         limit 500
     loop
         perform pg_advisory_xact_lock(hashtextextended(v_lock::text || '/' || p_group, 46));
+        perform pg_advisory_xact_lock(hashtextextended(v_lock::text || '/' || p_group, 45));
     end loop;
     -- lock the cursors one by one in partition order (Citus locks one partition per statement)
     for v_pid in
@@ -120,6 +122,11 @@ begin
         return query select false, 0;
         return;
     end if;
+    -- Wait for an empty-scan check of (queue, group) in flight (it holds lock 45 to its commit):
+    -- it read the cursors before this seek, and the watermark it writes after the delete below
+    -- would hide the replay from the SQL scan path until the next push. Taken before the cursors'
+    -- row locks, as a group delete takes it, so the two never wait on each other in a cycle.
+    perform pg_advisory_xact_lock(hashtextextended(v_qid::text || '/' || p_group, 45));
     -- one cursor per statement, the seek computed here (on Citus a statement over the partitions
     -- runs on the workers, where the seek's own queries cannot)
     v_n := 0;
