@@ -307,6 +307,11 @@ public final class TestBroker implements BeforeAllCallback, AfterAllCallback {
     return sum;
   }
 
+  /** Sessions of the database server waiting for an advisory lock right now. */
+  public long advisoryLockWaiters() {
+    return sqlLong("select count(*) from pg_locks where locktype = 'advisory' and not granted");
+  }
+
   /** Database calls this broker has made so far. */
   public long dbCalls() {
     return (long) metric("queen_db_calls_total", "");

@@ -38,14 +38,7 @@ class GroupDeleteRaceTest {
               + " 'g', 1 from queen.log_partitions p where p.name = 'b'");
       CompletableFuture<TestBroker.Reply> delete =
           CompletableFuture.supplyAsync(() -> broker.delete("/api/v1/consumer-groups/g"));
-      await()
-          .atMost(Duration.ofSeconds(10))
-          .until(
-              () ->
-                  broker.sqlLong(
-                          "select count(*) from pg_locks where locktype = 'advisory'"
-                              + " and not granted")
-                      > 0);
+      await().atMost(Duration.ofSeconds(10)).until(() -> broker.advisoryLockWaiters() > 0);
       assertThat(delete).as("waiting for the pop").isNotDone();
       pop.commit();
       assertThat(delete.get().status()).isEqualTo(200);

@@ -52,13 +52,7 @@ class ScanWatermarkRaceTest {
       CompletableFuture<TestBroker.Reply> reset = CompletableFuture.supplyAsync(admin);
       await()
           .atMost(Duration.ofSeconds(10))
-          .until(
-              () ->
-                  reset.isDone()
-                      || broker.sqlLong(
-                              "select count(*) from pg_locks where locktype = 'advisory'"
-                                  + " and not granted")
-                          > 0);
+          .until(() -> reset.isDone() || broker.advisoryLockWaiters() > 0);
       assertThat(reset).as("waiting for the check").isNotDone();
       scan.commit();
       assertThat(reset.get().status()).isEqualTo(200);
