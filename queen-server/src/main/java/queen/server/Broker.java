@@ -152,8 +152,8 @@ public final class Broker implements AutoCloseable {
               new PushStore(db),
               new PartitionDirectory(queues),
               clock,
-              (queue, partition, count) -> {
-                hot.pushed(queue, partition, count);
+              (queue, partition, count, bytes) -> {
+                hot.pushed(queue, partition, count, bytes);
                 statistics.pushed(queue, count);
                 hints.pushed(queue, partition);
               },
@@ -247,7 +247,8 @@ public final class Broker implements AutoCloseable {
           new Hints.Receiver() {
             @Override
             public void pushed(String queue, String partition) {
-              hot.pushed(queue, partition, 1);
+              // a hint names the partition only: one message of a size not known here
+              hot.pushed(queue, partition, 1, 0);
             }
 
             @Override

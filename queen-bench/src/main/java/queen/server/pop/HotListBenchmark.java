@@ -39,14 +39,14 @@ public class HotListBenchmark {
     names = new String[partitions];
     for (int i = 0; i < partitions; i++) {
       names[i] = "p" + i;
-      ring.add(names[i], 1, 0);
+      ring.add(names[i], 1, 0, 0);
     }
   }
 
   @Benchmark
   public int pushTakeCheckIn() {
     String p = names[next++ % partitions];
-    ring.add(p, 10, 0);
+    ring.add(p, 10, 0, 0);
     List<HotList.Taken> taken = ring.take(16, 1);
     HotList.Taken t = taken.getFirst();
     ring.checkIn(t.partition(), t.version(), t.exclusive(), Verdict.DELIVERED, true, 0, 0);

@@ -33,7 +33,7 @@ public final class DeadLetterService {
   /** Appends the message to its partition again; what was appended, or empty if none is dead. */
   public Optional<DeadLetterStore.Requeued> requeue(UUID partitionId, String transactionId) {
     Optional<DeadLetterStore.Requeued> r = store.requeue(partitionId, transactionId, ids.next());
-    r.ifPresent(q -> listener.stored(q.queue(), q.partition(), 1));
+    r.ifPresent(q -> listener.stored(q.queue(), q.partition(), 1, q.payloadBytes()));
     return r;
   }
 }

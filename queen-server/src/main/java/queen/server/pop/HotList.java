@@ -49,8 +49,19 @@ final class HotList {
 
   private record Hold(long untilNanos, long version) {}
 
-  /** Messages pushed to each ready partition since it became ready; -1 when unknown. */
-  private final Map<String, Long> pushed = new HashMap<>();
+  /** What was pushed to each ready partition since it became ready. */
+  private final Map<String, Pushed> pushed = new HashMap<>();
+
+  /** Messages and their payload bytes; a count of -1 when unknown (a reseed, an ack-promote). */
+  private record Pushed(long count, long bytes) {
+    static final Pushed UNKNOWN = new Pushed(-1, 0);
+
+    Pushed plus(Pushed more) {
+      return count < 0 || more.count < 0
+          ? UNKNOWN
+          : new Pushed(count + more.count, bytes + more.bytes);
+    }
+  }
 
   private long clock;
   private long firstReadyNanos;
@@ -62,12 +73,13 @@ final class HotList {
   private boolean contacted;
 
   /**
-   * A push stored {@code count} messages (-1: unknown) in a partition. It becomes ready unless it
-   * is in flight (its check-in will see the newer version) or held out.
+   * A push stored {@code count} messages (-1: unknown) of {@code bytes} payload bytes in a
+   * partition. It becomes ready unless it is in flight (its check-in will see the newer version) or
+   * held out.
    */
-  synchronized void add(String partition, long count, long nowNanos) {
+  synchronized void add(String partition, long count, long bytes, long nowNanos) {
     versions.put(partition, ++clock);
-    pushed.merge(partition, count, (a, b) -> a < 0 || b < 0 ? -1 : a + b);
+    pushed.merge(partition, new Pushed(count, bytes), Pushed::plus);
     Hold hold = held.get(partition);
     if (hold != null && hold.untilNanos() > nowNanos) {
       return;
@@ -83,7 +95,7 @@ final class HotList {
   synchronized boolean release(String partition, long nowNanos) {
     versions.put(partition, ++clock);
     freed.put(partition, clock);
-    pushed.putIfAbsent(partition, -1L);
+    pushed.putIfAbsent(partition, Pushed.UNKNOWN);
     held.remove(partition);
     return makeReady(partition, nowNanos);
   }
@@ -166,7 +178,7 @@ final class HotList {
     switch (verdict) {
       case DELIVERED -> {
         if (autoAck) {
-          pushed.putIfAbsent(partition, -1L);
+          pushed.putIfAbsent(partition, Pushed.UNKNOWN);
           return makeReady(partition, nowNanos);
         }
         hold(partition, UNTIL_RELEASED);
@@ -314,21 +326,24 @@ final class HotList {
   /**
    * The minimum pop wait: until when a pop for {@code batch} messages should hold back because the
    * ring's work is younger than {@code waitNanos} and, as far as pushes tell, smaller than the
-   * batch. 0 means claim now.
+   * batch and than the pop's byte budget {@code maxBytes} (a pop that would end at the budget gains
+   * nothing by waiting for more). 0 means claim now.
    */
-  synchronized long holdUntil(long waitNanos, int batch, long nowNanos) {
+  synchronized long holdUntil(long waitNanos, int batch, long maxBytes, long nowNanos) {
     if (ready.isEmpty()) {
       return 0;
     }
-    long known = 0;
+    long count = 0;
+    long bytes = 0;
     for (String p : ready) {
-      long n = pushed.getOrDefault(p, -1L);
-      if (n < 0) {
+      Pushed n = pushed.getOrDefault(p, Pushed.UNKNOWN);
+      if (n.count() < 0) {
         return 0; // unknown amount (reseed, ack-promote): do not hold
       }
-      known += n;
+      count += n.count();
+      bytes += n.bytes();
     }
     long until = firstReadyNanos + waitNanos;
-    return known >= batch || nowNanos >= until ? 0 : until;
+    return count >= batch || bytes >= maxBytes || nowNanos >= until ? 0 : until;
   }
 }

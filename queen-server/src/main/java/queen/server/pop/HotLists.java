@@ -131,12 +131,15 @@ public final class HotLists {
     anyQueue.open();
   }
 
-  /** A local push stored {@code count} messages in a partition: every group's ring learns it. */
-  public void pushed(String queue, String partition, int count) {
+  /**
+   * A push stored {@code count} messages of {@code bytes} payload bytes in a partition: every
+   * group's ring learns it.
+   */
+  public void pushed(String queue, String partition, int count, long bytes) {
     QueueState q = queue(queue);
     long now = System.nanoTime();
     for (HotList ring : q.rings.values()) {
-      ring.add(partition, count, now);
+      ring.add(partition, count, bytes, now);
     }
     q.gate.open(1);
     anyQueue.open();

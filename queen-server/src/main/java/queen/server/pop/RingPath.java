@@ -113,7 +113,9 @@ final class RingPath {
     }
     int minWait = settings.minPopWaitMs(queue);
     if (minWait > 0) {
-      long hold = ring.holdUntil(TimeUnit.MILLISECONDS.toNanos(minWait), request.batch(), now);
+      long hold =
+          ring.holdUntil(
+              TimeUnit.MILLISECONDS.toNanos(minWait), request.batch(), claim.maxBytes(), now);
       if (hold != 0 && hold < deadline) {
         return new Look(null, null, false, hold);
       }

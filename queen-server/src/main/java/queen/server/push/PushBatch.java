@@ -85,14 +85,16 @@ public final class PushBatch {
     groups.forEach(
         (pid, g) -> {
           int stored = 0;
+          long bytes = 0;
           for (Frame f : g.frames) {
             if (!appended.duplicate(pid, f.transactionId())) {
               stored++;
+              bytes += f.payload().length;
             }
           }
           if (stored > 0) {
             PartitionRef ref = refs[g.indexes.getFirst()];
-            listener.stored(ref.queue(), ref.partition(), stored);
+            listener.stored(ref.queue(), ref.partition(), stored, bytes);
           }
         });
   }

@@ -94,7 +94,8 @@ public final class DeadLetterStore {
   }
 
   /** A dead letter put back into its partition at {@code offset} under a new transactionId. */
-  public record Requeued(String queue, String partition, long offset, String transactionId) {}
+  public record Requeued(
+      String queue, String partition, long offset, String transactionId, int payloadBytes) {}
 
   /**
    * Appends the newest dead letter of (partition, transactionId) to its partition again, as a new
@@ -135,7 +136,12 @@ public final class DeadLetterStore {
             try (ResultSet rs = ps.executeQuery()) {
               rs.next();
               return Optional.of(
-                  new Requeued(queue, partition, rs.getLong(1), frame.transactionId()));
+                  new Requeued(
+                      queue,
+                      partition,
+                      rs.getLong(1),
+                      frame.transactionId(),
+                      frame.payload().length));
             }
           }
         });

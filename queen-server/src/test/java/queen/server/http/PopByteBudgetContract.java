@@ -237,6 +237,21 @@ abstract class PopByteBudgetContract {
     assertThat(seen).doesNotHaveDuplicates().hasSize(5);
   }
 
+  @Test
+  void aMinimumPopWaitEndsOnceWhatWasPushedPassesTheBudget() {
+    // waiting for a fuller batch gains nothing once what is pushed would end the pop anyway
+    wire().configure("held", Wire.object().put("minPopWaitTime", 30_000));
+    assertThat(broker().get("/api/v1/pop/queue/held?batch=100").status())
+        .as("the group's first contact, after which pops read the ring")
+        .isEqualTo(204);
+    push("held", "p", 0, 11, PAD);
+    long start = System.nanoTime();
+    JsonNode popped = pop("/api/v1/pop/queue/held?batch=100&wait=true&timeout=60000");
+    long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+    assertThat(popped.get("messages").size()).isBetween(9, 11);
+    assertThat(tookMs).as("held for the 30 s minimum pop wait").isLessThan(15_000);
+  }
+
   private Wire wire() {
     return new Wire(broker());
   }

@@ -13,8 +13,8 @@ class HotListTest {
   @Test
   void aTakenPartitionIsNotHandedToAnotherPopUntilCheckedBack() {
     HotList ring = new HotList();
-    ring.add("a", 1, 0);
-    ring.add("b", 1, 0);
+    ring.add("a", 1, 0, 0);
+    ring.add("b", 1, 0, 0);
     List<HotList.Taken> first = ring.take(1, 1);
     assertThat(first).extracting(HotList.Taken::partition).containsExactly("a");
     assertThat(ring.take(5, 5)).extracting(HotList.Taken::partition).containsExactly("b");
@@ -24,9 +24,9 @@ class HotListTest {
   @Test
   void sparesStayAvailableToOtherPops() {
     HotList ring = new HotList();
-    ring.add("a", 1, 0);
-    ring.add("b", 1, 0);
-    ring.add("c", 1, 0);
+    ring.add("a", 1, 0, 0);
+    ring.add("b", 1, 0, 0);
+    ring.add("c", 1, 0, 0);
     List<HotList.Taken> taken = ring.take(3, 1);
     assertThat(taken).extracting(HotList.Taken::partition).containsExactly("a", "b", "c");
     assertThat(ring.isReady("a")).as("the one it expects to claim is in flight").isFalse();
@@ -38,20 +38,20 @@ class HotListTest {
   @Test
   void aPartitionAnotherPopIsClaimingLeavesTheRingWithoutBeingHeld() {
     HotList ring = new HotList();
-    ring.add("p", 1, 0);
+    ring.add("p", 1, 0, 0);
     HotList.Taken spare = ring.take(1, 0).getFirst();
     ring.checkIn("p", spare.version(), spare.exclusive(), Verdict.LOCKED, false, 0, 0);
     assertThat(ring.isReady("p")).isFalse();
-    ring.add("p", 1, 0);
+    ring.add("p", 1, 0, 0);
     assertThat(ring.isReady("p")).as("not held: the next push makes it ready").isTrue();
   }
 
   @Test
   void aPushThatRacesAnEmptyClaimKeepsThePartitionReady() {
     HotList ring = new HotList();
-    ring.add("p", 1, 0);
+    ring.add("p", 1, 0, 0);
     HotList.Taken t = ring.take(1, 1).getFirst();
-    ring.add("p", 1, 0); // pushed while the claim ran, maybe after its snapshot
+    ring.add("p", 1, 0, 0); // pushed while the claim ran, maybe after its snapshot
     assertThat(ring.checkIn("p", t.version(), t.exclusive(), Verdict.EMPTY, false, 0, 0)).isTrue();
     assertThat(ring.isReady("p")).isTrue();
   }
@@ -59,7 +59,7 @@ class HotListTest {
   @Test
   void anEmptyPartitionLeavesTheRing() {
     HotList ring = new HotList();
-    ring.add("p", 1, 0);
+    ring.add("p", 1, 0, 0);
     HotList.Taken t = ring.take(1, 1).getFirst();
     ring.checkIn("p", t.version(), t.exclusive(), Verdict.EMPTY, false, 0, 0);
     assertThat(ring.isReady("p")).isFalse();
@@ -69,10 +69,10 @@ class HotListTest {
   @Test
   void aLeasedPartitionIsHeldOutAgainstPushesUntilItsLeaseEnds() {
     HotList ring = new HotList();
-    ring.add("p", 1, 0);
+    ring.add("p", 1, 0, 0);
     HotList.Taken t = ring.take(1, 1).getFirst();
     ring.checkIn("p", t.version(), t.exclusive(), Verdict.DELIVERED, false, 0, 0);
-    ring.add("p", 1, SECOND); // a claim would only find it locked
+    ring.add("p", 1, 0, SECOND); // a claim would only find it locked
     assertThat(ring.isReady("p")).isFalse();
     assertThat(ring.unhold("p", 2 * SECOND))
         .as("the ack ended the lease and the push above is behind it: wake the parked pops")
@@ -84,10 +84,10 @@ class HotListTest {
   void aPushDuringALeaseThatTheAckMissedWakesParkedPopsWhenTheLeaseEnds() {
     HotLists lists = new HotLists(new io.micrometer.core.instrument.simple.SimpleMeterRegistry());
     HotList ring = lists.ring("q", "g");
-    lists.pushed("q", "p", 1);
+    lists.pushed("q", "p", 1, 0);
     HotList.Taken t = ring.take(1, 1).getFirst();
     ring.checkIn("p", t.version(), t.exclusive(), Verdict.DELIVERED, false, 0, 0);
-    lists.pushed("q", "p", 1); // commits after the ack looked for more
+    lists.pushed("q", "p", 1, 0); // commits after the ack looked for more
     long seen = lists.gate("q").generation();
     lists.released("q", "p", "g", false);
     assertThat(lists.gate("q").generation()).as("the gate opened again").isGreaterThan(seen);
@@ -97,7 +97,7 @@ class HotListTest {
   @Test
   void aLockVerdictOnALeaseThatEndedMeanwhileDoesNotStrandThePartition() {
     HotList ring = new HotList();
-    ring.add("p", 1, 0);
+    ring.add("p", 1, 0, 0);
     HotList.Taken spare = ring.take(1, 0).getFirst(); // pop C borrows p as a spare
     HotList.Taken a = ring.take(1, 1).getFirst(); // pop A claims p
     ring.checkIn("p", a.version(), a.exclusive(), Verdict.DELIVERED, false, 0, 0);
@@ -105,19 +105,19 @@ class HotListTest {
     // C's claim ran while A's lease was live and reports it late, with the lease's end time
     ring.checkIn(
         "p", spare.version(), spare.exclusive(), Verdict.LOCKED, false, 60 * SECOND, SECOND);
-    ring.add("p", 1, 2 * SECOND);
+    ring.add("p", 1, 0, 2 * SECOND);
     assertThat(ring.isReady("p")).as("the next push is not held back for a minute").isTrue();
   }
 
   @Test
   void aSparesVerdictDoesNotEndAnotherPopsFlight() {
     HotList ring = new HotList();
-    ring.add("p", 1, 0);
+    ring.add("p", 1, 0, 0);
     HotList.Taken spare = ring.take(1, 0).getFirst();
     HotList.Taken mine = ring.take(1, 1).getFirst();
     assertThat(mine.exclusive()).isTrue();
     ring.checkIn("p", spare.version(), spare.exclusive(), Verdict.EMPTY, false, 0, 0);
-    ring.add("p", 1, SECOND);
+    ring.add("p", 1, 0, SECOND);
     assertThat(ring.isReady("p")).as("still in flight for the pop that took it").isFalse();
     assertThat(ring.checkIn("p", mine.version(), mine.exclusive(), Verdict.EMPTY, false, 0, SECOND))
         .as("its own verdict sees the newer push")
@@ -127,12 +127,12 @@ class HotListTest {
   @Test
   void aLeaseEndedWithNothingBehindItWaitsForTheNextPush() {
     HotList ring = new HotList();
-    ring.add("p", 1, 0);
+    ring.add("p", 1, 0, 0);
     HotList.Taken t = ring.take(1, 1).getFirst();
     ring.checkIn("p", t.version(), t.exclusive(), Verdict.DELIVERED, false, 0, 0);
     assertThat(ring.unhold("p", SECOND)).isFalse();
     assertThat(ring.isReady("p")).isFalse();
-    ring.add("p", 1, 2 * SECOND);
+    ring.add("p", 1, 0, 2 * SECOND);
     assertThat(ring.isReady("p")).isTrue();
   }
 
@@ -140,12 +140,12 @@ class HotListTest {
   void aLockedOrDeferredPartitionComesBackAtItsKnownTime() {
     HotList ring = new HotList();
     for (Verdict v : List.of(Verdict.LOCKED, Verdict.DEFERRED)) {
-      ring.add("p", 1, 0);
+      ring.add("p", 1, 0, 0);
       HotList.Taken t = ring.take(1, 1).getFirst();
       ring.checkIn("p", t.version(), t.exclusive(), v, false, 10 * SECOND, 0);
-      ring.add("p", 1, 5 * SECOND);
+      ring.add("p", 1, 0, 5 * SECOND);
       assertThat(ring.isReady("p")).as(v + " before its time").isFalse();
-      ring.add("p", 1, 11 * SECOND);
+      ring.add("p", 1, 0, 11 * SECOND);
       assertThat(ring.isReady("p")).as(v + " after its time").isTrue();
       HotList.Taken again = ring.take(1, 1).getFirst();
       ring.checkIn("p", 0, again.exclusive(), Verdict.EMPTY, false, 0, 12 * SECOND);
@@ -155,7 +155,7 @@ class HotListTest {
   @Test
   void aReseedOrARevisitReleasesAHeldPartition() {
     HotList ring = new HotList();
-    ring.add("p", 1, 0);
+    ring.add("p", 1, 0, 0);
     HotList.Taken t = ring.take(1, 1).getFirst();
     ring.checkIn("p", t.version(), t.exclusive(), Verdict.DELIVERED, false, 0, 0);
     assertThat(ring.startReseed(0, SECOND)).isTrue();
@@ -166,7 +166,7 @@ class HotListTest {
   @Test
   void anAutoAckDeliveryStaysReadyForWhatMayRemain() {
     HotList ring = new HotList();
-    ring.add("p", 500, 0);
+    ring.add("p", 500, 0, 0);
     HotList.Taken t = ring.take(1, 1).getFirst();
     ring.checkIn("p", t.version(), t.exclusive(), Verdict.DELIVERED, true, 0, 0);
     assertThat(ring.isReady("p")).isTrue();
@@ -175,8 +175,8 @@ class HotListTest {
   @Test
   void untriedCandidatesGoBackToTheRing() {
     HotList ring = new HotList();
-    ring.add("a", 1, 0);
-    ring.add("b", 1, 0);
+    ring.add("a", 1, 0, 0);
+    ring.add("b", 1, 0, 0);
     List<HotList.Taken> taken = ring.take(2, 2);
     ring.giveBack(taken.subList(1, 2), 0);
     assertThat(ring.isReady("b")).isTrue();
@@ -204,11 +204,20 @@ class HotListTest {
   @Test
   void theMinimumPopWaitHoldsAnUnderFullRingUntilTheWindowEnds() {
     HotList ring = new HotList();
-    ring.add("p", 10, 0);
-    assertThat(ring.holdUntil(SECOND, 100, 0)).isEqualTo(SECOND);
-    assertThat(ring.holdUntil(SECOND, 10, 0)).as("batch full").isZero();
-    assertThat(ring.holdUntil(SECOND, 100, SECOND)).as("window over").isZero();
+    ring.add("p", 10, 0, 0);
+    assertThat(ring.holdUntil(SECOND, 100, Long.MAX_VALUE, 0)).isEqualTo(SECOND);
+    assertThat(ring.holdUntil(SECOND, 10, Long.MAX_VALUE, 0)).as("batch full").isZero();
+    assertThat(ring.holdUntil(SECOND, 100, Long.MAX_VALUE, SECOND)).as("window over").isZero();
     ring.release("q", 0);
-    assertThat(ring.holdUntil(SECOND, 100, 0)).as("unknown amount").isZero();
+    assertThat(ring.holdUntil(SECOND, 100, Long.MAX_VALUE, 0)).as("unknown amount").isZero();
+  }
+
+  @Test
+  void theMinimumPopWaitEndsOnceWhatWasPushedPassesThePopsByteBudget() {
+    HotList ring = new HotList();
+    ring.add("p", 2, 600, 0);
+    assertThat(ring.holdUntil(SECOND, 100, 1000, 0)).isEqualTo(SECOND);
+    ring.add("q", 1, 500, 0);
+    assertThat(ring.holdUntil(SECOND, 100, 1000, 0)).as("1,100 bytes pushed").isZero();
   }
 }
