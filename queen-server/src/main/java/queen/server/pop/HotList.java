@@ -49,6 +49,8 @@ final class HotList {
 
   private record Hold(long untilNanos, long version) {}
 
+  private volatile long lastUsedNanos = System.nanoTime();
+
   /** What was pushed to each ready partition since it became ready. */
   private final Map<String, Pushed> pushed = new HashMap<>();
 
@@ -255,6 +257,18 @@ final class HotList {
 
   synchronized boolean isReady(String partition) {
     return ready.contains(partition);
+  }
+
+  /** A pop or an ack of the group used the ring now (System.nanoTime). */
+  void used(long nowNanos) {
+    lastUsedNanos = nowNanos;
+  }
+
+  /**
+   * Unused for {@code idleNanos} and nothing in flight: its group stopped popping on this broker.
+   */
+  synchronized boolean idle(long nowNanos, long idleNanos) {
+    return nowNanos - lastUsedNanos > idleNanos && inFlight.isEmpty();
   }
 
   synchronized int size() {

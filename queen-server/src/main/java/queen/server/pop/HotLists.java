@@ -50,7 +50,11 @@ public final class HotLists {
   /**
    * Forgets queues nobody pushed to or popped from for {@code idleNanos} and where nobody is
    * parked, with their rings and meters: a broker that saw many queue names (or pops of names that
-   * do not exist) does not keep them for ever. A forgotten ring is rebuilt by a reseed.
+   * do not exist) does not keep them for ever. On the queues it keeps, it forgets the rings of
+   * groups that neither popped nor acked for as long and have nothing in flight or parked: every
+   * push feeds every ring of its queue, so a busy queue would otherwise keep one ring, up to one
+   * entry per partition, and one gauge for each one-off group name it ever served. A forgotten ring
+   * is rebuilt by a first contact and a reseed.
    */
   void evictIdle(long idleNanos) {
     long now = System.nanoTime();
@@ -58,6 +62,22 @@ public final class HotLists {
       if (now - q.lastUsedNanos > idleNanos && q.gate.parked() == 0 && queues.remove(q.name, q)) {
         q.meters.forEach(meters::remove);
         q.ringMeters.values().forEach(meters::remove);
+        continue;
+      }
+      for (String group : q.rings.keySet()) {
+        // atomic with ring(): a pop that uses the ring now either keeps it or gets a new one
+        q.rings.computeIfPresent(
+            group,
+            (g, ring) -> {
+              if (!ring.idle(now, idleNanos) || q.gate.parks(g)) {
+                return ring;
+              }
+              Meter gauge = q.ringMeters.remove(g);
+              if (gauge != null) {
+                meters.remove(gauge);
+              }
+              return null;
+            });
       }
     }
   }
@@ -92,17 +112,22 @@ public final class HotLists {
 
   HotList ring(String queue, String group) {
     QueueState state = queue(queue);
-    return state.rings.computeIfAbsent(
+    long now = System.nanoTime();
+    return state.rings.compute(
         group,
-        g -> {
-          HotList ring = new HotList();
-          state.ringMeters.put(
-              g,
-              Gauge.builder("queen_hotlist_partitions", ring, HotList::size)
-                  .description("Partitions in a hot-list ring")
-                  .tag("queue", queue)
-                  .tag("group", g)
-                  .register(meters));
+        (g, found) -> {
+          HotList ring = found;
+          if (ring == null) {
+            ring = new HotList();
+            state.ringMeters.put(
+                g,
+                Gauge.builder("queen_hotlist_partitions", ring, HotList::size)
+                    .description("Partitions in a hot-list ring")
+                    .tag("queue", queue)
+                    .tag("group", g)
+                    .register(meters));
+          }
+          ring.used(now);
           return ring;
         });
   }

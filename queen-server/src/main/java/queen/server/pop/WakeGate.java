@@ -157,6 +157,16 @@ public final class WakeGate {
     }
   }
 
+  /** Whether a long-poll of the consumer group is parked here right now. */
+  boolean parks(String group) {
+    lock.lock();
+    try {
+      return groups.containsKey(group);
+    } finally {
+      lock.unlock();
+    }
+  }
+
   /** Long-polls parked here right now. */
   public int parked() {
     return parked.get();
