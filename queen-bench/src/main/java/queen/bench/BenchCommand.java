@@ -297,10 +297,17 @@ public final class BenchCommand implements Runnable {
     @Option(names = "--broker-pid", description = "Broker process, for its RSS.")
     Long pid;
 
+    @Option(
+        names = "--discovery",
+        description =
+            "Consumers pop by namespace (GET /api/v1/pop?namespace=) instead of by queue.")
+    boolean discovery;
+
     @Override
     public Integer call() throws Exception {
       try (BrokerTarget t = new BrokerTarget(options.url)) {
-        Result r = Parked.run(t, pid, consumers, partitions, rate, idle, options.seconds);
+        Result r =
+            Parked.run(t, pid, consumers, partitions, rate, idle, options.seconds, discovery);
         System.out.println(r.summary());
         Report.append(options.out, r);
         return 0;

@@ -47,6 +47,19 @@ final class BrokerTarget implements Target {
     post("/api/v1/configure", "{\"queue\":\"" + queue + "\",\"options\":" + options + "}");
   }
 
+  /** Creates or replaces the queue in a namespace, with this target's options. */
+  void configureIn(String queue, String namespace) throws Exception {
+    post(
+        "/api/v1/configure",
+        "{\"queue\":\""
+            + queue
+            + "\",\"namespace\":\""
+            + namespace
+            + "\",\"options\":"
+            + options
+            + "}");
+  }
+
   @Override
   public void push(String queue, List<Message> batch) throws Exception {
     StringBuilder b = new StringBuilder(64 + batch.size() * 128).append("{\"items\":[");
@@ -65,10 +78,21 @@ final class BrokerTarget implements Target {
   @Override
   public Delivery pop(String queue, String group, int batch, boolean autoAck, long waitMillis)
       throws Exception {
+    return popAt("/api/v1/pop/queue/" + queue + "?", group, batch, autoAck, waitMillis);
+  }
+
+  /** A discovery pop: any queue of the namespace (see {@link #configureIn}). */
+  Delivery popNamespace(String namespace, String group, int batch, long waitMillis)
+      throws Exception {
+    return popAt("/api/v1/pop?namespace=" + namespace + "&", group, batch, false, waitMillis);
+  }
+
+  /** {@code route} ends with "?" or "&", where the pop's parameters go. */
+  private Delivery popAt(String route, String group, int batch, boolean autoAck, long waitMillis)
+      throws Exception {
     String path =
-        "/api/v1/pop/queue/"
-            + queue
-            + "?batch="
+        route
+            + "batch="
             + batch
             + "&consumerGroup="
             + URLEncoder.encode(group, StandardCharsets.UTF_8)

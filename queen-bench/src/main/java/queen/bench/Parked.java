@@ -26,10 +26,16 @@ final class Parked {
       int partitions,
       double rate,
       int idleSeconds,
-      int seconds)
+      int seconds,
+      boolean discovery)
       throws Exception {
     String q = "bench-parked-" + Long.toString(System.currentTimeMillis(), 36);
-    target.prepare(q, partitions);
+    String namespace = q + "-ns";
+    if (discovery) {
+      target.configureIn(q, namespace);
+    } else {
+      target.prepare(q, partitions);
+    }
     Map<String, Long> pushedAt = new ConcurrentHashMap<>();
     AtomicBoolean stop = new AtomicBoolean();
     Recorder latency = new Recorder(0);
@@ -40,7 +46,10 @@ final class Parked {
             () -> {
               while (!stop.get()) {
                 try {
-                  Target.Delivery d = target.pop(q, "bench", 10, false, 30_000);
+                  Target.Delivery d =
+                      discovery
+                          ? target.popNamespace(namespace, "bench", 10, 30_000)
+                          : target.pop(q, "bench", 10, false, 30_000);
                   if (d != null) {
                     long now = System.nanoTime();
                     target.ack(d);
@@ -65,6 +74,7 @@ final class Parked {
             });
       }
       double idleCalls;
+      long trickleCalls0 = 0;
       Long rss;
       long n = 0;
       try {
@@ -77,6 +87,7 @@ final class Parked {
         rss = brokerPid == null ? null : Rss.now(brokerPid);
 
         long interval = (long) (TimeUnit.SECONDS.toNanos(1) / rate);
+        trickleCalls0 = target.dbCalls();
         long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
         while (System.nanoTime() < end) {
           long next = System.nanoTime() + interval;
@@ -91,10 +102,13 @@ final class Parked {
         stop.set(true);
         pool.shutdownNow();
       }
+      double trickleCalls = (target.dbCalls() - trickleCalls0) / (double) seconds;
       Map<String, Object> notes =
           Result.params(
               "idleBrokerDbCalls/s",
               Math.round(idleCalls * 10) / 10.0,
+              "trickleBrokerDbCalls/s",
+              Math.round(trickleCalls * 10) / 10.0,
               "latency",
               "push response to pop response");
       if (rss != null) {
@@ -111,7 +125,9 @@ final class Parked {
               "rate",
               rate,
               "idleSeconds",
-              idleSeconds),
+              idleSeconds,
+              "discovery",
+              discovery),
           seconds,
           delivered.get(),
           delivered.get() / (double) seconds,

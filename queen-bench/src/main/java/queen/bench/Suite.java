@@ -94,7 +94,7 @@ final class Suite implements Callable<Integer> {
       }
       if (!skipParked) {
         // its column is the memory with every consumer parked, which it reads itself
-        record(all, null, Parked.run(b, pid, 5_000, 1_000, 50, 5, options.seconds));
+        record(all, null, Parked.run(b, pid, 5_000, 1_000, 50, 5, options.seconds, false));
       }
       record(all, null, idle(pid, "load", IDLE_AFTER_LOAD_SECONDS));
       for (Target t : targets) {

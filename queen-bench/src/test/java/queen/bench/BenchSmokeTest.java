@@ -55,10 +55,13 @@ class BenchSmokeTest {
       s.mixed("mixed", 2, 10, 2, 10, 5, false).forEach(BenchSmokeTest::assertMoved);
       assertMoved(s.fanOut(2, 10, 4));
       assertMoved(s.latency("latency", 200, 2, 4));
-      Result parked = Parked.run(t, ProcessHandle.current().pid(), 20, 5, 20, 1, 1);
-      assertThat(parked.messages()).isPositive();
-      assertThat(parked.errors()).isZero();
-      assertThat(parked.extra()).containsKeys("idleBrokerDbCalls/s", "brokerRssMB");
+      for (boolean discovery : new boolean[] {false, true}) {
+        Result parked = Parked.run(t, ProcessHandle.current().pid(), 20, 5, 20, 1, 1, discovery);
+        assertThat(parked.messages()).isPositive();
+        assertThat(parked.errors()).isZero();
+        assertThat(parked.extra())
+            .containsKeys("idleBrokerDbCalls/s", "trickleBrokerDbCalls/s", "brokerRssMB");
+      }
     }
   }
 

@@ -12,15 +12,22 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * Every hot-list ring and wake gate of this broker, by queue and consumer group, and the hooks that
  * feed them: a local push (before its response is sent, so that a pop right after the push sees
  * it), an ack that released a lease while the partition has more (ack-promote), and the revisit
- * wheel. Discovery pops park on one gate that every push opens.
+ * wheel. Discovery pops park on a gate per filter (namespace, task), each of which every push opens
+ * for one waiter.
  */
 public final class HotLists {
   private final Map<String, QueueState> queues = new ConcurrentHashMap<>();
-  private final WakeGate anyQueue = new WakeGate();
+  private final Map<PopTarget.Discovery, WakeGate> discoveries = new ConcurrentHashMap<>();
   private final MeterRegistry meters;
 
   public HotLists(MeterRegistry meters) {
     this.meters = meters;
+    Gauge.builder(
+            "queen_pop_discovery_parked_consumers",
+            discoveries,
+            d -> d.values().stream().mapToInt(WakeGate::parked).sum())
+        .description("Discovery long-polls (by namespace or task) parked, every filter together")
+        .register(meters);
   }
 
   private final class QueueState {
@@ -58,6 +65,8 @@ public final class HotLists {
    */
   void evictIdle(long idleNanos) {
     long now = System.nanoTime();
+    // filters are the clients' strings: a gate nobody waits on is made again by the next pop
+    discoveries.values().removeIf(g -> g.parked() == 0);
     for (QueueState q : queues.values()) {
       if (now - q.lastUsedNanos > idleNanos && q.gate.parked() == 0 && queues.remove(q.name, q)) {
         q.meters.forEach(meters::remove);
@@ -96,7 +105,7 @@ public final class HotLists {
 
   /** Wakes every parked pop of every queue. */
   void openAll() {
-    anyQueue.open();
+    discoveries.values().forEach(WakeGate::open);
     for (QueueState q : queues.values()) {
       q.gate.open();
     }
@@ -106,8 +115,20 @@ public final class HotLists {
     return queue(queue).gate;
   }
 
-  WakeGate anyQueueGate() {
-    return anyQueue;
+  /** Where discovery pops of one filter park. */
+  WakeGate discoveryGate(PopTarget.Discovery filter) {
+    return discoveries.computeIfAbsent(filter, f -> new WakeGate());
+  }
+
+  /**
+   * Work appeared in some queue: one discovery pop per filter looks for it. Not every parked one:
+   * each looks in SQL, so a push would have cost a query per parked discovery pop. A filter that
+   * does not match the queue spends one look; a pop that finds a full batch passes the wake on.
+   */
+  private void wakeDiscoveries() {
+    for (WakeGate g : discoveries.values()) {
+      g.open(1);
+    }
   }
 
   HotList ring(String queue, String group) {
@@ -153,7 +174,7 @@ public final class HotLists {
       }
       q.gate.open();
     }
-    anyQueue.open();
+    discoveries.values().forEach(WakeGate::open);
   }
 
   /**
@@ -167,7 +188,7 @@ public final class HotLists {
       ring.add(partition, count, bytes, now);
     }
     q.gate.open(1);
-    anyQueue.open();
+    wakeDiscoveries();
   }
 
   /**
@@ -181,7 +202,7 @@ public final class HotLists {
     } else if (ring(queue, group).unhold(partition, System.nanoTime())) {
       // the push that landed during the lease found the gate open and nothing ready: wake again
       queue(queue).gate.open(1);
-      anyQueue.open();
+      wakeDiscoveries();
     }
   }
 
@@ -189,7 +210,7 @@ public final class HotLists {
   void revisit(String queue, String group, String partition) {
     if (ring(queue, group).release(partition, System.nanoTime())) {
       queue(queue).gate.open(1);
-      anyQueue.open();
+      wakeDiscoveries();
     }
   }
 

@@ -125,8 +125,11 @@ public final class PopService {
     WakeGate gate = gate(request.target());
     int attempt = 0;
     boolean woken = false;
-    // a pop of one partition, or of the queues its filters match, takes only some of the work
     boolean wholeQueue = request.target() instanceof PopTarget.Queue;
+    // a pop of one partition takes only some of its gate's work; a discovery pop parks on the gate
+    // of its own filter, where any of its kind can take what wakes it
+    boolean discovery = request.target() instanceof PopTarget.Discovery;
+    boolean picky = !wholeQueue && !discovery;
     while (true) {
       if (caller.gone()) {
         if (woken) {
@@ -139,6 +142,9 @@ public final class PopService {
       long seen = gate.generation();
       Attempt a = attempt(request, claim, deadline);
       if (a.result() != null) {
+        if (discovery && a.result().messages().size() >= request.batch()) {
+          gate.passOn(); // a discovery pop without a ring: a full batch may have left more
+        }
         return a.result();
       }
       if (a.overloaded() && request.waitMillis() == 0) {
@@ -169,7 +175,7 @@ public final class PopService {
         return empty(request, worker); // shutting down: parked pops answer 204 now
       }
       try {
-        woken = gate.await(seen, park, TimeUnit.NANOSECONDS, request.group(), !wholeQueue, caller);
+        woken = gate.await(seen, park, TimeUnit.NANOSECONDS, request.group(), picky, caller);
         if (woken) {
           wakes.increment();
           attempt = 0; // a successful wake resets the backoff
@@ -201,7 +207,7 @@ public final class PopService {
     return switch (target) {
       case PopTarget.Partition p -> hot.gate(p.queue());
       case PopTarget.Queue q -> hot.gate(q.queue());
-      case PopTarget.Discovery d -> hot.anyQueueGate();
+      case PopTarget.Discovery d -> hot.discoveryGate(d);
     };
   }
 

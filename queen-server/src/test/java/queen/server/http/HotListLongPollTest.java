@@ -3,6 +3,7 @@ package queen.server.http;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -117,6 +118,48 @@ class HotListLongPollTest extends LongPollContract {
     assertThat(delivered).hasSize(messages);
     double wakes = broker.metric("queen_pop_wakes_total", "") - wakesBefore;
     // waking every parked pop per push would be about parked x messages (20,000 here)
+    assertThat(wakes).as("wakes for %d messages", messages).isLessThan(4.0 * messages);
+  }
+
+  @Test
+  void aTrickleOfPushesWakesAboutOneParkedDiscoveryPopPerMessageNotEveryOne() throws Exception {
+    // each woken discovery pop looks in SQL: waking all of them cost a query each per push
+    int parked = 200;
+    int messages = 20;
+    int timeout = 15_000;
+    ObjectNode configure = Wire.object().put("queue", "found").put("namespace", "herd");
+    configure.set("options", Wire.object());
+    assertThat(broker.post("/api/v1/configure", configure).status()).isEqualTo(200);
+    List<CompletableFuture<Timed>> polls = new ArrayList<>();
+    for (int i = 0; i < parked; i++) {
+      polls.add(poll("/api/v1/pop?namespace=herd&wait=true&timeout=" + timeout));
+    }
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .pollInterval(Duration.ofMillis(50))
+        .until(() -> broker.metric("queen_pop_discovery_parked_consumers", "") >= parked);
+    double wakesBefore = broker.metric("queen_pop_wakes_total", "");
+    Wire wire = new Wire(broker);
+    for (int m = 0; m < messages; m++) {
+      wire.pushNumbered("found", "p" + m, m, 1);
+      int served = m + 1;
+      await()
+          .atMost(Duration.ofSeconds(10))
+          .until(() -> polls.stream().filter(CompletableFuture::isDone).count() == served);
+    }
+    Set<Integer> delivered = new HashSet<>();
+    for (CompletableFuture<Timed> f : polls) {
+      Timed t = f.get(timeout + 10_000L, TimeUnit.MILLISECONDS);
+      if (t.reply().status() == 200) {
+        for (int n : Wire.numbers(t.reply().json())) {
+          assertThat(delivered.add(n)).as("delivered once: %s", n).isTrue();
+        }
+      } else {
+        assertThat(t.reply().status()).isEqualTo(204);
+      }
+    }
+    assertThat(delivered).hasSize(messages);
+    double wakes = broker.metric("queen_pop_wakes_total", "") - wakesBefore;
     assertThat(wakes).as("wakes for %d messages", messages).isLessThan(4.0 * messages);
   }
 

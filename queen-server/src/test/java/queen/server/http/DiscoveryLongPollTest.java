@@ -1,0 +1,107 @@
+package queen.server.http;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import queen.server.TestBroker;
+import queen.server.Wire;
+
+/**
+ * Discovery long-polls (by namespace) while producers push: a push wakes one parked discovery pop
+ * per filter, not all of them, so nothing may be lost or stall behind a wake that went elsewhere.
+ */
+class DiscoveryLongPollTest {
+  @RegisterExtension static final TestBroker broker = new TestBroker();
+
+  private static final List<String> QUEUES = List.of("count.a.x", "count.b.x", "count.c.x");
+  private static final int PRODUCERS = 4;
+  private static final int PUSHES = 150;
+  private static final int PER_PUSH = 2;
+  private static final int TOTAL = PRODUCERS * PUSHES * PER_PUSH;
+  private static final int CONSUMERS = 16;
+
+  @Test
+  void longPollingDiscoveryConsumersGetEveryMessageOnceInOrderWhileProducersPush()
+      throws Exception {
+    Wire wire = new Wire(broker); // the queues' namespace, count, comes from their names
+    Map<String, List<Integer>> perPartition = new ConcurrentHashMap<>();
+    AtomicInteger delivered = new AtomicInteger();
+    AtomicInteger failures = new AtomicInteger();
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
+    try (ExecutorService pool = Executors.newVirtualThreadPerTaskExecutor()) {
+      List<Future<?>> all = new ArrayList<>();
+      for (int c = 0; c < CONSUMERS; c++) {
+        all.add(
+            pool.submit(
+                () -> {
+                  while (delivered.get() < TOTAL && System.nanoTime() < deadline) {
+                    TestBroker.Reply r =
+                        broker.get("/api/v1/pop?namespace=count&batch=5&wait=true&timeout=2000");
+                    if (r.status() == 204) {
+                      continue;
+                    }
+                    if (r.status() != 200) {
+                      failures.incrementAndGet();
+                      continue;
+                    }
+                    JsonNode body = r.json();
+                    for (JsonNode m : body.get("messages")) {
+                      perPartition
+                          .computeIfAbsent(
+                              m.get("queue").asText() + "/" + m.get("partition").asText(),
+                              k -> Collections.synchronizedList(new ArrayList<>()))
+                          .add(m.get("data").get("n").asInt());
+                    }
+                    if (wire.ackAll(body).toString().contains("\"success\":false")) {
+                      failures.incrementAndGet();
+                    }
+                    delivered.addAndGet(body.get("messages").size());
+                  }
+                  return null;
+                }));
+      }
+      for (int p = 0; p < PRODUCERS; p++) {
+        int producer = p;
+        all.add(
+            pool.submit(
+                () -> {
+                  // each producer owns its partitions, so their numbers rise in push order
+                  int[] next = new int[QUEUES.size()];
+                  for (int i = 0; i < PUSHES; i++) {
+                    int q = ThreadLocalRandom.current().nextInt(QUEUES.size());
+                    wire.pushNumbered(QUEUES.get(q), "w" + producer, next[q], PER_PUSH);
+                    next[q] += PER_PUSH;
+                  }
+                  return null;
+                }));
+      }
+      for (Future<?> f : all) {
+        f.get();
+      }
+    }
+    assertThat(failures.get()).isZero();
+    assertThat(delivered.get()).as("every message, before the deadline").isEqualTo(TOTAL);
+    int counted = 0;
+    for (Map.Entry<String, List<Integer>> e : perPartition.entrySet()) {
+      List<Integer> numbers = e.getValue();
+      for (int i = 0; i < numbers.size(); i++) {
+        assertThat(numbers.get(i)).as("%s, in order, each once", e.getKey()).isEqualTo(i);
+      }
+      counted += numbers.size();
+    }
+    assertThat(counted).isEqualTo(TOTAL);
+  }
+}
