@@ -178,7 +178,11 @@ public final class PopService {
         woken = gate.await(seen, park, TimeUnit.NANOSECONDS, request.group(), picky, caller);
         if (woken) {
           wakes.increment();
-          attempt = 0; // a successful wake resets the backoff
+          // a successful wake resets the backoff; not a discovery pop's: every one looking in SQL
+          // while a push lands sees its gate open, and each reset cost about six more queries
+          if (!discovery) {
+            attempt = 0;
+          }
         }
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
