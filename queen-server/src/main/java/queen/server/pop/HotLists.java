@@ -17,7 +17,10 @@ import java.util.concurrent.CopyOnWriteArrayList;
  */
 public final class HotLists {
   private final Map<String, QueueState> queues = new ConcurrentHashMap<>();
-  private final Map<PopTarget.Discovery, WakeGate> discoveries = new ConcurrentHashMap<>();
+  private final Map<DiscoveryKey, WakeGate> discoveries = new ConcurrentHashMap<>();
+
+  private record DiscoveryKey(PopTarget.Discovery filter, String group) {}
+
   private final MeterRegistry meters;
 
   public HotLists(MeterRegistry meters) {
@@ -115,15 +118,35 @@ public final class HotLists {
     return queue(queue).gate;
   }
 
-  /** Where discovery pops of one filter park. */
-  WakeGate discoveryGate(PopTarget.Discovery filter) {
-    return discoveries.computeIfAbsent(filter, f -> new WakeGate());
+  /**
+   * Where discovery pops of one filter and group park: any of them can take what wakes one, so
+   * wakes go one at a time.
+   */
+  WakeGate discoveryGate(PopTarget.Discovery filter, String group) {
+    return discoveries.computeIfAbsent(new DiscoveryKey(filter, group), k -> new WakeGate());
   }
 
   /**
-   * Work appeared in some queue: one discovery pop per filter looks for it. Not every parked one:
-   * each looks in SQL, so a push would have cost a query per parked discovery pop. A filter that
-   * does not match the queue spends one look; a pop that finds a full batch passes the wake on.
+   * The watch's tick for discovery pops, which have no ring to consult: one parked pop of each
+   * filter and group looks in SQL, the floor that finds an expired lease or a message come due
+   * (nothing else announces them) at the cost of one query per gate and tick, where every parked
+   * discovery pop looked once per backoff bound. Returns the pops woken.
+   */
+  int watchDiscoveries() {
+    int woken = 0;
+    for (WakeGate g : discoveries.values()) {
+      if (g.parked() > 0) {
+        g.open(1);
+        woken++;
+      }
+    }
+    return woken;
+  }
+
+  /**
+   * Work appeared in some queue: one discovery pop per filter and group looks for it. Not every
+   * parked one: each looks in SQL, so a push would have cost a query per parked discovery pop. A
+   * filter that does not match the queue spends one look; a pop that finds work passes the wake on.
    */
   private void wakeDiscoveries() {
     for (WakeGate g : discoveries.values()) {

@@ -122,7 +122,7 @@ public final class PopService {
             request.from(),
             maxBytes);
     long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(request.waitMillis());
-    WakeGate gate = gate(request.target());
+    WakeGate gate = gate(request.target(), request.group());
     int attempt = 0;
     boolean woken = false;
     boolean wholeQueue = request.target() instanceof PopTarget.Queue;
@@ -142,8 +142,10 @@ public final class PopService {
       long seen = gate.generation();
       Attempt a = attempt(request, claim, deadline);
       if (a.result() != null) {
-        if (discovery && a.result().messages().size() >= request.batch()) {
-          gate.passOn(); // a discovery pop without a ring: a full batch may have left more
+        if (discovery && (woken || a.result().messages().size() >= request.batch())) {
+          // without a ring a discovery pop cannot tell what is left: one woken that found work
+          // wakes the next, and the chain ends at the first that finds none
+          gate.passOn();
         }
         return a.result();
       }
@@ -162,10 +164,11 @@ public final class PopService {
         return empty(request, worker);
       }
       attempt++;
-      // on the hot-list a whole-queue pop parks until a wake or its deadline (RingPath's watch is
-      // its floor); the others, and a pop refused a permit, look again after the backoff bound
+      // on the hot-list a whole-queue or discovery pop parks until a wake or its deadline
+      // (RingPath's watch is its floor); the others, and a pop refused a permit, look again after
+      // the backoff bound
       long park =
-          hotList && wholeQueue && !a.overloaded()
+          hotList && !picky && !a.overloaded()
               ? left
               : Math.min(left, TimeUnit.MILLISECONDS.toNanos(waits.intervalMs(attempt)));
       if (a.holdUntil() != 0) {
@@ -207,11 +210,11 @@ public final class PopService {
     static final Attempt OVERLOADED = new Attempt(null, true, 0);
   }
 
-  private WakeGate gate(PopTarget target) {
+  private WakeGate gate(PopTarget target, String group) {
     return switch (target) {
       case PopTarget.Partition p -> hot.gate(p.queue());
       case PopTarget.Queue q -> hot.gate(q.queue());
-      case PopTarget.Discovery d -> hot.discoveryGate(d);
+      case PopTarget.Discovery d -> hot.discoveryGate(d, group);
     };
   }
 

@@ -193,6 +193,8 @@ final class RingPath {
    * brokers stored without a hint comes in, and what it finds wakes pops); a ring holding ready
    * work wakes a pop (covering a lost or unpassed wake); a ring that is gone, or awaits first
    * contact, wakes a pop to rebuild it. Each wake reaches one pop where wakes go one at a time.
+   * Discovery pops, which park the same way, get one pop woken per filter and group that has any
+   * parked (see {@link HotLists#watchDiscoveries()}).
    */
   void keepWatch() {
     // twice per interval, so that a ring's reseed, due once per interval, is at most half late
@@ -228,6 +230,7 @@ final class RingPath {
         }
       }
     }
+    watchWakes.increment(hot.watchDiscoveries());
   }
 
   private void reseedForWatch(HotList ring, String queue, String group, long now, long interval) {

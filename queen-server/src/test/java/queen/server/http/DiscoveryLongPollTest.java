@@ -1,12 +1,16 @@
 package queen.server.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -14,6 +18,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import queen.server.TestBroker;
@@ -25,6 +30,7 @@ import queen.server.Wire;
  */
 class DiscoveryLongPollTest {
   @RegisterExtension static final TestBroker broker = new TestBroker();
+  private final ExecutorService clients = Executors.newVirtualThreadPerTaskExecutor();
 
   private static final List<String> QUEUES = List.of("count.a.x", "count.b.x", "count.c.x");
   private static final int PRODUCERS = 4;
@@ -32,6 +38,11 @@ class DiscoveryLongPollTest {
   private static final int PER_PUSH = 2;
   private static final int TOTAL = PRODUCERS * PUSHES * PER_PUSH;
   private static final int CONSUMERS = 16;
+
+  @AfterEach
+  void closeClients() {
+    clients.shutdownNow();
+  }
 
   @Test
   void longPollingDiscoveryConsumersGetEveryMessageOnceInOrderWhileProducersPush()
@@ -103,5 +114,54 @@ class DiscoveryLongPollTest {
       counted += numbers.size();
     }
     assertThat(counted).isEqualTo(TOTAL);
+  }
+
+  @Test
+  void parkedDiscoveryPopsCostAboutOneQueryPerTickNotOneEachAndFindAnExpiredLease()
+      throws Exception {
+    ObjectNode configure = Wire.object().put("queue", "lapsing").put("namespace", "lapse");
+    configure.set("options", Wire.object().put("leaseTime", 1));
+    assertThat(broker.post("/api/v1/configure", configure).status()).isEqualTo(200);
+    new Wire(broker).pushNumbered("lapsing", "p", 0, 1);
+    TestBroker.Reply leased = broker.get("/api/v1/pop?namespace=lapse");
+    assertThat(Wire.numbers(leased.json())).as("leased for 1 s and never acked").containsExactly(0);
+
+    int parked = 100;
+    List<CompletableFuture<Timed>> idle = new ArrayList<>();
+    for (int i = 0; i < parked; i++) {
+      idle.add(poll("/api/v1/pop?namespace=quiet&wait=true&timeout=20000"));
+    }
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .pollInterval(Duration.ofMillis(50))
+        .until(() -> broker.metric("queen_pop_discovery_parked_consumers", "") >= parked);
+    long before = broker.dbCalls();
+    // nothing but the watch tells a parked discovery pop that a lease ran out
+    Timed expired =
+        poll("/api/v1/pop?namespace=lapse&wait=true&timeout=15000").get(20, TimeUnit.SECONDS);
+    assertThat(expired.reply().status()).isEqualTo(200);
+    assertThat(Wire.numbers(expired.reply().json())).containsExactly(0);
+    assertThat(expired.millis())
+        .as("found by the watch, not by a last look at the deadline")
+        .isLessThan(10_000);
+    long calls = broker.dbCalls() - before;
+    // looking once per backoff bound each, the 100 idle pops would pass 100 queries a second
+    assertThat(calls)
+        .as("queries in %d ms with %d discovery pops parked", expired.millis(), parked)
+        .isLessThan(20 + expired.millis() / 100);
+    assertThat(idle).as("still parked").noneMatch(CompletableFuture::isDone);
+  }
+
+  /** A poll started in the background: its answer and how long it took. */
+  private record Timed(TestBroker.Reply reply, long millis) {}
+
+  private CompletableFuture<Timed> poll(String path) {
+    return CompletableFuture.supplyAsync(
+        () -> {
+          long t0 = System.nanoTime();
+          TestBroker.Reply r = broker.get(path);
+          return new Timed(r, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0));
+        },
+        clients);
   }
 }
