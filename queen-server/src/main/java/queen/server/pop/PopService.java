@@ -92,7 +92,8 @@ public final class PopService {
             noPermit,
             Counter.builder("queen_pop_watch_wakes_total")
                 .description(
-                    "Wakes by the ring watch: ready work nobody took, or a ring to rebuild")
+                    "Wakes by the ring watch: ready work nobody took, a ring to rebuild, or a"
+                        + " parked discovery pop's look")
                 .register(meters));
     if (hotList) {
       ringPath.keepWatch(); // without the hot-list every parked pop looks for itself

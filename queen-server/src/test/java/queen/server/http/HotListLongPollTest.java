@@ -94,31 +94,8 @@ class HotListLongPollTest extends LongPollContract {
       polls.add(poll("/api/v1/pop/queue/trickle?wait=true&timeout=" + timeout));
     }
     awaitParked("trickle", parked);
-    double wakesBefore = broker.metric("queen_pop_wakes_total", "");
-    Wire wire = new Wire(broker);
-    for (int m = 0; m < messages; m++) {
-      // one message at a time, each to its own partition, each woken for before the next
-      wire.pushNumbered("trickle", "p" + m, m, 1);
-      int served = m + 1;
-      await()
-          .atMost(Duration.ofSeconds(10))
-          .until(() -> polls.stream().filter(CompletableFuture::isDone).count() == served);
-    }
-    Set<Integer> delivered = new HashSet<>();
-    for (CompletableFuture<Timed> f : polls) {
-      Timed t = f.get(timeout + 10_000L, TimeUnit.MILLISECONDS);
-      if (t.reply().status() == 200) {
-        for (int n : Wire.numbers(t.reply().json())) {
-          assertThat(delivered.add(n)).as("delivered once: %s", n).isTrue();
-        }
-      } else {
-        assertThat(t.reply().status()).isEqualTo(204);
-      }
-    }
-    assertThat(delivered).hasSize(messages);
-    double wakes = broker.metric("queen_pop_wakes_total", "") - wakesBefore;
     // waking every parked pop per push would be about parked x messages (20,000 here)
-    assertThat(wakes).as("wakes for %d messages", messages).isLessThan(4.0 * messages);
+    trickle("trickle", messages, polls, timeout);
   }
 
   @Test
@@ -138,10 +115,20 @@ class HotListLongPollTest extends LongPollContract {
         .atMost(Duration.ofSeconds(20))
         .pollInterval(Duration.ofMillis(50))
         .until(() -> broker.metric("queen_pop_discovery_parked_consumers", "") >= parked);
+    trickle("found", messages, polls, timeout);
+  }
+
+  /**
+   * Pushes {@code messages} to the queue one at a time, each to its own partition, each woken for
+   * before the next; every message goes to exactly one of {@code polls}, at about one wake each.
+   */
+  private void trickle(
+      String queue, int messages, List<CompletableFuture<Timed>> polls, int timeout)
+      throws Exception {
     double wakesBefore = broker.metric("queen_pop_wakes_total", "");
     Wire wire = new Wire(broker);
     for (int m = 0; m < messages; m++) {
-      wire.pushNumbered("found", "p" + m, m, 1);
+      wire.pushNumbered(queue, "p" + m, m, 1);
       int served = m + 1;
       await()
           .atMost(Duration.ofSeconds(10))
