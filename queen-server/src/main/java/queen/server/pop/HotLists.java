@@ -17,9 +17,15 @@ import java.util.concurrent.CopyOnWriteArrayList;
  */
 public final class HotLists {
   private final Map<String, QueueState> queues = new ConcurrentHashMap<>();
-  private final Map<DiscoveryKey, WakeGate> discoveries = new ConcurrentHashMap<>();
+  private final Map<DiscoveryKey, DiscoveryGate> discoveries = new ConcurrentHashMap<>();
 
   private record DiscoveryKey(PopTarget.Discovery filter, String group) {}
+
+  /** A discovery gate and when a pop last looked it up (System.nanoTime). */
+  private static final class DiscoveryGate {
+    final WakeGate gate = new WakeGate();
+    volatile long lastUsedNanos;
+  }
 
   private final MeterRegistry meters;
 
@@ -28,7 +34,7 @@ public final class HotLists {
     Gauge.builder(
             "queen_pop_discovery_parked_consumers",
             discoveries,
-            d -> d.values().stream().mapToInt(WakeGate::parked).sum())
+            d -> d.values().stream().mapToInt(g -> g.gate.parked()).sum())
         .description("Discovery long-polls (by namespace or task) parked, every filter together")
         .register(meters);
   }
@@ -68,8 +74,12 @@ public final class HotLists {
    */
   void evictIdle(long idleNanos) {
     long now = System.nanoTime();
-    // filters are the clients' strings: a gate nobody waits on is made again by the next pop
-    discoveries.values().removeIf(g -> g.parked() == 0);
+    // filters are the clients' strings: a gate nobody parks on or looked up for as long goes;
+    // atomic with discoveryGate(), so a pop never parks on a gate that wakes no longer reach
+    for (DiscoveryKey key : discoveries.keySet()) {
+      discoveries.computeIfPresent(
+          key, (k, d) -> d.gate.parked() == 0 && now - d.lastUsedNanos > idleNanos ? null : d);
+    }
     for (QueueState q : queues.values()) {
       if (now - q.lastUsedNanos > idleNanos && q.gate.parked() == 0 && queues.remove(q.name, q)) {
         q.meters.forEach(meters::remove);
@@ -108,7 +118,7 @@ public final class HotLists {
 
   /** Wakes every parked pop of every queue. */
   void openAll() {
-    discoveries.values().forEach(WakeGate::open);
+    discoveries.values().forEach(d -> d.gate.open());
     for (QueueState q : queues.values()) {
       q.gate.open();
     }
@@ -123,7 +133,15 @@ public final class HotLists {
    * wakes go one at a time.
    */
   WakeGate discoveryGate(PopTarget.Discovery filter, String group) {
-    return discoveries.computeIfAbsent(new DiscoveryKey(filter, group), k -> new WakeGate());
+    long now = System.nanoTime();
+    return discoveries.compute(
+            new DiscoveryKey(filter, group),
+            (k, found) -> {
+              DiscoveryGate d = found == null ? new DiscoveryGate() : found;
+              d.lastUsedNanos = now;
+              return d;
+            })
+        .gate;
   }
 
   /**
@@ -134,9 +152,9 @@ public final class HotLists {
    */
   int watchDiscoveries() {
     int woken = 0;
-    for (WakeGate g : discoveries.values()) {
-      if (g.parked() > 0) {
-        g.open(1);
+    for (DiscoveryGate d : discoveries.values()) {
+      if (d.gate.parked() > 0) {
+        d.gate.open(1);
         woken++;
       }
     }
@@ -149,14 +167,21 @@ public final class HotLists {
    * filter that does not match the queue spends one look; a pop that finds work passes the wake on.
    */
   private void wakeDiscoveries() {
-    for (WakeGate g : discoveries.values()) {
-      g.open(1);
+    for (DiscoveryGate d : discoveries.values()) {
+      d.gate.open(1);
     }
   }
 
   HotList ring(String queue, String group) {
     QueueState state = queue(queue);
     long now = System.nanoTime();
+    HotList known = state.rings.get(group);
+    if (known != null) {
+      // without the slot's lock, which every look and ack of the group would queue on: a ring
+      // forgotten meanwhile serves this one look, and the next starts as a first contact
+      known.used(now);
+      return known;
+    }
     return state.rings.compute(
         group,
         (g, found) -> {
@@ -197,7 +222,7 @@ public final class HotLists {
       }
       q.gate.open();
     }
-    discoveries.values().forEach(WakeGate::open);
+    discoveries.values().forEach(d -> d.gate.open());
   }
 
   /**
@@ -222,6 +247,8 @@ public final class HotLists {
   public void released(String queue, String partition, String group, boolean hasMore) {
     if (hasMore) {
       revisit(queue, group, partition);
+      // discovery pops keep no ring, whose answer may be that the partition was ready already
+      wakeDiscoveries();
     } else if (ring(queue, group).unhold(partition, System.nanoTime())) {
       // the push that landed during the lease found the gate open and nothing ready: wake again
       queue(queue).gate.open(1);

@@ -123,7 +123,6 @@ public final class PopService {
             request.from(),
             maxBytes);
     long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(request.waitMillis());
-    WakeGate gate = gate(request.target(), request.group());
     int attempt = 0;
     boolean woken = false;
     boolean wholeQueue = request.target() instanceof PopTarget.Queue;
@@ -132,6 +131,8 @@ public final class PopService {
     boolean discovery = request.target() instanceof PopTarget.Discovery;
     boolean picky = !wholeQueue && !discovery;
     while (true) {
+      // looked up at each turn: a gate forgotten while idle is made again, never parked on
+      WakeGate gate = gate(request.target(), request.group());
       if (caller.gone()) {
         if (woken) {
           gate.passOn(); // the work this pop was woken for is another's now

@@ -58,7 +58,16 @@ final class RingPath {
     this.seeds = seeds;
     this.hot = hot;
     this.wheel = new RevisitWheel(hot, clock);
-    wheel.every(Duration.ofMinutes(1), () -> hot.evictIdle(TimeUnit.MINUTES.toNanos(10)));
+    wheel.every(
+        Duration.ofMinutes(1),
+        () -> {
+          try {
+            hot.evictIdle(TimeUnit.MINUTES.toNanos(10));
+          } catch (RuntimeException e) {
+            // the timer drops a task that throws: keep forgetting idle queues, rings and gates
+            log.warn("forgetting idle hot-lists failed once: {}", e.toString());
+          }
+        });
     this.limiter = limiter;
     this.settings = settings;
     this.waits = waits;

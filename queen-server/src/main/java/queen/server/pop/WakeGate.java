@@ -63,14 +63,17 @@ public final class WakeGate {
   /**
    * Passes a wake on to one waiter where wakes go one at a time (see {@link #open(int)}); where
    * every waiter was woken there is nothing to pass on, and waking everyone again would only repeat
-   * the herd.
+   * the herd. With nobody parked the generation still moves: a pop looking now, which may have
+   * found the work locked by the one passing on, looks once more instead of parking.
    */
   public void passOn() {
     lock.lock();
     try {
-      if (parked.get() > 0 && oneAtATime()) {
+      if (oneAtATime()) {
         generation++;
-        opened.signal();
+        if (parked.get() > 0) {
+          opened.signal();
+        }
       }
     } finally {
       lock.unlock();

@@ -25,8 +25,8 @@ import queen.server.TestBroker;
 import queen.server.Wire;
 
 /**
- * Discovery long-polls (by namespace) while producers push: a push wakes one parked discovery pop
- * per filter, not all of them, so nothing may be lost or stall behind a wake that went elsewhere.
+ * Discovery long-polls (by namespace): a push wakes one parked discovery pop per filter and group,
+ * not all of them, and the watch is the floor under what no push announces.
  */
 class DiscoveryLongPollTest {
   @RegisterExtension static final TestBroker broker = new TestBroker();
@@ -119,13 +119,6 @@ class DiscoveryLongPollTest {
   @Test
   void parkedDiscoveryPopsCostAboutOneQueryPerTickNotOneEachAndFindAnExpiredLease()
       throws Exception {
-    ObjectNode configure = Wire.object().put("queue", "lapsing").put("namespace", "lapse");
-    configure.set("options", Wire.object().put("leaseTime", 1));
-    assertThat(broker.post("/api/v1/configure", configure).status()).isEqualTo(200);
-    new Wire(broker).pushNumbered("lapsing", "p", 0, 1);
-    TestBroker.Reply leased = broker.get("/api/v1/pop?namespace=lapse");
-    assertThat(Wire.numbers(leased.json())).as("leased for 1 s and never acked").containsExactly(0);
-
     int parked = 100;
     List<CompletableFuture<Timed>> idle = new ArrayList<>();
     for (int i = 0; i < parked; i++) {
@@ -135,6 +128,12 @@ class DiscoveryLongPollTest {
         .atMost(Duration.ofSeconds(20))
         .pollInterval(Duration.ofMillis(50))
         .until(() -> broker.metric("queen_pop_discovery_parked_consumers", "") >= parked);
+    ObjectNode configure = Wire.object().put("queue", "lapsing").put("namespace", "lapse");
+    configure.set("options", Wire.object().put("leaseTime", 2));
+    assertThat(broker.post("/api/v1/configure", configure).status()).isEqualTo(200);
+    new Wire(broker).pushNumbered("lapsing", "p", 0, 1);
+    TestBroker.Reply leased = broker.get("/api/v1/pop?namespace=lapse");
+    assertThat(Wire.numbers(leased.json())).as("leased for 2 s and never acked").containsExactly(0);
     long before = broker.dbCalls();
     // nothing but the watch tells a parked discovery pop that a lease ran out
     Timed expired =

@@ -57,6 +57,18 @@ class HotListsTest {
     assertThat(gauge("g")).isTrue();
   }
 
+  @Test
+  void aDiscoveryGateAPopLookedUpIsKeptThoughNobodyIsParkedYet() {
+    // a pop looks its gate up, then looks in SQL, then parks: a gate dropped in between would be
+    // parked on where no push reaches it
+    PopTarget.Discovery filter = new PopTarget.Discovery("ns", null);
+    WakeGate gate = lists.discoveryGate(filter, "g");
+    lists.evictIdle(TimeUnit.MINUTES.toNanos(10));
+    assertThat(lists.discoveryGate(filter, "g")).isSameAs(gate);
+    lists.evictIdle(0);
+    assertThat(lists.discoveryGate(filter, "g")).as("idle, nobody parked").isNotSameAs(gate);
+  }
+
   private boolean gauge(String group) {
     return meters.find("queen_hotlist_partitions").tag("group", group).gauge() != null;
   }

@@ -266,4 +266,13 @@ class WakeGateTest {
       throw new IllegalStateException(e);
     }
   }
+
+  @Test
+  void aWakePassedOnWithNobodyParkedStillMovesTheGeneration() {
+    // a pop looking now may have found the work locked by the one passing on: it looks again
+    WakeGate gate = new WakeGate();
+    long seen = gate.generation();
+    gate.passOn();
+    assertThat(gate.generation()).isGreaterThan(seen);
+  }
 }
