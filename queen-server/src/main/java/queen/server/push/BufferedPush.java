@@ -220,10 +220,13 @@ public final class BufferedPush implements AutoCloseable {
         }
       }
       again = false;
-      if (maintenance || buffer == null || buffer.pending() == 0) {
+      if (maintenance || buffer == null) {
         continue;
       }
       try {
+        if (buffer.pending() == 0 && buffer.adoptSealed() == 0) {
+          continue;
+        }
         long before = drained.get();
         drain();
         drainProgressing = true;

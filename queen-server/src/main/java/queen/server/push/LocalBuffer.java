@@ -27,6 +27,7 @@ public final class LocalBuffer implements AutoCloseable {
   private static final String PREFIX = "buffer-";
   private static final Logger log = LoggerFactory.getLogger(LocalBuffer.class);
   private static final String SUFFIX = ".log";
+  private static final String FAILED = ".failed";
 
   /** A file is sealed for draining past this size, so a drain reads and deletes in steps. */
   private static final long ROTATE_BYTES = 16 << 20;
@@ -78,6 +79,11 @@ public final class LocalBuffer implements AutoCloseable {
       last = Math.max(last, sequence(f));
       b.bytesOnDisk += Files.size(f);
       RecordFraming.forEachRecord(f, r -> b.pending.addAndGet(BufferRecord.count(r)));
+    }
+    // numbers of files set aside are not reused: renamed back, one would land on a newer file
+    for (Path f : b.setAside()) {
+      String n = f.getFileName().toString();
+      last = Math.max(last, sequence(dir.resolve(n.substring(0, n.length() - FAILED.length()))));
     }
     b.currentSequence = last + 1;
     return b;
@@ -308,6 +314,29 @@ public final class LocalBuffer implements AutoCloseable {
     }
   }
 
+  /**
+   * With nothing pending, counts the sealed files found anyway: a file set aside that the operator
+   * renamed back once its cause was fixed. Without this nothing drained it before the next buffered
+   * push or a restart. Returns the messages taken on.
+   */
+  public long adoptSealed() throws IOException {
+    long[] messages = new long[1];
+    // under the append lock: a file an append seals meanwhile holds records counted already
+    appendLock.lock();
+    try {
+      if (pending.get() > 0) {
+        return 0;
+      }
+      for (Path f : files(currentSequence)) {
+        RecordFraming.forEachRecord(f, r -> messages[0] += BufferRecord.count(r));
+      }
+      pending.addAndGet(messages[0]);
+    } finally {
+      appendLock.unlock();
+    }
+    return messages[0];
+  }
+
   /** Messages of a sealed file stored in the database: no longer pending. */
   public void stored(long messages) {
     pending.addAndGet(-messages);
@@ -332,7 +361,7 @@ public final class LocalBuffer implements AutoCloseable {
   public long quarantine(Path file) throws IOException {
     long[] messages = new long[1];
     RecordFraming.forEachRecord(file, r -> messages[0] += BufferRecord.count(r));
-    Files.move(file, file.resolveSibling(file.getFileName() + ".failed"));
+    Files.move(file, file.resolveSibling(file.getFileName() + FAILED));
     return messages[0];
   }
 
@@ -340,13 +369,18 @@ public final class LocalBuffer implements AutoCloseable {
   public long[] quarantined() throws IOException {
     long count = 0;
     long bytes = 0;
-    try (Stream<Path> s = Files.list(dir)) {
-      for (Path p : s.filter(p -> p.getFileName().toString().endsWith(".failed")).toList()) {
-        count++;
-        bytes += Files.size(p);
-      }
+    for (Path p : setAside()) {
+      count++;
+      bytes += Files.size(p);
     }
     return new long[] {count, bytes};
+  }
+
+  private List<Path> setAside() throws IOException {
+    try (Stream<Path> s = Files.list(dir)) {
+      return s.filter(p -> p.getFileName().toString().matches("buffer-\\d{20}\\.log\\.failed"))
+          .toList();
+    }
   }
 
   private Path file(long sequence) {
