@@ -59,6 +59,18 @@ class PushMaintenanceTest {
     }
   }
 
+  /** A broker of its own buffers {@link #pushThousand} in {@code dir} and stops: the files left. */
+  private static List<Path> bufferThousand(Map<String, String> env, Path dir, String queue)
+      throws Exception {
+    try (Broker first = broker.startAnother(env)) {
+      maintenance(first, true);
+      pushThousand(first, queue);
+    }
+    try (Stream<Path> s = Files.list(dir)) {
+      return s.filter(p -> p.toString().endsWith(".log")).toList();
+    }
+  }
+
   /** Reads the queue to the end with a fresh group; every message once, in order per partition. */
   private static void assertEveryMessageOnceInOrder(String queue, int expected) {
     assertEveryMessageOnceInOrder(queue, expected, PARTITIONS);
@@ -177,14 +189,7 @@ class PushMaintenanceTest {
   void aBrokerThatStopsWithABufferOrHalfwayThroughADrainLosesAndRepeatsNothing() throws Exception {
     Path dir = Files.createTempDirectory("queen-buffer-crash");
     Map<String, String> env = Map.of("FILE_BUFFER_DIR", dir.toString());
-    try (Broker first = broker.startAnother(env)) {
-      maintenance(first, true);
-      pushThousand(first, "crash");
-    }
-    List<Path> files;
-    try (Stream<Path> s = Files.list(dir)) {
-      files = s.filter(p -> p.toString().endsWith(".log")).toList();
-    }
+    List<Path> files = bufferThousand(env, dir, "crash");
     assertThat(files).isNotEmpty();
     // keep a copy as a drain that stored everything and crashed before deleting its files leaves it
     Path copies = Files.createTempDirectory("queen-buffer-copy");
@@ -220,14 +225,7 @@ class PushMaintenanceTest {
     // what operations.md tells an operator to do with a .failed file once its cause is fixed
     Path dir = Files.createTempDirectory("queen-buffer-back");
     Map<String, String> env = Map.of("FILE_BUFFER_DIR", dir.toString());
-    try (Broker first = broker.startAnother(env)) {
-      maintenance(first, true);
-      pushThousand(first, "back");
-    }
-    List<Path> files;
-    try (Stream<Path> s = Files.list(dir)) {
-      files = s.filter(p -> p.toString().endsWith(".log")).toList();
-    }
+    List<Path> files = bufferThousand(env, dir, "back");
     for (Path f : files) {
       Files.move(f, f.resolveSibling(f.getFileName() + ".failed"));
     }
