@@ -2,6 +2,7 @@ package queen.server;
 
 import io.helidon.webserver.WebServer;
 import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.InstantSource;
@@ -145,6 +146,9 @@ public final class Broker implements AutoCloseable {
       resources.addFirst(statistics);
       statistics.start();
       AckRegistry registry = new AckRegistry();
+      Gauge.builder("queen_ack_registry_partitions", registry, AckRegistry::size)
+          .description("Partitions of leased deliveries remembered for the fast ack path")
+          .register(meters);
       PayloadSealing sealing = new PayloadSealing(config.cipher());
       Payloads payloads = new Payloads(config.cipher());
       PushService push =
@@ -194,7 +198,7 @@ public final class Broker implements AutoCloseable {
       Departures departures = Departures.start(config.departureScan());
       resources.addFirst(departures);
       TransactionService transactions =
-          new TransactionService(new TransactionStore(db), push, released);
+          new TransactionService(new TransactionStore(db), push, registry, released);
       MaxWaitSweeper sweeper = new MaxWaitSweeper(deadLetters, config.sweepInterval());
       resources.addFirst(sweeper);
       sweeper.start();

@@ -10,6 +10,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import queen.server.pop.DeliveryListener;
+import queen.server.store.AckOutcome;
 
 /**
  * Remembers what each leased pop of this broker delivered, per lease and partition, so that the
@@ -40,6 +41,11 @@ public final class AckRegistry {
   private record Lease(Map<UUID, Delivery> partitions, Set<UUID> all, long registeredNanos) {}
 
   private final Map<UUID, Lease> leases = new ConcurrentHashMap<>();
+
+  /** The lease last registered per (partition, group): one batch of a pair is leased at a time. */
+  private record Holder(UUID partitionId, String group) {}
+
+  private final Map<Holder, UUID> holders = new ConcurrentHashMap<>();
   private final AtomicInteger entries = new AtomicInteger();
   private final AtomicLong registrations = new AtomicLong();
 
@@ -66,6 +72,9 @@ public final class AckRegistry {
     entries.addAndGet(partitions.size());
     leases.put(
         leaseId, new Lease(byPartition, Set.copyOf(byPartition.keySet()), System.nanoTime()));
+    for (UUID pid : byPartition.keySet()) {
+      holders.put(new Holder(pid, group), leaseId);
+    }
   }
 
   Delivery get(UUID lease, UUID partitionId) {
@@ -82,12 +91,40 @@ public final class AckRegistry {
   /** Forgets the acked batch of one partition; the lease stays known for extensions. */
   public void remove(UUID lease, UUID partitionId) {
     Lease l = leases.get(lease);
-    if (l != null && l.partitions().remove(partitionId) != null) {
+    Delivery d = l == null ? null : l.partitions().remove(partitionId);
+    if (d != null) {
+      holders.remove(new Holder(partitionId, d.group()), lease);
       entries.decrementAndGet();
       if (l.partitions().isEmpty()) {
         leases.remove(lease, l);
       }
     }
+  }
+
+  /**
+   * Forgets the partitions whose lease these acks ended, {@code leases[i]} being outcome i's lease
+   * or null (Queen's transactions send none: then the pair's registered lease). Acks one message at
+   * a time take the general path, as transactions do; kept until they expired, their batches held
+   * up to {@link #MAX_ENTRIES} partitions with every transactionId of each batch, and then kept new
+   * leases off the fast path.
+   */
+  void ended(List<AckOutcome> outcomes, UUID[] leases) {
+    for (int i = 0; i < outcomes.size(); i++) {
+      AckOutcome o = outcomes.get(i);
+      if (o == null || !o.leaseEnded()) {
+        continue;
+      }
+      UUID lease =
+          leases[i] != null ? leases[i] : holders.get(new Holder(o.partitionId(), o.group()));
+      if (lease != null) {
+        remove(lease, o.partitionId());
+      }
+    }
+  }
+
+  /** Partitions of leased deliveries registered now (the gauge queen_ack_registry_partitions). */
+  public int size() {
+    return entries.get();
   }
 
   /** Drops leases past {@link #MAX_AGE_NANOS}; run every so many registrations. */
@@ -100,6 +137,9 @@ public final class AckRegistry {
               boolean old = now - e.getValue().registeredNanos() > MAX_AGE_NANOS;
               if (old) {
                 entries.addAndGet(-e.getValue().partitions().size());
+                for (Delivery d : e.getValue().partitions().values()) {
+                  holders.remove(new Holder(d.partitionId(), d.group()), e.getKey());
+                }
               }
               return old;
             });

@@ -87,6 +87,7 @@ public final class AckService {
       }
     }
     List<AckOutcome> all = Arrays.asList(out);
+    registry.ended(all, leases);
     promote(all, listener);
     return all;
   }

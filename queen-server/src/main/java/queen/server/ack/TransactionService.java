@@ -1,6 +1,7 @@
 package queen.server.ack;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -21,11 +22,14 @@ import queen.server.store.TransactionStore;
 public final class TransactionService {
   private final TransactionStore store;
   private final PushService push;
+  private final AckRegistry registry;
   private final ReleaseListener released;
 
-  public TransactionService(TransactionStore store, PushService push, ReleaseListener released) {
+  public TransactionService(
+      TransactionStore store, PushService push, AckRegistry registry, ReleaseListener released) {
     this.store = store;
     this.push = push;
+    this.registry = registry;
     this.released = released;
   }
 
@@ -43,6 +47,7 @@ public final class TransactionService {
     // groups in name order and partitions in id order within each: one lock order for all
     Map<String, List<AckItem>> byGroup = new TreeMap<>();
     Map<String, List<Integer>> positions = new TreeMap<>();
+    UUID[] leases = new UUID[acks.size()];
     for (int i = 0; i < acks.size(); i++) {
       AckOp a = acks.get(i);
       String lease = a.ack().leaseId();
@@ -54,6 +59,7 @@ public final class TransactionService {
               false, "ACK operation failed: " + AckService.INVALID_LEASE, List.of(), List.of());
         }
       }
+      leases[i] = leaseId;
       byGroup
           .computeIfAbsent(a.group(), g -> new ArrayList<>())
           .add(AckService.item(a.ack(), leaseId));
@@ -86,6 +92,7 @@ public final class TransactionService {
                       ordered[i] = ao.withIndex(i);
                     }
                   });
+          registry.ended(Arrays.asList(ordered), leases);
           AckService.promote(List.of(ordered), released);
           return new Outcome(true, null, List.of(ordered), batch.results(appended));
         });

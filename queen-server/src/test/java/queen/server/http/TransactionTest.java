@@ -47,6 +47,38 @@ class TransactionTest {
   }
 
   @Test
+  void acksThatEndALeaseOutsideTheFastPathLeaveNothingInTheAckRegistry() {
+    // each lease's batch, with every transactionId, was remembered for 15 minutes
+    double before = broker.metric("queen_ack_registry_partitions", "");
+    wire.pushNumbered("tx-reg", "Default", 0, 3);
+    JsonNode first = wire.popPartition("tx-reg", "Default", "batch=3").json();
+    assertThat(broker.metric("queen_ack_registry_partitions", "")).isEqualTo(before + 1);
+    for (JsonNode m : first.get("messages")) {
+      // one message at a time, as Queen's clients ack: the general path
+      TestBroker.Reply r = wire.ackOne(m, first.get("leaseId").asText(), null);
+      assertThat(r.json().get(0).get("success").asBoolean()).as(r.text()).isTrue();
+    }
+    assertThat(broker.metric("queen_ack_registry_partitions", "")).isEqualTo(before);
+
+    wire.pushNumbered("tx-reg", "Default", 3, 2);
+    JsonNode second = wire.popPartition("tx-reg", "Default", "batch=2").json();
+    assertThat(broker.metric("queen_ack_registry_partitions", "")).isEqualTo(before + 1);
+    ObjectNode body = object();
+    ArrayNode ops = body.putArray("operations");
+    for (JsonNode m : second.get("messages")) {
+      // no leaseId, as Queen's TransactionBuilder sends
+      ops.addObject()
+          .put("type", "ack")
+          .put("transactionId", m.get("transactionId").asText())
+          .put("partitionId", m.get("partitionId").asText())
+          .put("status", "completed");
+    }
+    ops.addObject().put("type", "push").putArray("items").add(item("tx-reg-out", "next"));
+    assertThat(broker.post("/api/v1/transaction", body).json().get("success").asBoolean()).isTrue();
+    assertThat(broker.metric("queen_ack_registry_partitions", "")).isEqualTo(before);
+  }
+
+  @Test
   void aPushOfAStoredTransactionIdAppliesNothing() {
     wire.pushNumbered("tx-dup-in", "Default", 0, 1);
     broker.post("/api/v1/push", Wire.items(java.util.List.of(item("tx-dup-out", "taken"))));
