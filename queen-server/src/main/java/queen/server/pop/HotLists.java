@@ -87,7 +87,8 @@ public final class HotLists {
         continue;
       }
       for (String group : q.rings.keySet()) {
-        // atomic with ring(): a pop that uses the ring now either keeps it or gets a new one
+        // atomic with ring()'s creation; a pop that found the ring just before uses it for one
+        // look, and the next starts as a first contact
         q.rings.computeIfPresent(
             group,
             (g, ring) -> {
@@ -246,9 +247,10 @@ public final class HotLists {
    */
   public void released(String queue, String partition, String group, boolean hasMore) {
     if (hasMore) {
-      revisit(queue, group, partition);
-      // discovery pops keep no ring, whose answer may be that the partition was ready already
-      wakeDiscoveries();
+      if (!revisit(queue, group, partition)) {
+        // discovery pops keep no ring, whose answer may be that the partition was ready already
+        wakeDiscoveries();
+      }
     } else if (ring(queue, group).unhold(partition, System.nanoTime())) {
       // the push that landed during the lease found the gate open and nothing ready: wake again
       queue(queue).gate.open(1);
@@ -256,12 +258,17 @@ public final class HotLists {
     }
   }
 
-  /** The partition is takeable again for the group (ack-promote, revisit wheel): wake pops. */
-  void revisit(String queue, String group, String partition) {
+  /**
+   * The partition is takeable again for the group (ack-promote, revisit wheel): wake pops. Returns
+   * whether it woke any (the ring had not known the partition as ready).
+   */
+  boolean revisit(String queue, String group, String partition) {
     if (ring(queue, group).release(partition, System.nanoTime())) {
       queue(queue).gate.open(1);
       wakeDiscoveries();
+      return true;
     }
+    return false;
   }
 
   /** A pop could not use all it was woken for: pass a wake on (see {@link WakeGate#passOn()}). */

@@ -224,7 +224,8 @@ public final class BufferedPush implements AutoCloseable {
         continue;
       }
       try {
-        if (buffer.pending() == 0 && buffer.adoptSealed() == 0) {
+        buffer.adoptSealed();
+        if (buffer.pending() == 0) {
           continue;
         }
         long before = drained.get();
@@ -252,6 +253,9 @@ public final class BufferedPush implements AutoCloseable {
   private void drain() throws IOException {
     buffer.seal();
     for (Path file : buffer.sealedFiles()) {
+      if (!buffer.counted(file)) {
+        continue; // renamed back just now: counted, then drained, at the next turn
+      }
       FileDrain d = new FileDrain();
       try {
         RecordFraming.forEachRecord(file, d::add);

@@ -9,7 +9,10 @@ import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.stream.Stream;
@@ -42,6 +45,9 @@ public final class LocalBuffer implements AutoCloseable {
   private final FileLock lock;
   private BufferFile current;
   private long currentSequence;
+  // the files whose messages are counted in pending: a file renamed back from .failed is not, and
+  // a drain of it would have taken its messages off the count of others
+  private final Set<Long> counted = ConcurrentHashMap.newKeySet();
   private long written;
   private long bytesOnDisk;
 
@@ -77,6 +83,7 @@ public final class LocalBuffer implements AutoCloseable {
     long last = 0;
     for (Path f : b.files(Long.MAX_VALUE)) {
       last = Math.max(last, sequence(f));
+      b.counted.add(sequence(f));
       b.bytesOnDisk += Files.size(f);
       RecordFraming.forEachRecord(f, r -> b.pending.addAndGet(BufferRecord.count(r)));
     }
@@ -120,6 +127,7 @@ public final class LocalBuffer implements AutoCloseable {
           closeCurrent();
         }
         if (current == null) {
+          counted.add(currentSequence);
           Path path = file(currentSequence);
           current =
               new BufferFile(
@@ -315,26 +323,41 @@ public final class LocalBuffer implements AutoCloseable {
   }
 
   /**
-   * With nothing pending, counts the sealed files found anyway: a file set aside that the operator
-   * renamed back once its cause was fixed. Without this nothing drained it before the next buffered
-   * push or a restart. Returns the messages taken on.
+   * Counts the sealed files found that nothing counted: a file set aside that the operator renamed
+   * back once its cause was fixed. Without this nothing drained it before the next buffered push or
+   * a restart. Called by the drainer alone; returns the messages taken on.
    */
   public long adoptSealed() throws IOException {
-    long[] messages = new long[1];
-    // under the append lock: a file an append seals meanwhile holds records counted already
+    long messages = 0;
+    long bytes = 0;
+    List<Long> adopted = new ArrayList<>();
+    for (Path f : sealedFiles()) {
+      if (counted.contains(sequence(f))) {
+        continue;
+      }
+      long[] n = new long[1];
+      RecordFraming.forEachRecord(f, r -> n[0] += BufferRecord.count(r));
+      messages += n[0];
+      bytes += Files.size(f);
+      adopted.add(sequence(f));
+    }
+    if (adopted.isEmpty()) {
+      return 0;
+    }
     appendLock.lock();
     try {
-      if (pending.get() > 0) {
-        return 0;
-      }
-      for (Path f : files(currentSequence)) {
-        RecordFraming.forEachRecord(f, r -> messages[0] += BufferRecord.count(r));
-      }
-      pending.addAndGet(messages[0]);
+      counted.addAll(adopted);
+      bytesOnDisk += bytes;
+      pending.addAndGet(messages);
     } finally {
       appendLock.unlock();
     }
-    return messages[0];
+    return messages;
+  }
+
+  /** Whether the file's messages are counted as pending: only such a file may be drained. */
+  public boolean counted(Path file) {
+    return counted.contains(sequence(file));
   }
 
   /** Messages of a sealed file stored in the database: no longer pending. */
@@ -346,6 +369,7 @@ public final class LocalBuffer implements AutoCloseable {
   public void drained(Path file) throws IOException {
     long size = Files.size(file);
     Files.delete(file);
+    counted.remove(sequence(file));
     appendLock.lock();
     try {
       bytesOnDisk -= size;
@@ -361,7 +385,15 @@ public final class LocalBuffer implements AutoCloseable {
   public long quarantine(Path file) throws IOException {
     long[] messages = new long[1];
     RecordFraming.forEachRecord(file, r -> messages[0] += BufferRecord.count(r));
+    long size = Files.size(file);
     Files.move(file, file.resolveSibling(file.getFileName() + FAILED));
+    counted.remove(sequence(file));
+    appendLock.lock();
+    try {
+      bytesOnDisk -= size; // off the budget: the operator deletes it or renames it back
+    } finally {
+      appendLock.unlock();
+    }
     return messages[0];
   }
 
