@@ -15,7 +15,6 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
-import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -27,10 +26,7 @@ import org.slf4j.LoggerFactory;
  * start and every {@link #seal()}; sealed files are drained oldest first and deleted once drained.
  */
 public final class LocalBuffer implements AutoCloseable {
-  private static final String PREFIX = "buffer-";
   private static final Logger log = LoggerFactory.getLogger(LocalBuffer.class);
-  private static final String SUFFIX = ".log";
-  private static final String FAILED = ".failed";
 
   /** A file is sealed for draining past this size, so a drain reads and deletes in steps. */
   private static final long ROTATE_BYTES = 16 << 20;
@@ -81,16 +77,15 @@ public final class LocalBuffer implements AutoCloseable {
     }
     LocalBuffer b = new LocalBuffer(dir, maxBytes, lockChannel, lock);
     long last = 0;
-    for (Path f : b.files(Long.MAX_VALUE)) {
-      last = Math.max(last, sequence(f));
-      b.counted.add(sequence(f));
+    for (Path f : BufferFiles.below(dir, Long.MAX_VALUE)) {
+      last = Math.max(last, BufferFiles.sequence(f));
+      b.counted.add(BufferFiles.sequence(f));
       b.bytesOnDisk += Files.size(f);
       RecordFraming.forEachRecord(f, r -> b.pending.addAndGet(BufferRecord.count(r)));
     }
     // numbers of files set aside are not reused: renamed back, one would land on a newer file
-    for (Path f : b.setAside()) {
-      String n = f.getFileName().toString();
-      last = Math.max(last, sequence(dir.resolve(n.substring(0, n.length() - FAILED.length()))));
+    for (Path f : BufferFiles.setAside(dir)) {
+      last = Math.max(last, BufferFiles.sequence(f));
     }
     b.currentSequence = last + 1;
     return b;
@@ -128,7 +123,7 @@ public final class LocalBuffer implements AutoCloseable {
         }
         if (current == null) {
           counted.add(currentSequence);
-          Path path = file(currentSequence);
+          Path path = BufferFiles.file(dir, currentSequence);
           current =
               new BufferFile(
                   FileChannel.open(path, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE),
@@ -309,17 +304,7 @@ public final class LocalBuffer implements AutoCloseable {
     } finally {
       appendLock.unlock();
     }
-    return files(next);
-  }
-
-  /** The buffer files numbered below {@code below}, oldest first. */
-  private List<Path> files(long below) throws IOException {
-    try (Stream<Path> s = Files.list(dir)) {
-      return s.filter(p -> p.getFileName().toString().matches("buffer-\\d{20}\\.log"))
-          .filter(p -> sequence(p) < below)
-          .sorted((a, b) -> Long.compare(sequence(a), sequence(b)))
-          .toList();
-    }
+    return BufferFiles.below(dir, next);
   }
 
   /**
@@ -332,14 +317,14 @@ public final class LocalBuffer implements AutoCloseable {
     long bytes = 0;
     List<Long> adopted = new ArrayList<>();
     for (Path f : sealedFiles()) {
-      if (counted.contains(sequence(f))) {
+      if (counted.contains(BufferFiles.sequence(f))) {
         continue;
       }
       long[] n = new long[1];
       RecordFraming.forEachRecord(f, r -> n[0] += BufferRecord.count(r));
       messages += n[0];
       bytes += Files.size(f);
-      adopted.add(sequence(f));
+      adopted.add(BufferFiles.sequence(f));
     }
     if (adopted.isEmpty()) {
       return 0;
@@ -357,7 +342,7 @@ public final class LocalBuffer implements AutoCloseable {
 
   /** Whether the file's messages are counted as pending: only such a file may be drained. */
   public boolean counted(Path file) {
-    return counted.contains(sequence(file));
+    return counted.contains(BufferFiles.sequence(file));
   }
 
   /** Messages of a sealed file stored in the database: no longer pending. */
@@ -369,7 +354,7 @@ public final class LocalBuffer implements AutoCloseable {
   public void drained(Path file) throws IOException {
     long size = Files.size(file);
     Files.delete(file);
-    counted.remove(sequence(file));
+    counted.remove(BufferFiles.sequence(file));
     appendLock.lock();
     try {
       bytesOnDisk -= size;
@@ -386,8 +371,8 @@ public final class LocalBuffer implements AutoCloseable {
     long[] messages = new long[1];
     RecordFraming.forEachRecord(file, r -> messages[0] += BufferRecord.count(r));
     long size = Files.size(file);
-    Files.move(file, file.resolveSibling(file.getFileName() + FAILED));
-    counted.remove(sequence(file));
+    Files.move(file, BufferFiles.setAsideName(file));
+    counted.remove(BufferFiles.sequence(file));
     appendLock.lock();
     try {
       bytesOnDisk -= size; // off the budget: the operator deletes it or renames it back
@@ -401,27 +386,11 @@ public final class LocalBuffer implements AutoCloseable {
   public long[] quarantined() throws IOException {
     long count = 0;
     long bytes = 0;
-    for (Path p : setAside()) {
+    for (Path p : BufferFiles.setAside(dir)) {
       count++;
       bytes += Files.size(p);
     }
     return new long[] {count, bytes};
-  }
-
-  private List<Path> setAside() throws IOException {
-    try (Stream<Path> s = Files.list(dir)) {
-      return s.filter(p -> p.getFileName().toString().matches("buffer-\\d{20}\\.log\\.failed"))
-          .toList();
-    }
-  }
-
-  private Path file(long sequence) {
-    return dir.resolve(String.format("%s%020d%s", PREFIX, sequence, SUFFIX));
-  }
-
-  private static long sequence(Path p) {
-    String n = p.getFileName().toString();
-    return Long.parseLong(n.substring(PREFIX.length(), n.length() - SUFFIX.length()));
   }
 
   @Override

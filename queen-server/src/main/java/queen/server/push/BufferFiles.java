@@ -1,0 +1,57 @@
+package queen.server.push;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Comparator;
+import java.util.List;
+import java.util.stream.Stream;
+
+/**
+ * The names of the local buffer's files in its directory: {@code buffer-<20-digit number>.log},
+ * numbered in the order they were opened, and {@code <that name>.failed} for a file set aside.
+ */
+final class BufferFiles {
+  private static final String PREFIX = "buffer-";
+  private static final String SUFFIX = ".log";
+  private static final String FAILED = ".failed";
+
+  private BufferFiles() {}
+
+  /** The file numbered {@code sequence}. */
+  static Path file(Path dir, long sequence) {
+    return dir.resolve(String.format("%s%020d%s", PREFIX, sequence, SUFFIX));
+  }
+
+  /** The number of a buffer file, set aside or not. */
+  static long sequence(Path p) {
+    String n = p.getFileName().toString();
+    if (n.endsWith(FAILED)) {
+      n = n.substring(0, n.length() - FAILED.length());
+    }
+    return Long.parseLong(n.substring(PREFIX.length(), n.length() - SUFFIX.length()));
+  }
+
+  /** Where {@code file} goes when it is set aside. */
+  static Path setAsideName(Path file) {
+    return file.resolveSibling(file.getFileName() + FAILED);
+  }
+
+  /** The buffer files numbered below {@code below}, oldest first. */
+  static List<Path> below(Path dir, long below) throws IOException {
+    try (Stream<Path> s = Files.list(dir)) {
+      return s.filter(p -> p.getFileName().toString().matches("buffer-\\d{20}\\.log"))
+          .filter(p -> sequence(p) < below)
+          .sorted(Comparator.comparingLong(BufferFiles::sequence))
+          .toList();
+    }
+  }
+
+  /** The files set aside. */
+  static List<Path> setAside(Path dir) throws IOException {
+    try (Stream<Path> s = Files.list(dir)) {
+      return s.filter(p -> p.getFileName().toString().matches("buffer-\\d{20}\\.log\\.failed"))
+          .toList();
+    }
+  }
+}
