@@ -36,18 +36,17 @@ final class ByteReader {
   }
 
   int u32() {
-    need(4);
-    int v = 0;
-    for (int i = 0; i < 4; i++) {
-      v = (v << 8) | (buf[pos++] & 0xFF);
-    }
-    return v;
+    return (int) bigEndian(4);
   }
 
   long i64() {
-    need(8);
+    return bigEndian(8);
+  }
+
+  private long bigEndian(int bytes) {
+    need(bytes);
     long v = 0;
-    for (int i = 0; i < 8; i++) {
+    for (int i = 0; i < bytes; i++) {
       v = (v << 8) | (buf[pos++] & 0xFF);
     }
     return v;

@@ -119,7 +119,7 @@ public final class HotLists {
 
   /** Wakes every parked pop of every queue. */
   void openAll() {
-    discoveries.values().forEach(d -> d.gate.open());
+    openDiscoveries();
     for (QueueState q : queues.values()) {
       q.gate.open();
     }
@@ -160,6 +160,11 @@ public final class HotLists {
       }
     }
     return woken;
+  }
+
+  /** Wakes every parked discovery pop. */
+  private void openDiscoveries() {
+    discoveries.values().forEach(d -> d.gate.open());
   }
 
   /**
@@ -223,7 +228,7 @@ public final class HotLists {
       }
       q.gate.open();
     }
-    discoveries.values().forEach(d -> d.gate.open());
+    openDiscoveries();
   }
 
   /**

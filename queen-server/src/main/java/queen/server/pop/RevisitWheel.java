@@ -6,6 +6,8 @@ import java.time.InstantSource;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Puts partitions back into their ring when a known time comes: the end of a windowBuffer quiet
@@ -13,6 +15,7 @@ import java.util.concurrent.TimeUnit;
  * lease. Until then nobody polls them; at the time the gate opens and a parked consumer claims.
  */
 final class RevisitWheel implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(RevisitWheel.class);
   private final HotLists hot;
   private final InstantSource clock;
   private final ScheduledExecutorService timer =
@@ -34,10 +37,21 @@ final class RevisitWheel implements AutoCloseable {
     timer.schedule(() -> hot.revisit(queue, group, partition), delay + 1, TimeUnit.MILLISECONDS);
   }
 
-  /** Runs a housekeeping task on the wheel's thread every {@code period}. */
-  void every(Duration period, Runnable task) {
+  /**
+   * Runs a housekeeping task on the wheel's thread every {@code period}. A run that throws is
+   * logged and the next runs as planned: the timer would drop the task for good.
+   */
+  void every(Duration period, String what, Runnable task) {
     long ms = period.toMillis();
-    timer.scheduleWithFixedDelay(task, ms, ms, TimeUnit.MILLISECONDS);
+    Runnable guarded =
+        () -> {
+          try {
+            task.run();
+          } catch (RuntimeException e) {
+            log.warn("{} failed once: {}", what, e.toString());
+          }
+        };
+    timer.scheduleWithFixedDelay(guarded, ms, ms, TimeUnit.MILLISECONDS);
   }
 
   @Override

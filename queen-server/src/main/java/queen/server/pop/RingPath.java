@@ -60,14 +60,8 @@ final class RingPath {
     this.wheel = new RevisitWheel(hot, clock);
     wheel.every(
         Duration.ofMinutes(1),
-        () -> {
-          try {
-            hot.evictIdle(TimeUnit.MINUTES.toNanos(10));
-          } catch (RuntimeException e) {
-            // the timer drops a task that throws: keep forgetting idle queues, rings and gates
-            log.warn("forgetting idle hot-lists failed once: {}", e.toString());
-          }
-        });
+        "forgetting idle hot-lists",
+        () -> hot.evictIdle(TimeUnit.MINUTES.toNanos(10)));
     this.limiter = limiter;
     this.settings = settings;
     this.waits = waits;
@@ -207,16 +201,11 @@ final class RingPath {
    */
   void keepWatch() {
     // twice per interval, so that a ring's reseed, due once per interval, is at most half late
+    // guarded by the wheel: parked pops have no other floor
     wheel.every(
         Duration.ofMillis(Math.max(1, waits.maxMs() / 2)),
-        () -> {
-          try {
-            watch();
-          } catch (RuntimeException e) {
-            // the timer drops a task that throws, and parked pops have no other floor
-            log.warn("the watch over parked pops failed once: {}", e.toString());
-          }
-        });
+        "the watch over parked pops",
+        this::watch);
   }
 
   private void watch() {

@@ -54,4 +54,15 @@ final class BufferFiles {
           .toList();
     }
   }
+
+  /** How many files are set aside, and their bytes. */
+  static long[] setAsideSizes(Path dir) throws IOException {
+    long count = 0;
+    long bytes = 0;
+    for (Path p : setAside(dir)) {
+      count++;
+      bytes += Files.size(p);
+    }
+    return new long[] {count, bytes};
+  }
 }

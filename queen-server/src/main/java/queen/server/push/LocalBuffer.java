@@ -81,7 +81,7 @@ public final class LocalBuffer implements AutoCloseable {
       last = Math.max(last, BufferFiles.sequence(f));
       b.counted.add(BufferFiles.sequence(f));
       b.bytesOnDisk += Files.size(f);
-      RecordFraming.forEachRecord(f, r -> b.pending.addAndGet(BufferRecord.count(r)));
+      b.pending.addAndGet(messagesIn(f));
     }
     // numbers of files set aside are not reused: renamed back, one would land on a newer file
     for (Path f : BufferFiles.setAside(dir)) {
@@ -320,9 +320,7 @@ public final class LocalBuffer implements AutoCloseable {
       if (counted.contains(BufferFiles.sequence(f))) {
         continue;
       }
-      long[] n = new long[1];
-      RecordFraming.forEachRecord(f, r -> n[0] += BufferRecord.count(r));
-      messages += n[0];
+      messages += messagesIn(f);
       bytes += Files.size(f);
       adopted.add(BufferFiles.sequence(f));
     }
@@ -368,8 +366,7 @@ public final class LocalBuffer implements AutoCloseable {
    * and answers how many messages it held.
    */
   public long quarantine(Path file) throws IOException {
-    long[] messages = new long[1];
-    RecordFraming.forEachRecord(file, r -> messages[0] += BufferRecord.count(r));
+    long messages = messagesIn(file);
     long size = Files.size(file);
     Files.move(file, BufferFiles.setAsideName(file));
     counted.remove(BufferFiles.sequence(file));
@@ -379,18 +376,19 @@ public final class LocalBuffer implements AutoCloseable {
     } finally {
       appendLock.unlock();
     }
+    return messages;
+  }
+
+  /** The messages of a buffer file's whole records. */
+  private static long messagesIn(Path file) throws IOException {
+    long[] messages = new long[1];
+    RecordFraming.forEachRecord(file, r -> messages[0] += BufferRecord.count(r));
     return messages[0];
   }
 
   /** Files set aside by {@link #quarantine}: their count and bytes. */
   public long[] quarantined() throws IOException {
-    long count = 0;
-    long bytes = 0;
-    for (Path p : BufferFiles.setAside(dir)) {
-      count++;
-      bytes += Files.size(p);
-    }
-    return new long[] {count, bytes};
+    return BufferFiles.setAsideSizes(dir);
   }
 
   @Override
