@@ -87,8 +87,7 @@ public final class AckRoutes implements Routes {
   }
 
   /** Extends every live lease of the worker id; the answer is per lease id, inside a 200. */
-  private void extend(
-      io.helidon.webserver.http.ServerRequest req, io.helidon.webserver.http.ServerResponse res) {
+  private void extend(Request req, Response res) {
     JsonNode body = Json.objectBody(req);
     int seconds = 60;
     JsonNode s = body.get("seconds");

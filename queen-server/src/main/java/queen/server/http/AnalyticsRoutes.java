@@ -2,8 +2,6 @@ package queen.server.http;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.helidon.webserver.http.ServerRequest;
-import io.helidon.webserver.http.ServerResponse;
 import java.time.Duration;
 import java.time.InstantSource;
 import java.util.LinkedHashMap;
@@ -54,8 +52,7 @@ public final class AnalyticsRoutes implements Routes {
   }
 
   /** Per queue, oldest minute first; {@code point} fills one point or answers false to skip it. */
-  private void byQueue(
-      ServerRequest req, ServerResponse res, BiPredicate<QueueMinute, ObjectNode> point) {
+  private void byQueue(Request req, Response res, BiPredicate<QueueMinute, ObjectNode> point) {
     Params p = new Params(req);
     TimeWindow w = TimeWindow.of(p, clock.instant(), DEFAULT_WINDOW);
     Map<String, ArrayNode> series = new LinkedHashMap<>();
@@ -73,7 +70,7 @@ public final class AnalyticsRoutes implements Routes {
     Replies.json(res, 200, body);
   }
 
-  private void queueOps(ServerRequest req, ServerResponse res) {
+  private void queueOps(Request req, Response res) {
     byQueue(
         req,
         res,
@@ -87,7 +84,7 @@ public final class AnalyticsRoutes implements Routes {
         });
   }
 
-  private void queueLag(ServerRequest req, ServerResponse res) {
+  private void queueLag(Request req, Response res) {
     byQueue(
         req,
         res,
@@ -97,7 +94,7 @@ public final class AnalyticsRoutes implements Routes {
         });
   }
 
-  private void retention(ServerRequest req, ServerResponse res) {
+  private void retention(Request req, Response res) {
     byQueue(
         req,
         res,
@@ -113,7 +110,7 @@ public final class AnalyticsRoutes implements Routes {
 
   /** Per broker, oldest minute first, with {@code point} filling each point. */
   private void byBroker(
-      ServerRequest req, ServerResponse res, Function<StatsStore.BrokerSample, ObjectNode> point) {
+      Request req, Response res, Function<StatsStore.BrokerSample, ObjectNode> point) {
     Params p = new Params(req);
     TimeWindow w = TimeWindow.of(p, clock.instant(), DEFAULT_WINDOW);
     ObjectNode body = header(w);
@@ -136,7 +133,7 @@ public final class AnalyticsRoutes implements Routes {
     Replies.json(res, 200, body);
   }
 
-  private void system(ServerRequest req, ServerResponse res) {
+  private void system(Request req, Response res) {
     byBroker(
         req,
         res,
@@ -149,7 +146,7 @@ public final class AnalyticsRoutes implements Routes {
                 .put("threads", m.threads()));
   }
 
-  private void worker(ServerRequest req, ServerResponse res) {
+  private void worker(Request req, Response res) {
     byBroker(
         req,
         res,
@@ -167,7 +164,7 @@ public final class AnalyticsRoutes implements Routes {
   }
 
   /** Per queue and broker: the long-polls parked at each minute's last sample. */
-  private void parked(ServerRequest req, ServerResponse res) {
+  private void parked(Request req, Response res) {
     Params p = new Params(req);
     TimeWindow w = TimeWindow.of(p, clock.instant(), DEFAULT_WINDOW);
     String only = p.optional("queue");
@@ -205,7 +202,7 @@ public final class AnalyticsRoutes implements Routes {
     Replies.json(res, 200, body);
   }
 
-  private void postgres(ServerRequest req, ServerResponse res) {
+  private void postgres(Request req, Response res) {
     AnalyticsStore.PostgresStats s = store.postgres();
     ObjectNode body =
         Json.object()

@@ -3,8 +3,6 @@ package queen.server.http;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.helidon.webserver.http.ServerRequest;
-import io.helidon.webserver.http.ServerResponse;
 import java.time.Duration;
 import java.time.Instant;
 import queen.server.http.auth.Access;
@@ -93,7 +91,7 @@ public final class ConsumerGroupRoutes implements Routes {
     return idle && g.maxTimeLagSeconds() > DEAD_AFTER.toSeconds() ? "Dead" : "Lagging";
   }
 
-  private void detail(ServerRequest req, ServerResponse res) {
+  private void detail(Request req, Response res) {
     Params p = new Params(req);
     String group = p.name("group");
     // ?queue= narrows the answer to one queue's cursors (the dashboard's queue page)
@@ -139,7 +137,7 @@ public final class ConsumerGroupRoutes implements Routes {
     Replies.json(res, 200, body);
   }
 
-  private void lagging(ServerRequest req, ServerResponse res) {
+  private void lagging(Request req, Response res) {
     Params p = new Params(req);
     int min = Math.max(p.integer("minLagSeconds", 3600), 0);
     int limit = p.limit(1000, LagSnapshot.CAPACITY);
@@ -160,7 +158,7 @@ public final class ConsumerGroupRoutes implements Routes {
     Replies.json(res, 200, list);
   }
 
-  private void delete(ServerRequest req, ServerResponse res, String queue) {
+  private void delete(Request req, Response res, String queue) {
     Params p = new Params(req);
     String group = p.name("group");
     boolean deleteMetadata = p.bool("deleteMetadata", true);
@@ -177,7 +175,7 @@ public final class ConsumerGroupRoutes implements Routes {
     Replies.json(res, 200, body);
   }
 
-  private void subscription(ServerRequest req, ServerResponse res) {
+  private void subscription(Request req, Response res) {
     String group = new Params(req).name("group");
     JsonNode ts = Json.objectBody(req).get("subscriptionTimestamp");
     if (ts == null || ts.isNull()) {
@@ -198,7 +196,7 @@ public final class ConsumerGroupRoutes implements Routes {
             .put("rowsUpdated", rows));
   }
 
-  private void seek(ServerRequest req, ServerResponse res) {
+  private void seek(Request req, Response res) {
     Params p = new Params(req);
     String group = p.name("group");
     String queue = p.name("queue");
@@ -229,7 +227,7 @@ public final class ConsumerGroupRoutes implements Routes {
             .put("partitionsUpdated", s.partitions()));
   }
 
-  private void seekPartition(ServerRequest req, ServerResponse res) {
+  private void seekPartition(Request req, Response res) {
     Params p = new Params(req);
     String group = p.name("group");
     String queue = p.name("queue");

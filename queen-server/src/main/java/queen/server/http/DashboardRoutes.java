@@ -1,18 +1,15 @@
 package queen.server.http;
 
-import io.helidon.http.HeaderName;
-import io.helidon.http.HeaderNames;
-import io.helidon.http.Status;
-import io.helidon.webserver.http.ServerRequest;
-import io.helidon.webserver.http.ServerResponse;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.Map;
+import java.util.Objects;
 import java.util.zip.GZIPOutputStream;
 import queen.server.http.auth.Access;
 import queen.server.store.ClasspathFolder;
@@ -26,8 +23,6 @@ import queen.server.store.ClasspathFolder;
  */
 public final class DashboardRoutes implements Routes {
   private static final String FOLDER = "dashboard";
-  private static final HeaderName CSP = HeaderNames.create("Content-Security-Policy");
-  private static final HeaderName NOSNIFF = HeaderNames.create("X-Content-Type-Options");
 
   /** Scripts, styles and images from the broker itself, nothing inline, nothing from elsewhere. */
   private static final String POLICY =
@@ -47,41 +42,39 @@ public final class DashboardRoutes implements Routes {
   @Override
   public void declare(RouteTable rules) {
     rules.get("/", Access.PUBLIC, (req, res) -> send(req, res, "index.html"));
-    rules.get(
-        "/assets/*", Access.PUBLIC, (req, res) -> send(req, res, req.path().path().substring(1)));
+    rules.get("/assets/*", Access.PUBLIC, (req, res) -> send(req, res, req.path().substring(1)));
   }
 
-  private void send(ServerRequest req, ServerResponse res, String name) {
+  private void send(Request req, Response res, String name) {
     StaticFile f = files.get(name);
     if (f == null) {
-      res.status(Status.NOT_FOUND_404);
-      res.header(HeaderNames.CONTENT_TYPE, "text/plain; charset=utf-8");
-      res.send(name.equals("index.html") ? "The dashboard is not in this build" : "Not found");
+      res.status(404);
+      res.header("Content-Type", "text/plain; charset=utf-8");
+      res.send(
+          (name.equals("index.html") ? "The dashboard is not in this build" : "Not found")
+              .getBytes(StandardCharsets.UTF_8));
       return;
     }
     boolean gzip =
         f.gzip() != null
-            && req.headers()
-                .value(HeaderNames.ACCEPT_ENCODING)
-                .map(v -> v.contains("gzip"))
-                .orElse(false);
+            && Objects.requireNonNullElse(req.header("Accept-Encoding"), "").contains("gzip");
     // each coding is its own representation, with its own tag
     String etag = "\"" + f.tag() + (gzip ? "-gz\"" : "\"");
-    res.header(HeaderNames.ETAG, etag);
-    res.header(HeaderNames.CACHE_CONTROL, "no-cache");
-    res.header(HeaderNames.VARY, "Accept-Encoding");
-    res.header(NOSNIFF, "nosniff");
+    res.header("ETag", etag);
+    res.header("Cache-Control", "no-cache");
+    res.header("Vary", "Accept-Encoding");
+    res.header("X-Content-Type-Options", "nosniff");
     if (f.type().startsWith("text/html")) {
-      res.header(CSP, POLICY);
+      res.header("Content-Security-Policy", POLICY);
     }
-    if (matches(req.headers().value(HeaderNames.IF_NONE_MATCH).orElse(""), etag)) {
-      res.status(Status.NOT_MODIFIED_304);
+    if (matches(Objects.requireNonNullElse(req.header("If-None-Match"), ""), etag)) {
+      res.status(304);
       res.send();
       return;
     }
-    res.header(HeaderNames.CONTENT_TYPE, f.type());
+    res.header("Content-Type", f.type());
     if (gzip) {
-      res.header(HeaderNames.CONTENT_ENCODING, "gzip");
+      res.header("Content-Encoding", "gzip");
     }
     res.send(gzip ? f.gzip() : f.plain());
   }

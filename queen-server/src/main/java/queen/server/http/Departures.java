@@ -1,6 +1,5 @@
 package queen.server.http;
 
-import io.helidon.webserver.http.ServerRequest;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.InetAddress;
@@ -30,16 +29,16 @@ import queen.server.pop.Caller;
  * messages for a closed connection (where they would wait out a lease, or with autoAck be lost to
  * the group).
  *
- * <p>A handler cannot see its client close: Helidon reads a connection only between requests. The
- * kernel can. Every interval, while long-polls wait, the broker reads Linux's table of its network
- * namespace's TCP connections once: {@code /proc/net/tcp6}, or {@code /proc/net/tcp} where the
- * listener is not there (an IPv4-only JVM), since accepted connections are listed with their
- * listener. A watched connection in CLOSE_WAIT has had the client's FIN (the client closed it; HTTP
- * clients do not half-close while they wait for an answer). One missing from two reads in a row was
- * reset (the kernel drops a reset connection from the table; one read alone may miss a live entry,
- * since the table is read in pages while it changes). Either way the pop's {@link Caller} leaves. A
- * read that finds neither the listener nor any other watched connection counts no miss: a table
- * that is not the kernel's must not end every long-poll.
+ * <p>A handler cannot see its client close: the HTTP server reads a connection only between
+ * requests. The kernel can. Every interval, while long-polls wait, the broker reads Linux's table
+ * of its network namespace's TCP connections once: {@code /proc/net/tcp6}, or {@code /proc/net/tcp}
+ * where the listener is not there (an IPv4-only JVM), since accepted connections are listed with
+ * their listener. A watched connection in CLOSE_WAIT has had the client's FIN (the client closed
+ * it; HTTP clients do not half-close while they wait for an answer). One missing from two reads in
+ * a row was reset (the kernel drops a reset connection from the table; one read alone may miss a
+ * live entry, since the table is read in pages while it changes). Either way the pop's {@link
+ * Caller} leaves. A read that finds neither the listener nor any other watched connection counts no
+ * miss: a table that is not the kernel's must not end every long-poll.
  *
  * <p>The cost is the kernel's walk of every connection (about 1.5 ms per thousand) and a parse of
  * the lines on the broker's ports, once per interval, only while long-polls wait. Where there is no
@@ -152,12 +151,12 @@ public final class Departures implements AutoCloseable {
   }
 
   /** The caller for a long-poll of {@code req}; it leaves when the request's client has gone. */
-  Caller watch(ServerRequest req) {
+  Caller watch(Request req) {
     Caller caller = new Caller();
     if (timer != null
-        && req.remotePeer().address() instanceof InetSocketAddress remote
+        && req.remote() instanceof InetSocketAddress remote
         && !remote.isUnresolved()) {
-      watch(caller, new Peer(remote.getAddress(), remote.getPort(), req.localPeer().port()));
+      watch(caller, new Peer(remote.getAddress(), remote.getPort(), req.localPort()));
     }
     return caller;
   }

@@ -1,8 +1,7 @@
 package queen.server.http;
 
-import io.helidon.http.HeaderNames;
-import io.helidon.webserver.http.ServerRequest;
 import java.util.List;
+import java.util.Objects;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import queen.server.http.auth.Access;
@@ -43,11 +42,11 @@ public final class Gate {
     return new Gate(settings, settings.enabled() ? TokenVerifier.create(settings) : null);
   }
 
-  void admit(ServerRequest req, Access required) {
-    if (verifier == null || required == Access.PUBLIC || settings.skips(req.path().path())) {
+  void admit(Request req, Access required) {
+    if (verifier == null || required == Access.PUBLIC || settings.skips(req.path())) {
       return;
     }
-    String header = req.headers().first(HeaderNames.AUTHORIZATION).orElse("").trim();
+    String header = Objects.requireNonNullElse(req.header("Authorization"), "").trim();
     String token =
         header.regionMatches(true, 0, BEARER, 0, BEARER.length())
             ? header.substring(BEARER.length()).trim()
@@ -59,7 +58,7 @@ public final class Gate {
     if (!caller.access().grants(required)) {
       throw new ApiException(403, "Insufficient permissions");
     }
-    req.context().register(caller);
+    req.admitted(caller);
   }
 
   /**
@@ -78,7 +77,8 @@ public final class Gate {
   }
 
   /** The verified token's subject of an admitted request; null when auth is off or it has none. */
-  static String subject(ServerRequest req) {
-    return req.context().get(Caller.class).map(Caller::subject).orElse(null);
+  static String subject(Request req) {
+    Caller caller = req.caller();
+    return caller == null ? null : caller.subject();
   }
 }

@@ -45,7 +45,7 @@ public final class HttpApi {
           if (encodesSlash(req.path().rawPath())) {
             // routes are matched on the decoded path: a group named "g/queues/q" in DELETE
             // /api/v1/consumer-groups/{group} reached the route of group g on queue q
-            Replies.error(res, 400, "A name in the path must not contain '/' (%2F)");
+            Replies.error(new Response(res), 400, "A name in the path must not contain '/' (%2F)");
             return;
           }
           chain.proceed();
@@ -62,8 +62,8 @@ public final class HttpApi {
     }
     routing.any(
         (req, res) -> {
-          gate.admit(req, Access.READ_WRITE);
-          Replies.error(res, 404, "Not found");
+          gate.admit(new Request(req), Access.READ_WRITE);
+          Replies.error(new Response(res), 404, "Not found");
         });
     routing.error(Exception.class, HttpApi::fail);
     List<String> opened = gate.openedBySkipPaths(declared);
@@ -130,24 +130,25 @@ public final class HttpApi {
         : status.reasonPhrase();
   }
 
-  private static void fail(ServerRequest req, ServerResponse res, Exception e) {
+  private static void fail(ServerRequest req, ServerResponse served, Exception e) {
+    Response res = new Response(served);
     switch (e) {
       case ApiException api -> Replies.error(res, api.status(), api.getMessage());
       case AuthFailure auth -> {
-        res.header(HeaderNames.WWW_AUTHENTICATE, "Bearer");
+        res.header("WWW-Authenticate", "Bearer");
         Replies.error(res, 401, auth.getMessage());
       }
       case PayloadKeyException key -> {
         log.warn("{} {}: {}", req.prologue().method(), req.path().path(), key.getMessage());
-        res.header(HeaderNames.RETRY_AFTER, "5");
+        res.header("Retry-After", "5");
         Replies.error(res, 503, key.getMessage());
       }
       case BufferUnavailableException buffer -> {
-        res.header(HeaderNames.RETRY_AFTER, "1");
+        res.header("Retry-After", "1");
         Replies.error(res, 503, buffer.getMessage());
       }
       case KeysUnavailable keys -> {
-        res.header(HeaderNames.RETRY_AFTER, "5");
+        res.header("Retry-After", "5");
         Replies.error(res, 503, keys.getMessage());
       }
       case HttpException http -> Replies.error(res, http.status().code(), describe(http.status()));
@@ -158,7 +159,7 @@ public final class HttpApi {
             req.prologue().method(),
             req.path().path(),
             e.getMessage());
-        res.header(HeaderNames.RETRY_AFTER, "1");
+        res.header("Retry-After", "1");
         Replies.error(res, 503, "Database unavailable, retry later");
       }
       case StoreException store when store.cancelled() -> {

@@ -11,7 +11,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.util.RawValue;
-import io.helidon.webserver.http.ServerRequest;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -154,8 +153,8 @@ final class Json {
   }
 
   /** The request body as a JSON object; empty, malformed or not an object is a 400. */
-  static JsonNode objectBody(ServerRequest req) {
-    byte[] body = req.content().hasEntity() ? req.content().as(byte[].class) : new byte[0];
+  static JsonNode objectBody(Request req) {
+    byte[] body = req.body();
     JsonNode node = parse(body);
     if (!node.isObject()) {
       throw ApiException.badRequest("Request body must be a JSON object");

@@ -2,8 +2,6 @@ package queen.server.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.helidon.webserver.http.ServerRequest;
-import io.helidon.webserver.http.ServerResponse;
 import queen.server.http.auth.Access;
 import queen.server.pop.PopSettings;
 import queen.server.push.BufferedPush;
@@ -93,7 +91,7 @@ public final class MaintenanceRoutes implements Routes {
         });
   }
 
-  private static boolean enabled(ServerRequest req) {
+  private static boolean enabled(Request req) {
     JsonNode enabled = Json.objectBody(req).get("enabled");
     if (enabled == null || !enabled.isBoolean()) {
       throw ApiException.badRequest("enabled (boolean) is required");
@@ -101,7 +99,7 @@ public final class MaintenanceRoutes implements Routes {
     return enabled.booleanValue();
   }
 
-  private static void reply(ServerResponse res, boolean on) {
+  private static void reply(Response res, boolean on) {
     Replies.json(
         res,
         200,

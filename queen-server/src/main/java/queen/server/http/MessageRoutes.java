@@ -2,8 +2,6 @@ package queen.server.http;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.helidon.webserver.http.ServerRequest;
-import io.helidon.webserver.http.ServerResponse;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.InstantSource;
@@ -57,7 +55,7 @@ public final class MessageRoutes implements Routes {
         this::moveToDeadLetters);
   }
 
-  private void moveToDeadLetters(ServerRequest req, ServerResponse res) {
+  private void moveToDeadLetters(Request req, Response res) {
     Params p = new Params(req);
     UUID partitionId = Fields.uuid(p.path("partitionId"), "partitionId");
     String transactionId = p.path("transactionId");
@@ -75,7 +73,7 @@ public final class MessageRoutes implements Routes {
     Replies.json(res, 200, body);
   }
 
-  private void delete(ServerRequest req, ServerResponse res) {
+  private void delete(Request req, Response res) {
     Params p = new Params(req);
     UUID partitionId = Fields.uuid(p.path("partitionId"), "partitionId");
     String transactionId = p.path("transactionId");
@@ -92,7 +90,7 @@ public final class MessageRoutes implements Routes {
             .put("message", "Message deleted successfully"));
   }
 
-  private void list(ServerRequest req, ServerResponse res) {
+  private void list(Request req, Response res) {
     Params p = new Params(req);
     String status = p.optional("status");
     if (status != null && !STATUSES.contains(status)) {
@@ -156,7 +154,7 @@ public final class MessageRoutes implements Routes {
     Replies.json(res, 200, body);
   }
 
-  private void detail(ServerRequest req, ServerResponse res) {
+  private void detail(Request req, Response res) {
     Params p = new Params(req);
     UUID partitionId = Fields.uuid(p.path("partitionId"), "partitionId");
     String transactionId = p.path("transactionId");

@@ -1,6 +1,5 @@
 package queen.server.http;
 
-import io.helidon.http.HeaderNames;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryUsage;
@@ -39,7 +38,7 @@ public final class MetricsRoutes implements Routes {
         "/metrics/prometheus",
         Access.PUBLIC,
         (req, res) -> {
-          res.header(HeaderNames.CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8");
+          res.header("Content-Type", "text/plain; version=0.0.4; charset=utf-8");
           res.send(registry.scrape().getBytes(StandardCharsets.UTF_8));
         });
     rules.get("/metrics", Access.PUBLIC, (req, res) -> Replies.json(res, 200, legacy()));

@@ -1,7 +1,7 @@
 package queen.server.http;
 
-import io.helidon.webserver.http.ServerRequest;
 import java.time.Instant;
+import java.util.Objects;
 
 /**
  * Query and path parameters. Values arrive URL-decoded. Unlike old Queen, which replaced what it
@@ -9,14 +9,14 @@ import java.time.Instant;
  * {@code timeout=abc} silently read as the default hides the caller's bug.
  */
 final class Params {
-  private final ServerRequest req;
+  private final Request req;
 
-  Params(ServerRequest req) {
+  Params(Request req) {
     this.req = req;
   }
 
   String string(String name, String fallback) {
-    return Fields.text(req.query().first(name).orElse(fallback), name);
+    return Fields.text(Objects.requireNonNullElse(req.query(name), fallback), name);
   }
 
   /** A parameter that filters when present: null when absent or blank. */
@@ -33,7 +33,7 @@ final class Params {
 
   /** {@code true}/{@code 1} or {@code false}/{@code 0} (any case); absent or empty: the default. */
   boolean bool(String name, boolean fallback) {
-    String v = req.query().first(name).orElse("").trim();
+    String v = Objects.requireNonNullElse(req.query(name), "").trim();
     if (v.isEmpty()) {
       return fallback;
     }
@@ -48,7 +48,7 @@ final class Params {
 
   /** A whole number; absent or empty: the default. */
   int integer(String name, int fallback) {
-    String v = req.query().first(name).orElse("").trim();
+    String v = Objects.requireNonNullElse(req.query(name), "").trim();
     if (v.isEmpty()) {
       return fallback;
     }
@@ -81,6 +81,6 @@ final class Params {
 
   /** A path parameter, percent-decoded once. */
   String path(String name) {
-    return Fields.text(req.path().pathParameters().get(name), name);
+    return Fields.text(req.pathParam(name), name);
   }
 }

@@ -1,7 +1,5 @@
 package queen.server.http;
 
-import io.helidon.webserver.http.ServerRequest;
-import io.helidon.webserver.http.ServerResponse;
 import java.time.Instant;
 import java.util.List;
 import java.util.UUID;
@@ -78,8 +76,7 @@ public final class PopRoutes implements Routes {
         });
   }
 
-  private void serve(
-      ServerRequest req, ServerResponse res, Params p, PopTarget target, int partitions) {
+  private void serve(Request req, Response res, Params p, PopTarget target, int partitions) {
     PopRequest request = request(p, target, partitions);
     // only a long-poll waits long enough for its client to leave
     Caller caller = request.waitMillis() > 0 ? departures.watch(req) : new Caller();
@@ -88,7 +85,7 @@ public final class PopRoutes implements Routes {
       result = pops.pop(request, caller);
     } catch (PopService.OverloadedException e) {
       // overload is 503, which the clients retry; never 429, which would end their loops
-      res.header(io.helidon.http.HeaderNames.RETRY_AFTER, "1");
+      res.header("Retry-After", "1");
       Replies.error(res, 503, "Too many pops in flight, retry later");
       return;
     } finally {
@@ -126,7 +123,7 @@ public final class PopRoutes implements Routes {
         target, group, batch, partitions, p.bool("autoAck", false), newOnly, fromTime, waitMillis);
   }
 
-  private void send(ServerResponse res, PopResult result) {
+  private void send(Response res, PopResult result) {
     if (result.isEmpty()) {
       Replies.noContent(res);
       return;

@@ -25,7 +25,7 @@ public final class PushRoutes implements Routes {
         "/api/v1/push",
         Access.READ_WRITE,
         (req, res) -> {
-          byte[] body = req.content().hasEntity() ? req.content().as(byte[].class) : new byte[0];
+          byte[] body = req.body();
           List<PushResult> results = push.push(PushBody.read(body, Gate.subject(req), limits));
           boolean stored =
               results.isEmpty()

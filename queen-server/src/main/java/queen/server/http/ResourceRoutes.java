@@ -2,8 +2,6 @@ package queen.server.http;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.helidon.webserver.http.ServerRequest;
-import io.helidon.webserver.http.ServerResponse;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.InstantSource;
@@ -73,7 +71,7 @@ public final class ResourceRoutes implements Routes {
     rules.delete("/api/v1/queues/{queue}/clear", Access.ADMIN, this::clear);
   }
 
-  private void detail(ServerRequest req, ServerResponse res) {
+  private void detail(Request req, Response res) {
     Params params = new Params(req);
     ResourceStore.QueueRow q = QueueViews.queue(store, params.name("queue"));
     QueueViews.PartitionPage partitions = QueueViews.partitionPage(store, stats, q, params);
@@ -92,7 +90,7 @@ public final class ResourceRoutes implements Routes {
     Replies.json(res, 200, body);
   }
 
-  private void partitions(ServerRequest req, ServerResponse res) {
+  private void partitions(Request req, Response res) {
     Params p = new Params(req);
     int limit = p.limit(100, 1000);
     int offset = p.offset();
@@ -203,7 +201,7 @@ public final class ResourceRoutes implements Routes {
         .put("max", max);
   }
 
-  private void clear(ServerRequest req, ServerResponse res) {
+  private void clear(Request req, Response res) {
     Params p = new Params(req);
     String queue = p.name("queue");
     String partition = p.optional("partition");

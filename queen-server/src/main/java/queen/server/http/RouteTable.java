@@ -1,7 +1,6 @@
 package queen.server.http;
 
 import io.helidon.http.Method;
-import io.helidon.webserver.http.Handler;
 import io.helidon.webserver.http.HttpRules;
 import java.util.List;
 import queen.server.http.auth.Access;
@@ -14,6 +13,12 @@ import queen.server.http.auth.Access;
 public final class RouteTable {
   /** One declared route: its method, its path pattern and the access it requires. */
   public record Route(String method, String path, Access access) {}
+
+  /** What a route does with a request it was admitted to. */
+  @FunctionalInterface
+  public interface Handler {
+    void handle(Request req, Response res) throws Exception;
+  }
 
   private final HttpRules rules;
   private final Gate gate;
@@ -43,8 +48,9 @@ public final class RouteTable {
         method,
         path,
         (req, res) -> {
-          gate.admit(req, access);
-          handler.handle(req, res);
+          Request request = new Request(req);
+          gate.admit(request, access);
+          handler.handle(request, new Response(res));
         });
     return this;
   }

@@ -2,8 +2,6 @@ package queen.server.http;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.helidon.webserver.http.ServerRequest;
-import io.helidon.webserver.http.ServerResponse;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.InstantSource;
@@ -64,7 +62,7 @@ public final class StatusRoutes implements Routes {
     rules.post("/api/v1/stats/refresh", Access.ADMIN, this::refresh);
   }
 
-  private void status(ServerRequest req, ServerResponse res) {
+  private void status(Request req, Response res) {
     Params p = new Params(req);
     Instant now = clock.instant();
     TimeWindow w = TimeWindow.of(p, now, Duration.ofHours(1));
@@ -157,7 +155,7 @@ public final class StatusRoutes implements Routes {
     return Math.round(count / seconds * 100) / 100.0;
   }
 
-  private void queues(ServerRequest req, ServerResponse res) {
+  private void queues(Request req, Response res) {
     Params p = new Params(req);
     int limit = p.limit(100, 1000);
     int offset = p.offset();
@@ -180,7 +178,7 @@ public final class StatusRoutes implements Routes {
     Replies.json(res, 200, body);
   }
 
-  private void queue(ServerRequest req, ServerResponse res) {
+  private void queue(Request req, Response res) {
     Params params = new Params(req);
     ResourceStore.QueueRow q = QueueViews.queue(resources, params.name("queue"));
     QueueViews.PartitionPage partitions = QueueViews.partitionPage(resources, stats, q, params);
@@ -212,7 +210,7 @@ public final class StatusRoutes implements Routes {
     Replies.json(res, 200, body);
   }
 
-  private void queueMessages(ServerRequest req, ServerResponse res) {
+  private void queueMessages(Request req, Response res) {
     Params p = new Params(req);
     ResourceStore.QueueRow q = QueueViews.queue(resources, p.name("queue"));
     int limit = p.limit(50, 1000);
@@ -238,7 +236,7 @@ public final class StatusRoutes implements Routes {
     Replies.json(res, 200, list);
   }
 
-  private void analytics(ServerRequest req, ServerResponse res) {
+  private void analytics(Request req, Response res) {
     Params p = new Params(req);
     String interval = p.string("interval", "hour");
     int bucket =
@@ -278,7 +276,7 @@ public final class StatusRoutes implements Routes {
   }
 
   /** The local push buffer of maintenance and failover: messages waiting to drain, failures. */
-  private void buffers(ServerRequest req, ServerResponse res) {
+  private void buffers(Request req, Response res) {
     BufferedPush.Status b = pushes.status();
     Replies.json(
         res,
@@ -292,7 +290,7 @@ public final class StatusRoutes implements Routes {
             .put("worker", 0));
   }
 
-  private void refresh(ServerRequest req, ServerResponse res) {
+  private void refresh(Request req, Response res) {
     int queues = statistics.refreshNow();
     Replies.json(
         res,

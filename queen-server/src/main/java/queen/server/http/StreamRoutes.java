@@ -79,8 +79,7 @@ public final class StreamRoutes implements Routes {
         });
   }
 
-  private void register(
-      io.helidon.webserver.http.ServerRequest req, io.helidon.webserver.http.ServerResponse res) {
+  private void register(Request req, Response res) {
     JsonNode body = Json.objectBody(req);
     String name = Fields.name(required(body, "name"), "name");
     String source = Fields.name(required(body, "source_queue"), "source_queue");

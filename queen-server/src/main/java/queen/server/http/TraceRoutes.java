@@ -4,8 +4,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.util.RawValue;
-import io.helidon.webserver.http.ServerRequest;
-import io.helidon.webserver.http.ServerResponse;
 import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -49,7 +47,7 @@ public final class TraceRoutes implements Routes {
     rules.get("/api/v1/traces/{partitionId}/{transactionId}", Access.READ_ONLY, this::ofMessage);
   }
 
-  private void record(ServerRequest req, ServerResponse res) {
+  private void record(Request req, Response res) {
     JsonNode body = Json.objectBody(req);
     JsonNode txn = body.get("transactionId");
     JsonNode pid = body.get("partitionId");
@@ -112,7 +110,7 @@ public final class TraceRoutes implements Routes {
     return s;
   }
 
-  private void ofMessage(ServerRequest req, ServerResponse res) {
+  private void ofMessage(Request req, Response res) {
     Params p = new Params(req);
     UUID partitionId = Fields.uuid(p.path("partitionId"), "partitionId");
     MessageStore.Stored message =
@@ -127,7 +125,7 @@ public final class TraceRoutes implements Routes {
     Replies.json(res, 200, body);
   }
 
-  private void byName(ServerRequest req, ServerResponse res) {
+  private void byName(Request req, Response res) {
     Params p = new Params(req);
     int limit = p.limit(100, 1000);
     int offset = p.offset();
@@ -161,7 +159,7 @@ public final class TraceRoutes implements Routes {
     Replies.json(res, 200, body);
   }
 
-  private void names(ServerRequest req, ServerResponse res) {
+  private void names(Request req, Response res) {
     Params p = new Params(req);
     int limit = p.limit(50, 1000);
     int offset = p.offset();

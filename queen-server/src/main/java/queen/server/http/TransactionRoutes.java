@@ -36,7 +36,7 @@ public final class TransactionRoutes implements Routes {
         "/api/v1/transaction",
         Access.READ_WRITE,
         (req, res) -> {
-          byte[] body = req.content().hasEntity() ? req.content().as(byte[].class) : new byte[0];
+          byte[] body = req.body();
           String id = UUID.randomUUID().toString();
           List<TransactionService.AckOp> acks = new ArrayList<>();
           List<TransactionService.PushOp> pushes = new ArrayList<>();
