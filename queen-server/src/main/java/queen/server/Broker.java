@@ -1,6 +1,5 @@
 package queen.server;
 
-import io.helidon.webserver.WebServer;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
@@ -85,7 +84,7 @@ import queen.server.streams.StreamCycles;
  */
 public final class Broker implements AutoCloseable {
   static {
-    // Helidon logs through java.util.logging; route it to the same place as ours
+    // pgjdbc logs through java.util.logging; route it to the same place as ours
     if (!SLF4JBridgeHandler.isInstalled()) {
       SLF4JBridgeHandler.removeHandlersForRootLogger();
       SLF4JBridgeHandler.install();
@@ -93,14 +92,14 @@ public final class Broker implements AutoCloseable {
   }
 
   private final List<AutoCloseable> resources;
-  private final WebServer server;
+  private final Listener server;
   private final List<RouteTable.Route> routes;
   private final Runnable stopWaiting;
   private final AtomicBoolean closed = new AtomicBoolean();
 
   private Broker(
       List<AutoCloseable> resources,
-      WebServer server,
+      Listener server,
       List<RouteTable.Route> routes,
       Runnable stopWaiting) {
     this.resources = resources;
@@ -277,57 +276,47 @@ public final class Broker implements AutoCloseable {
       TraceStore traces = new TraceStore(db);
 
       Gate gate = Gate.of(config.auth());
-      List<RouteTable.Route> routes = new ArrayList<>();
-      WebServer server =
-          Listener.start(
-              config,
-              routing ->
-                  routes.addAll(
-                      HttpApi.install(
-                          routing,
-                          gate,
-                          List.of(
-                              new HealthRoutes(db, version()),
-                              new DashboardRoutes(),
-                              new MetricsRoutes(meters, db, config.db().poolSize(), clock),
-                              new ConfigureRoutes(
-                                  queues,
-                                  changed,
-                                  config.cipher() != null && config.cipher().canSeal()),
-                              new PushRoutes(buffered, config.pushLimits()),
-                              new PopRoutes(pop, statistics, payloads, departures),
-                              new AckRoutes(ack, statistics),
-                              new TransactionRoutes(transactions, statistics, config.pushLimits()),
-                              new StreamRoutes(
-                                  new StreamCycles(new StreamStore(db), push, registry, released),
-                                  statistics,
-                                  config.pushLimits()),
-                              new DeadLetterRoutes(
-                                  new DeadLetterService(
-                                      deadLetters, clock, push.listener(), config.popMaxBytes()),
-                                  payloads),
-                              new MaintenanceRoutes(system, settings, buffered, hints::refresh),
-                              new ResourceRoutes(resourceStore, statsStore, changed, clock),
-                              new StatusRoutes(
-                                  statsStore,
-                                  statistics,
-                                  resourceStore,
-                                  messages,
-                                  deadLetters,
-                                  db,
-                                  clock,
-                                  buffered),
-                              new AnalyticsRoutes(new AnalyticsStore(adminDb), clock),
-                              new ConsumerGroupRoutes(groups, groupReads, resourceStore, lags),
-                              new TraceRoutes(traces, messages, clock, payloads),
-                              new MessageRoutes(
-                                  messages,
-                                  new MessageRemoval(adminDb),
-                                  traces,
-                                  clock,
-                                  payloads)))));
+      HttpApi api =
+          HttpApi.of(
+              gate,
+              List.of(
+                  new HealthRoutes(db, version()),
+                  new DashboardRoutes(),
+                  new MetricsRoutes(meters, db, config.db().poolSize(), clock),
+                  new ConfigureRoutes(
+                      queues, changed, config.cipher() != null && config.cipher().canSeal()),
+                  new PushRoutes(buffered, config.pushLimits()),
+                  new PopRoutes(pop, statistics, payloads, departures),
+                  new AckRoutes(ack, statistics),
+                  new TransactionRoutes(transactions, statistics, config.pushLimits()),
+                  new StreamRoutes(
+                      new StreamCycles(new StreamStore(db), push, registry, released),
+                      statistics,
+                      config.pushLimits()),
+                  new DeadLetterRoutes(
+                      new DeadLetterService(
+                          deadLetters, clock, push.listener(), config.popMaxBytes()),
+                      payloads),
+                  new MaintenanceRoutes(system, settings, buffered, hints::refresh),
+                  new ResourceRoutes(resourceStore, statsStore, changed, clock),
+                  new StatusRoutes(
+                      statsStore,
+                      statistics,
+                      resourceStore,
+                      messages,
+                      deadLetters,
+                      db,
+                      clock,
+                      buffered),
+                  new AnalyticsRoutes(new AnalyticsStore(adminDb), clock),
+                  new ConsumerGroupRoutes(groups, groupReads, resourceStore, lags),
+                  new TraceRoutes(traces, messages, clock, payloads),
+                  new MessageRoutes(
+                      messages, new MessageRemoval(adminDb), traces, clock, payloads)),
+              config.maxBodyBytes());
+      Listener server = Listener.start(config, api);
       sampler.listening(server.port());
-      return new Broker(resources, server, List.copyOf(routes), pop::stopWaiting);
+      return new Broker(resources, server, api.routes(), pop::stopWaiting);
     } catch (RuntimeException e) {
       closeAll(resources);
       throw e;

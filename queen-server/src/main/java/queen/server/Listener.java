@@ -1,81 +1,122 @@
 package queen.server;
 
-import io.helidon.common.configurable.Resource;
-import io.helidon.common.pki.Keys;
-import io.helidon.common.tls.Tls;
-import io.helidon.webserver.WebServer;
-import io.helidon.webserver.http.HttpRouting;
-import java.util.Optional;
-import java.util.function.Consumer;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.security.KeyStore;
+import java.util.concurrent.Executors;
+import org.eclipse.jetty.http.UriCompliance;
+import org.eclipse.jetty.server.HttpConfiguration;
+import org.eclipse.jetty.server.HttpConnectionFactory;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.server.SslConnectionFactory;
+import org.eclipse.jetty.util.ssl.SslContextFactory;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import queen.server.http.HttpApi;
 
-/** The broker's HTTP listener: its sockets, TLS from PEM files, and a port it really bound. */
+/**
+ * The broker's HTTP listener (Jetty): its socket, TLS from PEM files, and a port it really bound.
+ * Requests run on virtual threads; a few platform threads select and accept.
+ */
 final class Listener {
-  private Listener() {}
+  /** A connection quiet this long between requests is closed (a long-poll's wait is not). */
+  private static final long IDLE_TIMEOUT_MS = 5 * 60_000L;
 
-  /** Starts listening with {@code routing}; fails when the port cannot be bound. */
-  static WebServer start(BrokerConfig config, Consumer<HttpRouting.Builder> routing) {
-    WebServer server;
+  private final Server server;
+  private final ServerConnector connector;
+
+  private final HttpApi api;
+
+  private Listener(Server server, ServerConnector connector, HttpApi api) {
+    this.server = server;
+    this.connector = connector;
+    this.api = api;
+  }
+
+  /** Starts listening with {@code api}; fails when the host or the port cannot be bound. */
+  static Listener start(BrokerConfig config, HttpApi api) {
     try {
-      server = build(config, routing);
-    } catch (RuntimeException e) {
-      for (Throwable t = e; t != null; t = t.getCause()) {
-        if (t instanceof java.net.UnknownHostException) {
-          // an invalid setting, not a database that cannot be reached: exit 2, naming it
-          throw new BrokerConfig.InvalidConfigException(
-              "HOST " + config.host() + " is not a host name or address that resolves");
-        }
-      }
-      throw e;
+      InetAddress.getByName(config.host());
+    } catch (UnknownHostException e) {
+      // an invalid setting, not a database that cannot be reached: exit 2, naming it
+      throw new BrokerConfig.InvalidConfigException(
+          "HOST " + config.host() + " is not a host name or address that resolves");
     }
-    if (!server.isRunning()) {
-      // Helidon logs a listener that could not bind and returns: without this the broker ran
-      // its background work with no port, and `queen serve` said it listened on port -1
+    QueuedThreadPool threads = new QueuedThreadPool(16, 2);
+    threads.setName("http");
+    threads.setVirtualThreadsExecutor(
+        Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("http-", 0).factory()));
+    Server server = new Server(threads);
+    HttpConfiguration http = new HttpConfiguration();
+    http.setSendServerVersion(false);
+    http.setRequestHeaderSize(16 * 1024);
+    // names in the path are the routes' to judge, so that a refusal names the field: a '/'
+    // encoded in one (HttpApi), '%' and control characters (Fields.name)
+    http.setUriCompliance(
+        UriCompliance.DEFAULT.with(
+            "queen",
+            UriCompliance.Violation.AMBIGUOUS_PATH_SEPARATOR,
+            UriCompliance.Violation.AMBIGUOUS_PATH_ENCODING,
+            UriCompliance.Violation.SUSPICIOUS_PATH_CHARACTERS));
+    HttpConnectionFactory h1 = new HttpConnectionFactory(http);
+    ServerConnector connector =
+        config.tls() == null
+            ? new ServerConnector(server, 1, 1, h1)
+            : new ServerConnector(
+                server, 1, 1, new SslConnectionFactory(tls(config), "http/1.1"), h1);
+    connector.setHost(config.host());
+    connector.setPort(config.port());
+    // thousands of long-poll clients connect at once after a deploy; the default of 50 drops SYNs
+    connector.setAcceptQueueSize(1024);
+    connector.setIdleTimeout(IDLE_TIMEOUT_MS);
+    server.addConnector(connector);
+    server.setHandler(api);
+    // a stopping broker lets requests in flight finish, up to SHUTDOWN_TIMEOUT_MS (see stop())
+    server.setStopTimeout(config.shutdownTimeout().toMillis());
+    server.setErrorHandler(HttpApi.errors());
+    try {
+      server.start();
+    } catch (Exception e) {
+      stopQuietly(server);
+      if (e instanceof IOException) {
+        throw new IllegalStateException(
+            "cannot listen on " + config.host() + ":" + config.port() + " (in use?)", e);
+      }
+      throw new IllegalStateException("cannot start the HTTP listener: " + e.getMessage(), e);
+    }
+    return new Listener(server, connector, api);
+  }
+
+  int port() {
+    return connector.getLocalPort();
+  }
+
+  /**
+   * Stops accepting connections and lets requests in flight finish, each answer closing its
+   * connection, up to SHUTDOWN_TIMEOUT_MS; then closes what is left. Requests that arrive on open
+   * connections meanwhile are served, not refused: an ack refused during a rolling restart would
+   * leave its batch leased until the lease ran out.
+   */
+  void stop() {
+    api.closeConnections();
+    stopQuietly(server);
+  }
+
+  private static void stopQuietly(Server server) {
+    try {
       server.stop();
-      throw new IllegalStateException(
-          "cannot listen on " + config.host() + ":" + config.port() + " (in use?)");
+    } catch (Exception e) {
+      org.slf4j.LoggerFactory.getLogger(Listener.class).warn("stopping the listener failed", e);
     }
-    return server;
   }
 
-  private static WebServer build(BrokerConfig config, Consumer<HttpRouting.Builder> routing) {
-    return WebServer.builder()
-        .host(config.host())
-        .port(config.port())
-        .maxPayloadSize(config.maxBodyBytes())
-        // plain sockets: the NIO mode holds an 8 kB read and an 8 kB write buffer per
-        // connection, a parked long-poll's largest cost (docs/benchmarks.md, "Memory")
-        .useNio(false)
-        // a response is written as headers then body: without TCP_NODELAY, Nagle holds
-        // the body back until the client's delayed ACK of the headers, 40 ms later
-        .connectionOptions(socket -> socket.tcpNoDelay(true))
-        .shutdownHook(false)
-        .shutdownGracePeriod(config.shutdownTimeout())
-        .update(b -> tls(config.tls()).ifPresent(b::tls))
-        .directHandlers(HttpApi.directHandlers())
-        .routing(routing)
-        .build()
-        .start();
-  }
-
-  /** TLS when TLS_CERT_FILE and TLS_KEY_FILE are set. */
-  private static Optional<Tls> tls(BrokerConfig.TlsFiles files) {
-    if (files == null) {
-      return Optional.empty();
-    }
+  private static SslContextFactory.Server tls(BrokerConfig config) {
+    BrokerConfig.TlsFiles files = config.tls();
+    KeyStore keys;
     try {
-      Keys keys =
-          Keys.builder()
-              .pem(
-                  pem ->
-                      pem.key(Resource.create(files.key()))
-                          .certChain(Resource.create(files.certificate())))
-              .build();
-      if (keys.privateKey().isEmpty() || keys.certChain().isEmpty()) {
-        throw new IllegalArgumentException("no private key or no certificate found");
-      }
-      return Optional.of(Tls.builder().privateKey(keys).privateKeyCertChain(keys).build());
-    } catch (RuntimeException e) {
+      keys = PemKeyStore.load(files.certificate(), files.key());
+    } catch (IOException | RuntimeException | java.security.GeneralSecurityException e) {
       throw new BrokerConfig.InvalidConfigException(
           "TLS_CERT_FILE "
               + files.certificate()
@@ -84,5 +125,9 @@ final class Listener {
               + " must be PEM files of a certificate chain and its private key: "
               + e.getMessage());
     }
+    SslContextFactory.Server ssl = new SslContextFactory.Server();
+    ssl.setKeyStore(keys);
+    ssl.setKeyStorePassword(PemKeyStore.PASSWORD);
+    return ssl;
   }
 }

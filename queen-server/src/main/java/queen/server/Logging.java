@@ -37,7 +37,7 @@ public final class Logging extends ContextAwareBase implements Configurator {
   /** Chatty libraries; a broken connection during an outage is logged once, by the broker. */
   private static final Map<String, Level> LEVELS =
       Map.of(
-          "io.helidon", Level.WARN,
+          "org.eclipse.jetty", Level.WARN,
           "org.flywaydb", Level.WARN,
           "com.zaxxer.hikari", Level.WARN,
           "com.zaxxer.hikari.pool.ProxyConnection", Level.ERROR,

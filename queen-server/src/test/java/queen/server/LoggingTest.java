@@ -65,7 +65,8 @@ class LoggingTest {
     LoggerContext logback = context();
     Logging.apply(logback, false);
     assertThat(logback.getLogger("queen").getEffectiveLevel()).isEqualTo(Level.INFO);
-    assertThat(logback.getLogger("io.helidon.webserver").getEffectiveLevel()).isEqualTo(Level.WARN);
+    assertThat(logback.getLogger("org.eclipse.jetty.server").getEffectiveLevel())
+        .isEqualTo(Level.WARN);
     assertThat(logback.getLogger("org.flywaydb.core").getEffectiveLevel()).isEqualTo(Level.WARN);
     assertThat(logback.getLogger("com.zaxxer.hikari.HikariDataSource").getEffectiveLevel())
         .isEqualTo(Level.WARN);

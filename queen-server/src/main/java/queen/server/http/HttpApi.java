@@ -1,16 +1,23 @@
 package queen.server.http;
 
-import io.helidon.http.DirectHandler;
-import io.helidon.http.HeaderName;
-import io.helidon.http.HeaderNames;
-import io.helidon.http.HttpException;
-import io.helidon.http.Status;
-import io.helidon.webserver.http.DirectHandlers;
-import io.helidon.webserver.http.HttpRouting;
-import io.helidon.webserver.http.ServerRequest;
-import io.helidon.webserver.http.ServerResponse;
-import java.util.ArrayList;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Predicate;
+import org.eclipse.jetty.http.HttpException;
+import org.eclipse.jetty.http.HttpField;
+import org.eclipse.jetty.http.HttpFields;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.http.HttpStatus;
+import org.eclipse.jetty.http.PreEncodedHttpField;
+import org.eclipse.jetty.io.Content;
+import org.eclipse.jetty.io.EofException;
+import org.eclipse.jetty.server.Handler;
+import org.eclipse.jetty.server.handler.ErrorHandler;
+import org.eclipse.jetty.util.Callback;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import queen.server.codec.PayloadKeyException;
@@ -27,53 +34,146 @@ import queen.server.store.StoreException;
  * hint (the clients retry 5xx and treat any 4xx as fatal); anything else is our bug, a 500 with a
  * generic message, logged with its stack trace here and never sent to the client.
  */
-public final class HttpApi {
+public final class HttpApi extends Handler.Abstract {
   private static final Logger log = LoggerFactory.getLogger(HttpApi.class);
 
-  private HttpApi() {}
+  private static final List<HttpField> CORS =
+      List.of(
+          new PreEncodedHttpField("Access-Control-Allow-Origin", "*"),
+          new PreEncodedHttpField(
+              "Access-Control-Allow-Methods", "GET, POST, PUT, DELETE, OPTIONS"),
+          new PreEncodedHttpField("Access-Control-Allow-Headers", "Content-Type, Authorization"),
+          new PreEncodedHttpField("Access-Control-Max-Age", "86400"),
+          // the count of a paged answer whose body has no room for it (a group's cursors)
+          new PreEncodedHttpField("Access-Control-Expose-Headers", "X-Total-Count"));
+
+  private static final Predicate<TimeoutException> QUIET = timeout -> false;
+  private static final HttpField CLOSE = new PreEncodedHttpField(HttpHeader.CONNECTION, "close");
+
+  private final Gate gate;
+  private final RouteTable table;
+  private final long maxBodyBytes;
+  private volatile boolean closing;
+
+  private HttpApi(Gate gate, RouteTable table, long maxBodyBytes) {
+    this.gate = gate;
+    this.table = table;
+    this.maxBodyBytes = maxBodyBytes;
+  }
 
   /**
-   * Installs the routes of the given groups behind the gate, then the JSON 404 for everything else
-   * (read-write, as WIRE.md section 0 has unknown routes), and answers the table of declared
-   * routes.
+   * The routes of the given groups behind the gate, then the JSON 404 for everything else
+   * (read-write, as WIRE.md section 0 has unknown routes); bodies over {@code maxBodyBytes} are
+   * 413.
    */
-  public static List<RouteTable.Route> install(
-      HttpRouting.Builder routing, Gate gate, List<Routes> groups) {
-    routing.addFilter(
-        (chain, req, res) -> {
-          cors(res);
-          if (encodesSlash(req.path().rawPath())) {
-            // routes are matched on the decoded path: a group named "g/queues/q" in DELETE
-            // /api/v1/consumer-groups/{group} reached the route of group g on queue q
-            Replies.error(new Response(res), 400, "A name in the path must not contain '/' (%2F)");
-            return;
-          }
-          chain.proceed();
-        });
-    routing.options(
-        (req, res) -> {
-          res.header(HeaderNames.CONTENT_LENGTH, "0");
-          res.status(Status.OK_200).send();
-        });
-    List<RouteTable.Route> declared = new ArrayList<>();
-    RouteTable table = new RouteTable(routing, gate, declared);
+  public static HttpApi of(Gate gate, List<Routes> groups, long maxBodyBytes) {
+    RouteTable table = new RouteTable();
     for (Routes group : groups) {
       group.declare(table);
     }
-    routing.any(
-        (req, res) -> {
-          gate.admit(new Request(req), Access.READ_WRITE);
-          Replies.error(new Response(res), 404, "Not found");
-        });
-    routing.error(Exception.class, HttpApi::fail);
-    List<String> opened = gate.openedBySkipPaths(declared);
+    List<String> opened = gate.openedBySkipPaths(table.declared());
     if (!opened.isEmpty()) {
       log.warn(
           "JWT_SKIP_PATHS serves without a token these routes, which need read-write or admin"
               + " access: {}",
           opened);
     }
-    return List.copyOf(declared);
+    return new HttpApi(gate, table, maxBodyBytes);
+  }
+
+  /** Every route declared, with the access it requires. */
+  public List<RouteTable.Route> routes() {
+    return table.declared();
+  }
+
+  /** The broker is stopping: from now on every answer closes its connection. */
+  public void closeConnections() {
+    closing = true;
+  }
+
+  @Override
+  public boolean handle(
+      org.eclipse.jetty.server.Request request,
+      org.eclipse.jetty.server.Response response,
+      Callback done) {
+    // a long-poll waits quietly up to its own deadline: the connection's idle timeout ends only
+    // quiet connections between requests and stalled reads or writes
+    request.addIdleTimeoutListener(QUIET);
+    HttpFields.Mutable headers = response.getHeaders();
+    CORS.forEach(headers::put);
+    if (closing) {
+      headers.put(CLOSE); // its client reconnects to a broker that stays
+    }
+    Response res = new Response(response, done, () -> skipUnreadBody(request));
+    try {
+      dispatch(request, res);
+      if (!res.sent()) {
+        throw new IllegalStateException("the route sent no answer");
+      }
+    } catch (Exception e) {
+      if (res.sent()) {
+        log.error("{} {} failed after answering", request.getMethod(), path(request), e);
+      } else {
+        fail(request, res, e);
+      }
+    }
+    return true;
+  }
+
+  private void dispatch(org.eclipse.jetty.server.Request request, Response res) throws Exception {
+    if (encodesSlash(request.getHttpURI().getPath())) {
+      // routes are matched on the decoded path: a group named "g/queues/q" in DELETE
+      // /api/v1/consumer-groups/{group} reached the route of group g on queue q
+      Replies.error(res, 400, "A name in the path must not contain '/' (%2F)");
+      return;
+    }
+    String method = request.getMethod();
+    if (method.equals("OPTIONS")) {
+      res.status(200).header("Content-Length", "0").send();
+      return;
+    }
+    String path = path(request);
+    if (path == null) {
+      throw ApiException.badRequest("The path is not valid percent-encoded UTF-8");
+    }
+    RouteTable.Match match = table.match(method, path);
+    Request req =
+        new Request(request, path, match == null ? Map.of() : match.params(), maxBodyBytes);
+    if (match == null) {
+      gate.admit(req, Access.READ_WRITE);
+      Replies.error(res, 404, "Not found");
+      return;
+    }
+    gate.admit(req, match.access());
+    match.handler().handle(req, res);
+  }
+
+  /**
+   * Reads what is left of a body the route did not read (a refused request's, say), when it fits
+   * MAX_BODY_BYTES: answered with part of its body unread, the connection would be closed under a
+   * client that already sends its next request on it.
+   */
+  private void skipUnreadBody(org.eclipse.jetty.server.Request request) {
+    long length = request.getLength();
+    if (length <= 0
+        || length > maxBodyBytes
+        || org.eclipse.jetty.server.Request.getContentBytesRead(request) >= length) {
+      return;
+    }
+    try {
+      Content.Source.consumeAll(request);
+    } catch (IOException e) {
+      log.debug("{} {}: the unread body ended early", request.getMethod(), path(request));
+    }
+  }
+
+  /** The decoded path; null when its percent-encoding is not UTF-8. */
+  private static String path(org.eclipse.jetty.server.Request request) {
+    try {
+      return request.getHttpURI().getDecodedPath();
+    } catch (IllegalArgumentException e) {
+      return null;
+    }
   }
 
   /** Whether a raw path holds {@code %2F} in either case, without a copy of it per request. */
@@ -86,52 +186,46 @@ public final class HttpApi {
     return false;
   }
 
-  private static final HeaderName ALLOW_ORIGIN = HeaderNames.create("Access-Control-Allow-Origin");
-  private static final HeaderName ALLOW_METHODS =
-      HeaderNames.create("Access-Control-Allow-Methods");
-  private static final HeaderName ALLOW_HEADERS =
-      HeaderNames.create("Access-Control-Allow-Headers");
-  private static final HeaderName MAX_AGE = HeaderNames.create("Access-Control-Max-Age");
-  private static final HeaderName EXPOSE_HEADERS =
-      HeaderNames.create("Access-Control-Expose-Headers");
-
-  private static void cors(ServerResponse res) {
-    res.header(ALLOW_ORIGIN, "*");
-    res.header(ALLOW_METHODS, "GET, POST, PUT, DELETE, OPTIONS");
-    res.header(ALLOW_HEADERS, "Content-Type, Authorization");
-    res.header(MAX_AGE, "86400");
-    // the count of a paged answer whose body has no room for it (a group's cursors)
-    res.header(EXPOSE_HEADERS, "X-Total-Count");
-  }
-
   /**
-   * JSON bodies for the errors Helidon answers before routing (malformed HTTP, a body over
-   * MAX_BODY_BYTES), so that every error a client sees has the same shape.
+   * JSON bodies for the errors Jetty answers itself (malformed HTTP, headers over the limit), so
+   * that every error a client sees has the same shape.
    */
-  public static DirectHandlers directHandlers() {
-    DirectHandler json =
-        (request, event, status, headers, message) ->
-            DirectHandler.TransportResponse.builder()
-                .status(status)
-                .headers(headers)
-                .header(HeaderNames.CONTENT_TYPE, "application/json")
-                .entity(Json.bytes(Json.object().put("error", describe(status))))
-                .build();
-    DirectHandlers.Builder b = DirectHandlers.builder();
-    for (DirectHandler.EventType event : DirectHandler.EventType.values()) {
-      b.addHandler(event, json);
-    }
-    return b.build();
+  public static ErrorHandler errors() {
+    return new ErrorHandler() {
+      @Override
+      public boolean errorPageForMethod(String method) {
+        return true; // every method's error is JSON, not only GET's and POST's
+      }
+
+      @Override
+      protected void generateResponse(
+          org.eclipse.jetty.server.Request request,
+          org.eclipse.jetty.server.Response response,
+          int code,
+          String message,
+          Throwable cause,
+          Callback callback) {
+        response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/json");
+        response.write(true, ByteBuffer.wrap(errorBody(code)), callback);
+      }
+
+      @Override
+      public ByteBuffer badMessageError(int status, String reason, HttpFields.Mutable fields) {
+        fields.put(HttpHeader.CONTENT_TYPE, "application/json");
+        return ByteBuffer.wrap(errorBody(status));
+      }
+    };
   }
 
-  private static String describe(Status status) {
-    return status.code() == Status.REQUEST_ENTITY_TOO_LARGE_413.code()
-        ? "Request body too large"
-        : status.reasonPhrase();
+  private static byte[] errorBody(int status) {
+    return Json.bytes(Json.object().put("error", describe(status)));
   }
 
-  private static void fail(ServerRequest req, ServerResponse served, Exception e) {
-    Response res = new Response(served);
+  private static String describe(int status) {
+    return status == 413 ? "Request body too large" : HttpStatus.getMessage(status);
+  }
+
+  private static void fail(org.eclipse.jetty.server.Request req, Response res, Exception e) {
     switch (e) {
       case ApiException api -> Replies.error(res, api.status(), api.getMessage());
       case AuthFailure auth -> {
@@ -139,7 +233,7 @@ public final class HttpApi {
         Replies.error(res, 401, auth.getMessage());
       }
       case PayloadKeyException key -> {
-        log.warn("{} {}: {}", req.prologue().method(), req.path().path(), key.getMessage());
+        log.warn("{} {}: {}", req.getMethod(), path(req), key.getMessage());
         res.header("Retry-After", "5");
         Replies.error(res, 503, key.getMessage());
       }
@@ -151,21 +245,22 @@ public final class HttpApi {
         res.header("Retry-After", "5");
         Replies.error(res, 503, keys.getMessage());
       }
-      case HttpException http -> Replies.error(res, http.status().code(), describe(http.status()));
+      case HttpException http -> Replies.error(res, http.getCode(), describe(http.getCode()));
+      case UncheckedIOException io when io.getCause() instanceof EofException -> {
+        // the client closed the connection while sending the body: nobody reads this answer
+        log.debug("{} {}: the body ended early", req.getMethod(), path(req));
+        Replies.error(res, 400, "The request body ended early");
+      }
       case StoreException store when store.unavailable() -> {
         // the database logs an outage once; each refused request only at DEBUG
-        log.debug(
-            "{} {}: database unavailable: {}",
-            req.prologue().method(),
-            req.path().path(),
-            e.getMessage());
+        log.debug("{} {}: database unavailable: {}", req.getMethod(), path(req), e.getMessage());
         res.header("Retry-After", "1");
         Replies.error(res, 503, "Database unavailable, retry later");
       }
       case StoreException store when store.cancelled() -> {
         // not our bug and not an outage: the request asked for more than the limit allows, or an
         // operator cancelled it
-        log.info("{} {}: {}", req.prologue().method(), req.path().path(), e.getMessage());
+        log.info("{} {}: {}", req.getMethod(), path(req), e.getMessage());
         Replies.error(
             res,
             503,
@@ -174,7 +269,7 @@ public final class HttpApi {
                 + " a smaller page or offset), and an operator may cancel any query");
       }
       default -> {
-        log.error("{} {} failed", req.prologue().method(), req.path().path(), e);
+        log.error("{} {} failed", req.getMethod(), path(req), e);
         Replies.error(res, 500, "Internal error");
       }
     }

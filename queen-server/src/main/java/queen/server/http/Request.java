@@ -1,8 +1,12 @@
 package queen.server.http;
 
-import io.helidon.http.HeaderNames;
-import io.helidon.webserver.http.ServerRequest;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import org.eclipse.jetty.util.Fields;
 import queen.server.http.auth.Caller;
 
 /**
@@ -11,50 +15,87 @@ import queen.server.http.auth.Caller;
  * Routes see nothing of the HTTP server behind it.
  */
 public final class Request {
-  private final ServerRequest req;
+  private final org.eclipse.jetty.server.Request req;
+  private final String path;
+  private final Map<String, String> pathParams;
+  private final long maxBody;
+  private Fields query;
   private Caller caller;
 
-  Request(ServerRequest req) {
+  Request(
+      org.eclipse.jetty.server.Request req,
+      String path,
+      Map<String, String> pathParams,
+      long maxBody) {
     this.req = req;
+    this.path = path;
+    this.pathParams = pathParams;
+    this.maxBody = maxBody;
   }
 
   String method() {
-    return req.prologue().method().text();
+    return req.getMethod();
   }
 
   /** The path, percent-decoded. */
   String path() {
-    return req.path().path();
+    return path;
   }
 
   /** A path parameter of the matched route, percent-decoded once. */
   String pathParam(String name) {
-    return req.path().pathParameters().get(name);
+    return pathParams.get(name);
   }
 
   /** The first value of a query parameter, percent-decoded; null when absent. */
   String query(String name) {
-    return req.query().first(name).orElse(null);
+    if (query == null) {
+      try {
+        query =
+            org.eclipse.jetty.server.Request.extractQueryParameters(req, StandardCharsets.UTF_8);
+      } catch (IllegalArgumentException e) {
+        // a query that is not percent-encoded UTF-8 names no parameter a route could read
+        throw ApiException.badRequest("The query string is not valid percent-encoded UTF-8");
+      }
+    }
+    return query.getValue(name);
   }
 
   /** The first value of a header; null when absent. */
   String header(String name) {
-    return req.headers().first(HeaderNames.create(name)).orElse(null);
+    return req.getHeaders().get(name);
   }
 
-  /** The whole body; empty when there is none. */
+  /**
+   * The whole body, at most MAX_BODY_BYTES (413 past it, before reading any when its length is
+   * announced); empty when there is none.
+   */
   byte[] body() {
-    return req.content().hasEntity() ? req.content().as(byte[].class) : new byte[0];
+    long announced = req.getLength();
+    if (announced > maxBody) {
+      throw new ApiException(413, "Request body too large");
+    }
+    try (InputStream in = org.eclipse.jetty.server.Request.asInputStream(req)) {
+      byte[] body = in.readNBytes((int) Math.min(maxBody + 1, Integer.MAX_VALUE - 8));
+      if (body.length > maxBody) {
+        throw new ApiException(413, "Request body too large");
+      }
+      return body;
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
   }
 
   /** The client's address and port; null when it is not an IP socket. */
   InetSocketAddress remote() {
-    return req.remotePeer().address() instanceof InetSocketAddress a ? a : null;
+    return req.getConnectionMetaData().getRemoteSocketAddress() instanceof InetSocketAddress a
+        ? a
+        : null;
   }
 
   /** The broker's port this request came in on. */
   int localPort() {
-    return req.localPeer().port();
+    return org.eclipse.jetty.server.Request.getLocalPort(req);
   }
 
   /** The verified caller, when authentication is on and admitted this request; else null. */

@@ -1,37 +1,63 @@
 package queen.server.http;
 
-import io.helidon.http.HeaderNames;
-import io.helidon.http.Status;
-import io.helidon.webserver.http.ServerResponse;
+import java.nio.ByteBuffer;
+import org.eclipse.jetty.http.HttpField;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.util.Callback;
 
 /**
  * A response as the routes write it: a status, headers, then the body once. Routes see nothing of
  * the HTTP server behind it.
  */
 public final class Response {
-  private final ServerResponse res;
+  private final org.eclipse.jetty.server.Response res;
+  private final Callback done;
+  private boolean sent;
 
-  Response(ServerResponse res) {
+  private final Runnable beforeAnswer;
+
+  /**
+   * {@code beforeAnswer} runs just before the answer goes out (HttpApi reads what is left of the
+   * body).
+   */
+  Response(org.eclipse.jetty.server.Response res, Callback done, Runnable beforeAnswer) {
     this.res = res;
+    this.done = done;
+    this.beforeAnswer = beforeAnswer;
   }
 
   Response status(int status) {
-    res.status(Status.create(status));
+    res.setStatus(status);
     return this;
   }
 
   Response header(String name, String value) {
-    res.header(HeaderNames.create(name), value);
+    res.getHeaders().put(name, value);
+    return this;
+  }
+
+  Response header(HttpField field) {
+    res.getHeaders().put(field);
     return this;
   }
 
   /** Sends the status, the headers and {@code body}, with its length. */
   void send(byte[] body) {
-    res.send(body);
+    beforeAnswer.run();
+    sent = true;
+    res.getHeaders().put(HttpHeader.CONTENT_LENGTH, body.length);
+    res.write(true, ByteBuffer.wrap(body), done);
   }
 
   /** Sends the status and headers with no body and no content length (see {@link Replies}). */
   void send() {
-    res.send();
+    beforeAnswer.run();
+    sent = true;
+    done.succeeded();
+  }
+
+  /** Whether the answer went out; nothing may be written after. */
+  boolean sent() {
+    return sent;
   }
 }

@@ -1,14 +1,18 @@
 package queen.server.http;
 
-import io.helidon.http.Method;
-import io.helidon.webserver.http.HttpRules;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import queen.server.http.auth.Access;
 
 /**
  * Where routes are declared: a route cannot be added without the access it requires, and every
  * handler runs behind the {@link Gate} that checks it. The declared routes are kept, so a test can
  * walk the whole table.
+ *
+ * <p>A path pattern is literal segments, {@code {name}} segments that match any one segment, and an
+ * optional last {@code *} that matches the rest. Requests are matched in declaration order.
  */
 public final class RouteTable {
   /** One declared route: its method, its path pattern and the access it requires. */
@@ -20,38 +24,75 @@ public final class RouteTable {
     void handle(Request req, Response res) throws Exception;
   }
 
-  private final HttpRules rules;
-  private final Gate gate;
-  private final List<Route> declared;
+  /** A route a request matched, with the values of its {@code {name}} segments. */
+  record Match(Access access, Handler handler, Map<String, String> params) {}
 
-  RouteTable(HttpRules rules, Gate gate, List<Route> declared) {
-    this.rules = rules;
-    this.gate = gate;
-    this.declared = declared;
-  }
+  private record Compiled(
+      String method, String[] segments, boolean rest, Access access, Handler h) {}
+
+  private final List<Route> declared = new ArrayList<>();
+  private final List<Compiled> compiled = new ArrayList<>();
 
   public RouteTable get(String path, Access access, Handler handler) {
-    return add(Method.GET, path, access, handler);
+    return add("GET", path, access, handler);
   }
 
   public RouteTable post(String path, Access access, Handler handler) {
-    return add(Method.POST, path, access, handler);
+    return add("POST", path, access, handler);
   }
 
   public RouteTable delete(String path, Access access, Handler handler) {
-    return add(Method.DELETE, path, access, handler);
+    return add("DELETE", path, access, handler);
   }
 
-  private RouteTable add(Method method, String path, Access access, Handler handler) {
-    declared.add(new Route(method.text(), path, access));
-    rules.route(
-        method,
-        path,
-        (req, res) -> {
-          Request request = new Request(req);
-          gate.admit(request, access);
-          handler.handle(request, new Response(res));
-        });
+  private RouteTable add(String method, String path, Access access, Handler handler) {
+    declared.add(new Route(method, path, access));
+    boolean rest = path.endsWith("/*");
+    String[] segments = segments(rest ? path.substring(0, path.length() - 2) : path);
+    compiled.add(new Compiled(method, segments, rest, access, handler));
     return this;
+  }
+
+  List<Route> declared() {
+    return List.copyOf(declared);
+  }
+
+  /** The first route declared for this method whose pattern matches the decoded path, or null. */
+  Match match(String method, String path) {
+    String[] parts = segments(path);
+    for (Compiled c : compiled) {
+      if (!c.method.equals(method)
+          || parts.length < c.segments.length
+          || (!c.rest && parts.length != c.segments.length)
+          || (c.rest && parts.length == c.segments.length)) {
+        continue;
+      }
+      Map<String, String> params = Map.of();
+      boolean matches = true;
+      for (int i = 0; i < c.segments.length && matches; i++) {
+        String s = c.segments[i];
+        if (s.startsWith("{")) {
+          if (params.isEmpty()) {
+            params = new HashMap<>(4);
+          }
+          params.put(s.substring(1, s.length() - 1), parts[i]);
+          matches = !parts[i].isEmpty();
+        } else {
+          matches = s.equals(parts[i]);
+        }
+      }
+      if (matches) {
+        return new Match(c.access, c.h, params);
+      }
+    }
+    return null;
+  }
+
+  /**
+   * "/a/b" as ["a", "b"]; "/" as []. An empty segment ("/a//b", "/a/") is kept, and matches none.
+   */
+  private static String[] segments(String path) {
+    String p = path.startsWith("/") ? path.substring(1) : path;
+    return p.isEmpty() ? new String[0] : p.split("/", -1);
   }
 }
