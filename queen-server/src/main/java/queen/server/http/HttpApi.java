@@ -105,13 +105,14 @@ public final class HttpApi extends Handler.Abstract {
       headers.put(CLOSE); // its client reconnects to a broker that stays
     }
     Response res = new Response(response, done, () -> skipUnreadBody(request));
+    res.onFailure(e -> fail(request, res, e));
     try {
       dispatch(request, res);
-      if (!res.sent()) {
+      if (!res.deferred() && !res.sent()) {
         throw new IllegalStateException("the route sent no answer");
       }
     } catch (Exception e) {
-      if (res.sent()) {
+      if (res.sent() || res.deferred()) {
         log.error("{} {} failed after answering", request.getMethod(), path(request), e);
       } else {
         fail(request, res, e);

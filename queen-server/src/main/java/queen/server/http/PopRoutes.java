@@ -80,23 +80,40 @@ public final class PopRoutes implements Routes {
     PopRequest request = request(p, target, partitions);
     // only a long-poll waits long enough for its client to leave
     Caller caller = request.waitMillis() > 0 ? departures.watch(req) : new Caller();
-    PopResult result;
-    try {
-      result = pops.pop(request, caller);
-    } catch (PopService.OverloadedException e) {
-      // overload is 503, which the clients retry; never 429, which would end their loops
-      res.header("Retry-After", "1");
-      Replies.error(res, 503, "Too many pops in flight, retry later");
-      return;
-    } finally {
-      departures.forget(caller);
-    }
-    List<String> queues = result.messages().stream().map(PoppedMessage::queue).toList();
-    stats.delivered(queues);
-    if (p.bool("autoAck", false)) {
-      queues.forEach(q -> stats.acknowledged(q, "completed", false)); // acked as delivered
-    }
-    send(res, result);
+    // a parked pop holds no thread: its answer is sent from whichever thread ends its wait
+    res.defer();
+    pops.pop(
+        request,
+        caller,
+        new PopService.Answer() {
+          @Override
+          public void result(PopResult result) {
+            departures.forget(caller);
+            try {
+              List<String> queues = result.messages().stream().map(PoppedMessage::queue).toList();
+              stats.delivered(queues);
+              if (request.autoAck()) {
+                queues.forEach(
+                    q -> stats.acknowledged(q, "completed", false)); // acked as delivered
+              }
+              send(res, result);
+            } catch (RuntimeException e) {
+              res.fail(e); // a payload that cannot be opened, say: the same error as any route's
+            }
+          }
+
+          @Override
+          public void failed(RuntimeException e) {
+            departures.forget(caller);
+            if (e instanceof PopService.OverloadedException) {
+              // overload is 503, which the clients retry; never 429, which would end their loops
+              res.header("Retry-After", "1");
+              Replies.error(res, 503, "Too many pops in flight, retry later");
+            } else {
+              res.fail(e);
+            }
+          }
+        });
   }
 
   private static int partitions(Params p) {

@@ -1,6 +1,7 @@
 package queen.server.http;
 
 import java.nio.ByteBuffer;
+import java.util.function.Consumer;
 import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.util.Callback;
@@ -12,7 +13,9 @@ import org.eclipse.jetty.util.Callback;
 public final class Response {
   private final org.eclipse.jetty.server.Response res;
   private final Callback done;
-  private boolean sent;
+  private volatile boolean sent;
+  private volatile boolean deferred;
+  private Consumer<Exception> failure;
 
   private final Runnable beforeAnswer;
 
@@ -59,5 +62,27 @@ public final class Response {
   /** Whether the answer went out; nothing may be written after. */
   boolean sent() {
     return sent;
+  }
+
+  /**
+   * The route returns before it answers: the answer is sent later, maybe from another thread, by
+   * {@link #send} or {@link #fail}. The route's last step.
+   */
+  void defer() {
+    deferred = true;
+  }
+
+  boolean deferred() {
+    return deferred;
+  }
+
+  /** A deferred answer that failed: answered as if the route had thrown {@code e}. */
+  void fail(Exception e) {
+    failure.accept(e);
+  }
+
+  /** How {@link #fail} answers; set once, before the route runs. */
+  void onFailure(Consumer<Exception> failure) {
+    this.failure = failure;
   }
 }

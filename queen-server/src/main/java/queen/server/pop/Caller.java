@@ -5,18 +5,16 @@ package queen.server.pop;
  * woken for a message, it would lease it to a closed connection, where the message waits out the
  * lease, or with {@code autoAck} is lost to the group.
  *
- * <p>{@link #leave()} wakes the one pop parked for this caller, not the others on its gate: after a
- * load generator or a fleet of consumers stops, thousands leave at once, and waking every parked
- * pop per departure would be quadratic. The wake is an interrupt of the parked thread, sent only
- * while that thread waits on the gate's condition (both sides hold the gate's lock), never while it
- * talks to PostgreSQL, where an interrupt closes the connection's socket.
+ * <p>{@link #leave()} ends the wait of the one pop parked for this caller, not the others on its
+ * gate: after a load generator or a fleet of consumers stops, thousands leave at once, and waking
+ * every parked pop per departure would be quadratic.
  */
 public final class Caller {
   private volatile boolean gone;
   // the one gate its pop parks on (a pop has one): volatile, leave() reads it without the lock
   private volatile WakeGate gate;
-  // the thread parked for it, only under that gate's lock
-  private Thread waiting;
+  // its pop's place in that gate's queue while parked, only under that gate's lock
+  private WakeGate.Waiter waiter;
 
   /** Whether the client has gone: a pop answers at once and claims nothing more. */
   public boolean gone() {
@@ -33,21 +31,19 @@ public final class Caller {
     }
   }
 
-  /** Under the gate's lock: the calling thread parks on {@code g} for this caller. */
-  void park(WakeGate g) {
+  /** Under the gate's lock: the pop parks on {@code g} for this caller. */
+  void park(WakeGate g, WakeGate.Waiter w) {
     gate = g;
-    waiting = Thread.currentThread();
+    waiter = w;
   }
 
   /** Under the gate's lock: the wait ended. */
   void unpark() {
-    waiting = null;
+    waiter = null;
   }
 
-  /** Under the gate's lock: interrupts the parked thread, if it is still parked. */
-  void interruptWaiting() {
-    if (waiting != null) {
-      waiting.interrupt();
-    }
+  /** Under the gate's lock: the pop's place in the queue while it is parked, else null. */
+  WakeGate.Waiter waiter() {
+    return waiter;
   }
 }

@@ -100,98 +100,155 @@ public final class PopService {
     }
   }
 
+  /** Where a pop's answer goes, once: its result, or the failure that ended it. */
+  public interface Answer {
+    void result(PopResult result);
+
+    /** {@link OverloadedException} when a pop that does not wait got no serving permit in time. */
+    void failed(RuntimeException e);
+  }
+
   /**
-   * Pops, long-polling up to the request's wait. An unknown queue or partition delivers nothing.
-   * Once {@code caller} has left, the pop stops waiting and claims nothing more.
-   *
-   * @throws OverloadedException when a pop that does not wait gets no serving permit in time
+   * Pops, long-polling up to the request's wait, and gives the outcome to {@code answer}: on this
+   * thread when it needs no wait, else later, from a virtual thread of its own. An unknown queue or
+   * partition delivers nothing. Once {@code caller} has left, the pop stops waiting and claims
+   * nothing more. A parked pop holds no thread (see {@link WakeGate}).
    */
-  public PopResult pop(PopRequest request, Caller caller) {
+  public void pop(PopRequest request, Caller caller, Answer answer) {
     // a fresh UUIDv7 worker id per request; on a leased pop it is the client's leaseId
     UUID worker = ids.next();
     if (settings.popMaintenance()) {
-      return empty(request, worker);
+      answer.result(empty(request, worker));
+      return;
     }
-    Claim claim =
-        new Claim(
-            request.group(),
-            worker,
-            request.batch(),
-            request.partitions(),
-            request.autoAck(),
-            request.newOnly(),
-            request.from(),
-            maxBytes);
-    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(request.waitMillis());
-    int attempt = 0;
-    boolean woken = false;
-    boolean wholeQueue = request.target() instanceof PopTarget.Queue;
-    // a pop of one partition takes only some of its gate's work; a discovery pop parks on the gate
-    // of its own filter, where any of its kind can take what wakes it
-    boolean discovery = request.target() instanceof PopTarget.Discovery;
-    boolean picky = !wholeQueue && !discovery;
-    while (true) {
-      // looked up at each turn: a gate forgotten while idle is made again, never parked on
-      WakeGate gate = gate(request.target(), request.group());
-      if (caller.gone()) {
-        if (woken) {
-          gate.passOn(); // the work this pop was woken for is another's now
-        }
-        departed.increment();
-        return empty(request, worker);
-      }
-      // read before looking: a wake that lands between the look and the park is not lost
-      long seen = gate.generation();
-      Attempt a = attempt(request, claim, deadline);
-      if (a.result() != null) {
-        if (discovery && (woken || a.result().messages().size() >= request.batch())) {
-          // without a ring a discovery pop cannot tell what is left: one woken that found work
-          // wakes the next, and the chain ends at the first that finds none
-          gate.passOn();
-        }
-        return a.result();
-      }
-      if (a.overloaded() && request.waitMillis() == 0) {
-        throw new OverloadedException();
-      }
-      long now = System.nanoTime();
-      long left = deadline - now;
-      if (left <= 0) {
-        if (woken) {
-          // leaving with the work this pop was woken for: another may take it (a signal that
-          // lands just as the wait runs out is not seen here; the watch or the others' backoff
-          // bound covers it)
-          gate.passOn();
-        }
-        return empty(request, worker);
-      }
-      attempt++;
-      // on the hot-list a whole-queue or discovery pop parks until a wake or its deadline
-      // (RingPath's watch is its floor); the others, and a pop refused a permit, look again after
-      // the backoff bound
-      long park =
-          hotList && !picky && !a.overloaded()
-              ? left
-              : Math.min(left, TimeUnit.MILLISECONDS.toNanos(waits.intervalMs(attempt)));
-      if (a.holdUntil() != 0) {
-        park = Math.min(left, Math.max(0, a.holdUntil() - now));
-      }
-      if (stopping) {
-        return empty(request, worker); // shutting down: parked pops answer 204 now
-      }
+    new LongPoll(request, caller, worker, answer).run();
+  }
+
+  /** One pop's looks and parks: run again each time its wait ends, until it answers. */
+  private final class LongPoll implements Runnable, WakeGate.Resume {
+    private final PopRequest request;
+    private final Caller caller;
+    private final UUID worker;
+    private final Answer answer;
+    private final Claim claim;
+    private final long deadline;
+    private final boolean discovery;
+    private final boolean picky;
+    private int attempt;
+    private boolean woken;
+
+    LongPoll(PopRequest request, Caller caller, UUID worker, Answer answer) {
+      this.request = request;
+      this.caller = caller;
+      this.worker = worker;
+      this.answer = answer;
+      this.claim =
+          new Claim(
+              request.group(),
+              worker,
+              request.batch(),
+              request.partitions(),
+              request.autoAck(),
+              request.newOnly(),
+              request.from(),
+              maxBytes);
+      this.deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(request.waitMillis());
+      // a pop of one partition takes only some of its gate's work; a discovery pop parks on the
+      // gate of its own filter, where any of its kind can take what wakes it
+      this.discovery = request.target() instanceof PopTarget.Discovery;
+      this.picky = !(request.target() instanceof PopTarget.Queue) && !discovery;
+    }
+
+    @Override
+    public void run() {
+      PopResult result;
       try {
-        woken = gate.await(seen, park, TimeUnit.NANOSECONDS, request.group(), picky, caller);
-        if (woken) {
-          wakes.increment();
-          // a successful wake resets the backoff; not a discovery pop's: every one looking in SQL
-          // while a push lands sees its gate open, and each reset cost about six more queries
-          if (!discovery) {
-            attempt = 0;
-          }
+        result = turns();
+      } catch (RuntimeException e) {
+        answer.failed(e);
+        return;
+      }
+      if (result != null) {
+        answer.result(result);
+      }
+    }
+
+    /** The wait ended: the next looks run on a virtual thread, not on the one that ended it. */
+    @Override
+    public void resume(boolean wasWoken) {
+      woke(wasWoken);
+      Thread.startVirtualThread(this);
+    }
+
+    private void woke(boolean wasWoken) {
+      woken = wasWoken;
+      if (wasWoken) {
+        wakes.increment();
+        // a successful wake resets the backoff; not a discovery pop's: every one looking in SQL
+        // while a push lands sees its gate open, and each reset cost about six more queries
+        if (!discovery) {
+          attempt = 0;
         }
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return empty(request, worker);
+      }
+    }
+
+    /** Looks until there is an answer, or until it parks (null: {@link #resume} comes later). */
+    private PopResult turns() {
+      while (true) {
+        // looked up at each turn: a gate forgotten while idle is made again, never parked on
+        WakeGate gate = gate(request.target(), request.group());
+        if (caller.gone()) {
+          if (woken) {
+            gate.passOn(); // the work this pop was woken for is another's now
+          }
+          departed.increment();
+          return empty(request, worker);
+        }
+        // read before looking: a wake that lands between the look and the park is not lost
+        long seen = gate.generation();
+        Attempt a = attempt(request, claim, deadline);
+        if (a.result() != null) {
+          if (discovery && (woken || a.result().messages().size() >= request.batch())) {
+            // without a ring a discovery pop cannot tell what is left: one woken that found work
+            // wakes the next, and the chain ends at the first that finds none
+            gate.passOn();
+          }
+          return a.result();
+        }
+        if (a.overloaded() && request.waitMillis() == 0) {
+          throw new OverloadedException();
+        }
+        long now = System.nanoTime();
+        long left = deadline - now;
+        if (left <= 0) {
+          if (woken) {
+            // leaving with the work this pop was woken for: another may take it (a signal that
+            // lands just as the wait runs out is not seen here; the watch or the others' backoff
+            // bound covers it)
+            gate.passOn();
+          }
+          return empty(request, worker);
+        }
+        attempt++;
+        // on the hot-list a whole-queue or discovery pop parks until a wake or its deadline
+        // (RingPath's watch is its floor); the others, and a pop refused a permit, look again
+        // after the backoff bound
+        long park =
+            hotList && !picky && !a.overloaded()
+                ? left
+                : Math.min(left, TimeUnit.MILLISECONDS.toNanos(waits.intervalMs(attempt)));
+        if (a.holdUntil() != 0) {
+          park = Math.min(left, Math.max(0, a.holdUntil() - now));
+        }
+        if (stopping) {
+          return empty(request, worker); // shutting down: parked pops answer 204 now
+        }
+        Boolean ended =
+            gate.park(seen, park, TimeUnit.NANOSECONDS, request.group(), picky, caller, this);
+        if (ended == null) {
+          return null;
+        }
+        woke(ended);
       }
     }
   }

@@ -1,11 +1,15 @@
 package queen.server.pop;
 
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -15,18 +19,57 @@ import java.util.concurrent.locks.ReentrantLock;
  * look and the park is never lost. Work that any one waiter can take wakes one waiter ({@link
  * #open(int)}): waking every parked long-poll for one message cost a core at 50 pushes a second
  * with 5,000 parked. The others see the new generation when their wait ends.
+ *
+ * <p>A parked long-poll holds no thread: it is a {@link Waiter} in this gate's queue, resumed once
+ * by a wake, its deadline or its client leaving. A thread parked per long-poll kept about 15 kB of
+ * stack for it (docs/benchmarks.md, "An asynchronous long-poll").
  */
 public final class WakeGate {
+  /** What a parked long-poll does once its wait ends: {@code woken} as {@link #park} returns it. */
+  @FunctionalInterface
+  public interface Resume {
+    void resume(boolean woken);
+  }
+
+  /** One parked long-poll, queued until it is resumed. */
+  static final class Waiter {
+    private final String group;
+    private final boolean picky;
+    private final Caller caller;
+    private final Resume resume;
+    private ScheduledFuture<?> deadline; // under the lock
+
+    private Waiter(String group, boolean picky, Caller caller, Resume resume) {
+      this.group = group;
+      this.picky = picky;
+      this.caller = caller;
+      this.resume = resume;
+    }
+  }
+
+  /** Ends the waits that run out, for every gate: one daemon thread that only hands work on. */
+  private static final ScheduledThreadPoolExecutor DEADLINES = deadlines();
+
   private final ReentrantLock lock = new ReentrantLock();
-  private final Condition opened = lock.newCondition();
-  private final AtomicInteger parked = new AtomicInteger();
-  private final AtomicInteger picky = new AtomicInteger();
+  // longest parked first; removal by identity when a deadline or a departure ends one early
+  private final LinkedHashSet<Waiter> waiters = new LinkedHashSet<>();
+  private int picky; // under the lock
   // the consumer groups of the parked waiters, and of those not picky, under the lock
   private final Map<String, Integer> groups = new HashMap<>();
   private final Map<String, Integer> wholeQueueGroups = new HashMap<>();
+  private volatile int parked;
   private volatile long generation;
 
-  /** Read before looking for work; pass to {@link #await}. */
+  private static ScheduledThreadPoolExecutor deadlines() {
+    ScheduledThreadPoolExecutor timer =
+        new ScheduledThreadPoolExecutor(
+            1, Thread.ofPlatform().name("pop-deadlines").daemon().factory());
+    // a waiter woken before its deadline takes its timer out of the queue at once
+    timer.setRemoveOnCancelPolicy(true);
+    return timer;
+  }
+
+  /** Read before looking for work; pass to {@link #park}. */
   public long generation() {
     return generation;
   }
@@ -45,19 +88,15 @@ public final class WakeGate {
     if (n <= 0) {
       return;
     }
+    List<Waiter> woken;
     lock.lock();
     try {
       generation++;
-      if (n >= parked.get() || !oneAtATime()) {
-        opened.signalAll();
-      } else {
-        for (int i = 0; i < n; i++) {
-          opened.signal();
-        }
-      }
+      woken = take(n >= waiters.size() || !oneAtATime() ? waiters.size() : n);
     } finally {
       lock.unlock();
     }
+    resume(woken);
   }
 
   /**
@@ -67,86 +106,132 @@ public final class WakeGate {
    * found the work locked by the one passing on, looks once more instead of parking.
    */
   public void passOn() {
+    List<Waiter> woken = List.of();
     lock.lock();
     try {
       if (oneAtATime()) {
         generation++;
-        if (parked.get() > 0) {
-          opened.signal();
-        }
+        woken = take(1);
       }
     } finally {
       lock.unlock();
     }
+    resume(woken);
   }
 
   /** Whether any parked waiter can take any work: one group's, none picky. Under the lock. */
   private boolean oneAtATime() {
-    return picky.get() == 0 && groups.size() <= 1;
+    return picky == 0 && groups.size() <= 1;
   }
 
   /**
-   * Parks until the gate opens after {@code seen} was read, or the time is up. A picky waiter takes
-   * only some of the work (a pop of one partition), so a wake meant for one may not be its.
+   * Parks until the gate opens after {@code seen} was read, the time is up or the caller leaves. A
+   * picky waiter takes only some of the work (a pop of one partition), so a wake meant for one may
+   * not be its.
    *
-   * @return true when the gate had opened before the park or woke this waiter; false when the time
-   *     ran out, even if the gate opened meanwhile for others, or the caller left
+   * <p>When the wait is over at once (the gate opened since {@code seen}, or the caller has left)
+   * this answers it and {@code resume} never runs; otherwise it answers null and {@code resume}
+   * runs once, later, on the thread that ended the wait (a push's, the deadline timer's, a
+   * departure's), never under the gate's lock: it must hand real work to a thread of its own.
+   *
+   * @return null when parked; true when the gate had opened since {@code seen}; false when the
+   *     caller has left. Resumed with true when a wake reached it, false when the time ran out,
+   *     even if the gate opened meanwhile for others, or the caller left
    */
-  public boolean await(
-      long seen, long timeout, TimeUnit unit, String group, boolean picky, Caller caller)
-      throws InterruptedException {
-    long nanos = unit.toNanos(timeout);
+  public Boolean park(
+      long seen,
+      long timeout,
+      TimeUnit unit,
+      String group,
+      boolean picky,
+      Caller caller,
+      Resume resume) {
+    Waiter w = new Waiter(group, picky, caller, resume);
     lock.lock();
-    // counted under the lock: an open sees exactly the waiters it can signal
-    parked.incrementAndGet();
-    groups.merge(group, 1, Integer::sum);
-    if (picky) {
-      this.picky.incrementAndGet();
-    } else {
-      wholeQueueGroups.merge(group, 1, Integer::sum);
-    }
-    caller.park(this);
     try {
-      if (caller.gone()) {
-        return false;
+      // the gate is set before gone is read, as Caller.leave() sets gone before it reads the gate
+      caller.park(this, w);
+      if (caller.gone() || generation != seen) {
+        caller.unpark();
+        return !caller.gone();
       }
-      if (generation != seen) {
-        return true;
-      }
-      while (generation == seen && nanos > 0) {
-        try {
-          nanos = opened.awaitNanos(nanos);
-        } catch (InterruptedException e) {
-          if (caller.gone()) {
-            return false; // release() woke this waiter alone: its client has gone
-          }
-          throw e;
-        }
-      }
-      return generation != seen && nanos > 0;
-    } finally {
-      caller.unpark();
-      if (caller.gone()) {
-        Thread.interrupted(); // a release() that raced a signal or the deadline is spent here
-      }
-      parked.decrementAndGet();
-      groups.compute(group, (g, n) -> n == 1 ? null : n - 1);
+      // counted under the lock: an open sees exactly the waiters it can wake
+      waiters.add(w);
+      parked = waiters.size();
+      groups.merge(group, 1, Integer::sum);
       if (picky) {
-        this.picky.decrementAndGet();
+        this.picky++;
       } else {
-        wholeQueueGroups.compute(group, (g, n) -> n == 1 ? null : n - 1);
+        wholeQueueGroups.merge(group, 1, Integer::sum);
       }
+      caller.park(this, w);
+      w.deadline = DEADLINES.schedule(() -> expire(w), unit.toNanos(timeout), TimeUnit.NANOSECONDS);
+      return null;
+    } finally {
       lock.unlock();
     }
   }
 
-  /** Wakes the waiter parked for {@code caller}, if it is parked here now (see {@link Caller}). */
+  /** Ends the wait of the long-poll parked here for {@code caller}, if it is parked here now. */
   void release(Caller caller) {
+    Waiter w;
     lock.lock();
     try {
-      caller.interruptWaiting();
+      w = caller.waiter();
     } finally {
       lock.unlock();
+    }
+    if (w != null) {
+      expire(w);
+    }
+  }
+
+  /** The deadline of a waiter: it is resumed unwoken, if it is still parked. */
+  private void expire(Waiter w) {
+    lock.lock();
+    try {
+      if (!waiters.remove(w)) {
+        return; // already resumed
+      }
+      dequeued(w);
+    } finally {
+      lock.unlock();
+    }
+    w.resume.resume(false);
+  }
+
+  /** Takes the {@code n} longest parked waiters out of the queue. Under the lock. */
+  private List<Waiter> take(int n) {
+    if (n <= 0 || waiters.isEmpty()) {
+      return List.of();
+    }
+    List<Waiter> taken = new ArrayList<>(Math.min(n, waiters.size()));
+    Iterator<Waiter> it = waiters.iterator();
+    while (it.hasNext() && taken.size() < n) {
+      Waiter w = it.next();
+      it.remove();
+      dequeued(w);
+      taken.add(w);
+    }
+    return taken;
+  }
+
+  /** Under the lock: a waiter left the queue. */
+  private void dequeued(Waiter w) {
+    parked = waiters.size();
+    groups.compute(w.group, (g, k) -> k == 1 ? null : k - 1);
+    if (w.picky) {
+      picky--;
+    } else {
+      wholeQueueGroups.compute(w.group, (g, k) -> k == 1 ? null : k - 1);
+    }
+    w.caller.unpark();
+    w.deadline.cancel(false);
+  }
+
+  private static void resume(List<Waiter> woken) {
+    for (Waiter w : woken) {
+      w.resume.resume(true);
     }
   }
 
@@ -172,6 +257,6 @@ public final class WakeGate {
 
   /** Long-polls parked here right now. */
   public int parked() {
-    return parked.get();
+    return parked;
   }
 }

@@ -27,7 +27,9 @@ class HotListsTest {
       WakeGate gate = lists.gate("q");
       Future<Boolean> parked =
           pool.submit(
-              () -> gate.await(gate.generation(), 30, TimeUnit.SECONDS, "waiting", false, caller));
+              () ->
+                  WakeGateTest.await(
+                      gate, gate.generation(), 30, TimeUnit.SECONDS, "waiting", false, caller));
       Awaitility.await().until(() -> gate.parks("waiting"));
 
       lists.evictIdle(0);

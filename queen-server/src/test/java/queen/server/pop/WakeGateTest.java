@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -20,7 +21,7 @@ class WakeGateTest {
     WakeGate gate = new WakeGate();
     long seen = gate.generation(); // read before looking for work
     gate.open(); // a push lands while the pop was busy finding nothing
-    assertThat(gate.await(seen, 30, TimeUnit.SECONDS, "g", false, new Caller())).isTrue();
+    assertThat(await(gate, seen, 30, TimeUnit.SECONDS, "g", false, new Caller())).isTrue();
   }
 
   @Test
@@ -41,7 +42,7 @@ class WakeGateTest {
   @Test
   void withoutAnOpenTheWaitEndsAtItsBound() throws Exception {
     WakeGate gate = new WakeGate();
-    assertThat(gate.await(gate.generation(), 20, TimeUnit.MILLISECONDS, "g", false, new Caller()))
+    assertThat(await(gate, gate.generation(), 20, TimeUnit.MILLISECONDS, "g", false, new Caller()))
         .isFalse();
   }
 
@@ -152,7 +153,7 @@ class WakeGateTest {
           CompletableFuture.supplyAsync(
               () -> {
                 try {
-                  boolean woken = gate.await(seen, 30, TimeUnit.SECONDS, "g", false, leaving);
+                  boolean woken = await(gate, seen, 30, TimeUnit.SECONDS, "g", false, leaving);
                   assertThat(Thread.currentThread().isInterrupted()).isFalse();
                   return woken;
                 } catch (InterruptedException e) {
@@ -176,7 +177,7 @@ class WakeGateTest {
     WakeGate gate = new WakeGate();
     Caller left = new Caller();
     left.leave();
-    assertThat(gate.await(gate.generation(), 30, TimeUnit.SECONDS, "g", false, left)).isFalse();
+    assertThat(await(gate, gate.generation(), 30, TimeUnit.SECONDS, "g", false, left)).isFalse();
     assertThat(gate.parked()).isZero();
   }
 
@@ -191,7 +192,7 @@ class WakeGateTest {
             CompletableFuture.supplyAsync(
                 () -> {
                   try {
-                    boolean woken = gate.await(seen, 10, TimeUnit.SECONDS, "g", false, leaving);
+                    boolean woken = await(gate, seen, 10, TimeUnit.SECONDS, "g", false, leaving);
                     // the thread goes on to write the answer: an interrupt would close its socket
                     assertThat(Thread.currentThread().isInterrupted()).isFalse();
                     return woken;
@@ -228,7 +229,7 @@ class WakeGateTest {
   void aLeaveAfterTheWaitEndedInterruptsNothing() throws Exception {
     WakeGate gate = new WakeGate();
     Caller caller = new Caller();
-    assertThat(gate.await(gate.generation(), 1, TimeUnit.MILLISECONDS, "g", false, caller))
+    assertThat(await(gate, gate.generation(), 1, TimeUnit.MILLISECONDS, "g", false, caller))
         .isFalse();
     caller.leave();
     assertThat(Thread.interrupted()).isFalse();
@@ -261,8 +262,33 @@ class WakeGateTest {
   private static boolean awaitQuietly(
       WakeGate gate, long seen, long millis, String group, boolean picky) {
     try {
-      return gate.await(seen, millis, TimeUnit.MILLISECONDS, group, picky, new Caller());
+      return await(gate, seen, millis, TimeUnit.MILLISECONDS, group, picky, new Caller());
     } catch (InterruptedException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /**
+   * Parks as a long-poll does and waits for the end of its wait: the answer {@link WakeGate#park}
+   * gives at once, or the one it resumes with.
+   */
+  static boolean await(
+      WakeGate gate,
+      long seen,
+      long timeout,
+      TimeUnit unit,
+      String group,
+      boolean picky,
+      Caller caller)
+      throws InterruptedException {
+    CompletableFuture<Boolean> resumed = new CompletableFuture<>();
+    Boolean now = gate.park(seen, timeout, unit, group, picky, caller, resumed::complete);
+    if (now != null) {
+      return now;
+    }
+    try {
+      return resumed.get();
+    } catch (ExecutionException e) {
       throw new IllegalStateException(e);
     }
   }
