@@ -112,7 +112,7 @@ public final class HttpApi extends Handler.Abstract {
         throw new IllegalStateException("the route sent no answer");
       }
     } catch (Exception e) {
-      if (res.sent() || res.deferred()) {
+      if (res.sent()) {
         log.error("{} {} failed after answering", request.getMethod(), path(request), e);
       } else {
         fail(request, res, e);
