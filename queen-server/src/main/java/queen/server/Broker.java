@@ -363,6 +363,8 @@ public final class Broker implements AutoCloseable {
   @Override
   public void close() {
     if (closed.compareAndSet(false, true)) {
+      server.closeConnections(); // first: the long-polls stopWaiting ends answer with Connection:
+      // close
       stopWaiting.run();
       server.stop();
       closeAll(resources);

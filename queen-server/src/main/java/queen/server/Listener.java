@@ -99,8 +99,13 @@ final class Listener {
    * leave its batch leased until the lease ran out.
    */
   void stop() {
-    api.closeConnections();
+    closeConnections();
     stopQuietly(server);
+  }
+
+  /** From now on every answer closes its connection (see {@link #stop}). */
+  void closeConnections() {
+    api.closeConnections();
   }
 
   private static void stopQuietly(Server server) {

@@ -1,7 +1,6 @@
 package queen.server.http;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.Map;
@@ -14,7 +13,6 @@ import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpStatus;
 import org.eclipse.jetty.http.PreEncodedHttpField;
 import org.eclipse.jetty.io.Content;
-import org.eclipse.jetty.io.EofException;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.handler.ErrorHandler;
 import org.eclipse.jetty.util.Callback;
@@ -101,10 +99,7 @@ public final class HttpApi extends Handler.Abstract {
     request.addIdleTimeoutListener(QUIET);
     HttpFields.Mutable headers = response.getHeaders();
     CORS.forEach(headers::put);
-    if (closing) {
-      headers.put(CLOSE); // its client reconnects to a broker that stays
-    }
-    Response res = new Response(response, done, () -> skipUnreadBody(request));
+    Response res = new Response(response, done, () -> beforeAnswer(request, response));
     res.onFailure(e -> fail(request, res, e));
     try {
       dispatch(request, res);
@@ -147,6 +142,15 @@ public final class HttpApi extends Handler.Abstract {
     }
     gate.admit(req, match.access());
     match.handler().handle(req, res);
+  }
+
+  private void beforeAnswer(
+      org.eclipse.jetty.server.Request request, org.eclipse.jetty.server.Response response) {
+    skipUnreadBody(request);
+    if (closing) {
+      // decided when answering, not on arrival: the long-polls a stopping broker ends go too
+      response.getHeaders().put(CLOSE); // its client reconnects to a broker that stays
+    }
   }
 
   /**
@@ -247,11 +251,6 @@ public final class HttpApi extends Handler.Abstract {
         Replies.error(res, 503, keys.getMessage());
       }
       case HttpException http -> Replies.error(res, http.getCode(), describe(http.getCode()));
-      case UncheckedIOException io when io.getCause() instanceof EofException -> {
-        // the client closed the connection while sending the body: nobody reads this answer
-        log.debug("{} {}: the body ended early", req.getMethod(), path(req));
-        Replies.error(res, 400, "The request body ended early");
-      }
       case StoreException store when store.unavailable() -> {
         // the database logs an outage once; each refused request only at DEBUG
         log.debug("{} {}: database unavailable: {}", req.getMethod(), path(req), e.getMessage());

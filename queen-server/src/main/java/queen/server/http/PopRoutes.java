@@ -82,38 +82,43 @@ public final class PopRoutes implements Routes {
     Caller caller = request.waitMillis() > 0 ? departures.watch(req) : new Caller();
     // a parked pop holds no thread: its answer is sent from whichever thread ends its wait
     res.defer();
-    pops.pop(
-        request,
-        caller,
-        new PopService.Answer() {
-          @Override
-          public void result(PopResult result) {
-            departures.forget(caller);
-            try {
-              List<String> queues = result.messages().stream().map(PoppedMessage::queue).toList();
-              stats.delivered(queues);
-              if (request.autoAck()) {
-                queues.forEach(
-                    q -> stats.acknowledged(q, "completed", false)); // acked as delivered
+    try {
+      pops.pop(
+          request,
+          caller,
+          new PopService.Answer() {
+            @Override
+            public void result(PopResult result) {
+              departures.forget(caller);
+              try {
+                List<String> queues = result.messages().stream().map(PoppedMessage::queue).toList();
+                stats.delivered(queues);
+                if (request.autoAck()) {
+                  queues.forEach(
+                      q -> stats.acknowledged(q, "completed", false)); // acked as delivered
+                }
+                send(res, result);
+              } catch (RuntimeException e) {
+                res.fail(e); // a payload that cannot be opened, say: the same error as any route's
               }
-              send(res, result);
-            } catch (RuntimeException e) {
-              res.fail(e); // a payload that cannot be opened, say: the same error as any route's
             }
-          }
 
-          @Override
-          public void failed(RuntimeException e) {
-            departures.forget(caller);
-            if (e instanceof PopService.OverloadedException) {
-              // overload is 503, which the clients retry; never 429, which would end their loops
-              res.header("Retry-After", "1");
-              Replies.error(res, 503, "Too many pops in flight, retry later");
-            } else {
-              res.fail(e);
+            @Override
+            public void failed(RuntimeException e) {
+              departures.forget(caller);
+              if (e instanceof PopService.OverloadedException) {
+                // overload is 503, which the clients retry; never 429, which would end their loops
+                res.header("Retry-After", "1");
+                Replies.error(res, 503, "Too many pops in flight, retry later");
+              } else {
+                res.fail(e);
+              }
             }
-          }
-        });
+          });
+    } catch (RuntimeException e) {
+      departures.forget(caller); // no answer will forget it
+      throw e;
+    }
   }
 
   private static int partitions(Params p) {

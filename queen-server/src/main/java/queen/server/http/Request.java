@@ -2,7 +2,6 @@ package queen.server.http;
 
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
@@ -82,7 +81,8 @@ public final class Request {
       }
       return body;
     } catch (IOException e) {
-      throw new UncheckedIOException(e);
+      // the client's connection failed mid-body (closed, reset, or too slow for the idle timeout)
+      throw ApiException.badRequest("The request body could not be read: " + e.getMessage());
     }
   }
 

@@ -1,5 +1,7 @@
 package queen.server.http;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.util.function.Consumer;
 import org.eclipse.jetty.http.HttpField;
@@ -13,6 +15,16 @@ import org.eclipse.jetty.util.Callback;
 public final class Response {
   private final org.eclipse.jetty.server.Response res;
   private final Callback done;
+  private static final VarHandle SENT;
+
+  static {
+    try {
+      SENT = MethodHandles.lookup().findVarHandle(Response.class, "sent", boolean.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
+
   private volatile boolean sent;
   private volatile boolean deferred;
   private Consumer<Exception> failure;
@@ -46,17 +58,23 @@ public final class Response {
 
   /** Sends the status, the headers and {@code body}, with its length. */
   void send(byte[] body) {
-    beforeAnswer.run();
-    sent = true;
+    answering();
     res.getHeaders().put(HttpHeader.CONTENT_LENGTH, body.length);
     res.write(true, ByteBuffer.wrap(body), done);
   }
 
   /** Sends the status and headers with no body and no content length (see {@link Replies}). */
   void send() {
-    beforeAnswer.run();
-    sent = true;
+    answering();
     done.succeeded();
+  }
+
+  private void answering() {
+    // a deferred answer may race a failure on another thread: the first one goes out
+    if (!SENT.compareAndSet(this, false, true)) {
+      throw new IllegalStateException("the request was answered already");
+    }
+    beforeAnswer.run();
   }
 
   /** Whether the answer went out; nothing may be written after. */

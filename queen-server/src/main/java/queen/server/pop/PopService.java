@@ -169,7 +169,7 @@ public final class PopService {
         return;
       }
       if (result != null) {
-        answer.result(result);
+        answer.result(result); // the answer's own failures are the answer's (PopRoutes)
       }
     }
 

@@ -11,6 +11,8 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Where long-polls of one queue park until something may have changed: a local push, an
@@ -25,6 +27,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * stack for it (docs/benchmarks.md, "An asynchronous long-poll").
  */
 public final class WakeGate {
+  private static final Logger log = LoggerFactory.getLogger(WakeGate.class);
+
   /** What a parked long-poll does once its wait ends: {@code woken} as {@link #park} returns it. */
   @FunctionalInterface
   public interface Resume {
@@ -231,7 +235,12 @@ public final class WakeGate {
 
   private static void resume(List<Waiter> woken) {
     for (Waiter w : woken) {
-      w.resume.resume(true);
+      try {
+        w.resume.resume(true);
+      } catch (RuntimeException e) {
+        // the others are out of the queue too: each must still be resumed
+        log.error("resuming a parked long-poll failed", e);
+      }
     }
   }
 

@@ -25,8 +25,9 @@ import queen.server.TestBroker;
 import queen.server.Wire;
 
 /**
- * A stopping broker answers its parked long-polls with 204 (their clients poll again elsewhere) and
- * lets the pushes in flight finish: every push it answered is stored.
+ * A stopping broker answers its parked long-polls with 204 and closes their connections (their
+ * clients poll again elsewhere), and lets the pushes in flight finish: every push it answered is
+ * stored.
  */
 class ShutdownTest {
   @RegisterExtension static final TestBroker broker = new TestBroker();
@@ -93,9 +94,10 @@ class ShutdownTest {
       await().atMost(Duration.ofSeconds(10)).until(() -> answered.size() >= 100);
       b.close();
       for (CompletableFuture<HttpResponse<String>> poll : polls) {
-        assertThat(poll.get(5, TimeUnit.SECONDS).statusCode())
-            .as("a parked poll is answered, not cut")
-            .isEqualTo(204);
+        HttpResponse<String> answer = poll.get(5, TimeUnit.SECONDS);
+        assertThat(answer.statusCode()).as("a parked poll is answered, not cut").isEqualTo(204);
+        // else its client polls the stopping broker again on the same connection
+        assertThat(answer.headers().firstValue("connection")).hasValue("close");
       }
       for (Thread p : producers) {
         p.join(10_000);
