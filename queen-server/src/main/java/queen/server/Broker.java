@@ -363,8 +363,8 @@ public final class Broker implements AutoCloseable {
   @Override
   public void close() {
     if (closed.compareAndSet(false, true)) {
-      server.closeConnections(); // first: the long-polls stopWaiting ends answer with Connection:
-      // close
+      // first: the long-polls that stopWaiting ends answer with Connection: close
+      server.closeConnections();
       stopWaiting.run();
       server.stop();
       closeAll(resources);

@@ -32,7 +32,7 @@ class HostileInputTest {
   private static final long SEED = 0x5eedL;
   private static final int REQUESTS = 10_000;
 
-  /** Helidon's default limit on a request's header section (16 KiB). */
+  /** The listener's limit on a request's header section (16 KiB, Listener). */
   private static final int MAX_HEADERS_BYTES = 16_384;
 
   @RegisterExtension
@@ -144,7 +144,7 @@ class HostileInputTest {
           if (!oversizedHeaders(req)) {
             throw new AssertionError("no answer twice: " + req.method() + " " + req.uri(), again);
           }
-          // Helidon answers 400 and closes without reading the rest (no lingering close), so
+          // the listener answers 431 and closes without reading the rest (no lingering close), so
           // the client's TCP stack may drop that answer when the reset arrives (RFC 9112 9.6)
           byClass.merge("closed", 1, Integer::sum);
           assertThat(counts(count)).as("rows after closed " + req.uri()).isEqualTo(counts);
