@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.security.KeyStore;
-import java.util.concurrent.Executors;
 import org.eclipse.jetty.http.UriCompliance;
 import org.eclipse.jetty.server.HttpConfiguration;
 import org.eclipse.jetty.server.HttpConnectionFactory;
@@ -12,12 +11,12 @@ import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.server.SslConnectionFactory;
 import org.eclipse.jetty.util.ssl.SslContextFactory;
-import org.eclipse.jetty.util.thread.QueuedThreadPool;
+import org.eclipse.jetty.util.thread.VirtualThreadPool;
 import queen.server.http.HttpApi;
 
 /**
  * The broker's HTTP listener (Jetty): its socket, TLS from PEM files, and a port it really bound.
- * Requests run on virtual threads; a few platform threads select and accept.
+ * Everything runs on virtual threads: accepting, selecting and the requests.
  */
 final class Listener {
   /** A connection quiet this long between requests is closed (a long-poll's wait is not). */
@@ -43,10 +42,11 @@ final class Listener {
       throw new BrokerConfig.InvalidConfigException(
           "HOST " + config.host() + " is not a host name or address that resolves");
     }
-    QueuedThreadPool threads = new QueuedThreadPool(16, 2);
+    // everything on virtual threads, the selector too: with a platform selector handing each
+    // request to a virtual thread small requests ran 5-25% slower (docs/benchmarks.md); at most
+    // 10,000 tasks at once, more wait for a permit
+    VirtualThreadPool threads = new VirtualThreadPool(10_000);
     threads.setName("http");
-    threads.setVirtualThreadsExecutor(
-        Executors.newThreadPerTaskExecutor(Thread.ofVirtual().name("http-", 0).factory()));
     Server server = new Server(threads);
     HttpConfiguration http = new HttpConfiguration();
     http.setSendServerVersion(false);
