@@ -43,7 +43,7 @@ final class Listener {
           "HOST " + config.host() + " is not a host name or address that resolves");
     }
     // everything on virtual threads, the selector too: with a platform selector handing each
-    // request to a virtual thread small requests ran 5-25% slower (docs/benchmarks.md); at most
+    // request to a virtual thread small requests ran 5-15% slower (docs/benchmarks.md); at most
     // 10,000 tasks at once, more wait for a permit
     VirtualThreadPool threads = new VirtualThreadPool(10_000);
     threads.setName("http");
