@@ -32,10 +32,6 @@ public final class Request {
     this.maxBody = maxBody;
   }
 
-  String method() {
-    return req.getMethod();
-  }
-
   /** The path, percent-decoded. */
   String path() {
     return path;

@@ -4,7 +4,6 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.ByteBuffer;
 import java.util.function.Consumer;
-import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.util.Callback;
 
@@ -48,11 +47,6 @@ public final class Response {
 
   Response header(String name, String value) {
     res.getHeaders().put(name, value);
-    return this;
-  }
-
-  Response header(HttpField field) {
-    res.getHeaders().put(field);
     return this;
   }
 
