@@ -117,6 +117,11 @@ public final class HttpApi extends Handler.Abstract {
   }
 
   private void dispatch(org.eclipse.jetty.server.Request request, Response res) throws Exception {
+    if (request.getLength() > maxBodyBytes) {
+      // refused on every route, not only on those that read a body: one that reads none would
+      // answer, and the connection would close under the rest of the body
+      throw new ApiException(413, "Request body too large");
+    }
     if (encodesSlash(request.getHttpURI().getPath())) {
       // routes are matched on the decoded path: a group named "g/queues/q" in DELETE
       // /api/v1/consumer-groups/{group} reached the route of group g on queue q

@@ -1,10 +1,12 @@
 package queen.server.http;
 
+import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.StreamReadConstraints;
 import com.fasterxml.jackson.core.exc.StreamConstraintsException;
+import com.fasterxml.jackson.core.util.JsonRecyclerPools;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -21,11 +23,25 @@ import java.time.format.DateTimeFormatter;
 /** The broker's one JSON mapper and the timestamp formats of the wire contract. */
 final class Json {
   /**
+   * Buffer sets kept for reuse. Bodies are parsed from arrays and answers written to arrays, so
+   * JSON work holds a set only while it runs on a core; more at once allocate and drop their own.
+   */
+  private static final int POOLED_BUFFERS = 16;
+
+  /**
    * Decimals in trees are kept as written (a double turned a payload's 12345678901234567.89 into
    * 1.2345678901234568E16 when a tree was written again).
    */
   static final ObjectMapper MAPPER =
-      JsonMapper.builder().enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS).build();
+      JsonMapper.builder(
+              // parser and generator buffers come from one bounded pool: Jackson's default keeps
+              // them per thread, and every request runs on a new virtual thread, so each request
+              // allocated them again (docs/benchmarks.md)
+              JsonFactory.builder()
+                  .recyclerPool(JsonRecyclerPools.newBoundedPool(POOLED_BUFFERS))
+                  .build())
+          .enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS)
+          .build();
 
   /** Characters of one number: PostgreSQL's numeric, 131,072 digits, a point and 16,383 more. */
   private static final int MAX_NUMBER_LENGTH = 147_457;

@@ -1,5 +1,6 @@
 package queen.server.http;
 
+import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.InetSocketAddress;
@@ -71,6 +72,14 @@ public final class Request {
       throw new ApiException(413, "Request body too large");
     }
     try (InputStream in = org.eclipse.jetty.server.Request.asInputStream(req)) {
+      if (announced >= 0) {
+        // read into an array of the announced size: readNBytes without one reads 8 kB chunks
+        byte[] body = new byte[(int) announced];
+        if (in.readNBytes(body, 0, body.length) < body.length) {
+          throw new EOFException("the body ended before its Content-Length");
+        }
+        return body;
+      }
       byte[] body = in.readNBytes((int) Math.min(maxBody + 1, Integer.MAX_VALUE - 8));
       if (body.length > maxBody) {
         throw new ApiException(413, "Request body too large");

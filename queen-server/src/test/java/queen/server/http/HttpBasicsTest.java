@@ -52,6 +52,17 @@ class HttpBasicsTest {
   }
 
   @Test
+  void aBodyOverTheLimitIsA413AlsoOnARouteThatReadsNoBody() {
+    TestBroker.Reply r =
+        broker.send(
+            HttpRequest.newBuilder(broker.uri("/health"))
+                .method("GET", HttpRequest.BodyPublishers.ofString("x".repeat(8000)))
+                .build());
+    assertThat(r.status()).isEqualTo(413);
+    assertThat(r.json().get("error").asText()).isEqualTo("Request body too large");
+  }
+
+  @Test
   void getOnAPostRouteIsNotFound() {
     assertThat(broker.get("/api/v1/push").status()).isEqualTo(404);
   }
