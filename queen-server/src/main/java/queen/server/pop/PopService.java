@@ -121,136 +121,46 @@ public final class PopService {
       answer.result(empty(request, worker));
       return;
     }
-    new LongPoll(request, caller, worker, answer).run();
+    Claim claim =
+        new Claim(
+            request.group(),
+            worker,
+            request.batch(),
+            request.partitions(),
+            request.autoAck(),
+            request.newOnly(),
+            request.from(),
+            maxBytes);
+    new LongPoll(this, request, caller, claim, answer).run();
   }
 
-  /** One pop's looks and parks: run again each time its wait ends, until it answers. */
-  private final class LongPoll implements Runnable, WakeGate.Resume {
-    private final PopRequest request;
-    private final Caller caller;
-    private final UUID worker;
-    private final Answer answer;
-    private final Claim claim;
-    private final long deadline;
-    private final boolean discovery;
-    private final boolean picky;
-    private int attempt;
-    private boolean woken;
-
-    LongPoll(PopRequest request, Caller caller, UUID worker, Answer answer) {
-      this.request = request;
-      this.caller = caller;
-      this.worker = worker;
-      this.answer = answer;
-      this.claim =
-          new Claim(
-              request.group(),
-              worker,
-              request.batch(),
-              request.partitions(),
-              request.autoAck(),
-              request.newOnly(),
-              request.from(),
-              maxBytes);
-      this.deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(request.waitMillis());
-      // a pop of one partition takes only some of its gate's work; a discovery pop parks on the
-      // gate of its own filter, where any of its kind can take what wakes it
-      this.discovery = request.target() instanceof PopTarget.Discovery;
-      this.picky = !(request.target() instanceof PopTarget.Queue) && !discovery;
+  /**
+   * How long a pop that found nothing parks: on the hot-list a whole-queue or discovery pop until a
+   * wake or its deadline (RingPath's watch is its floor); the others, and a pop refused a permit,
+   * until the backoff bound of its {@code attempt}; one held back by a minimum pop wait until the
+   * hold ends.
+   */
+  long parkNanos(Attempt a, boolean picky, int attempt, long now, long left) {
+    long park =
+        hotList && !picky && !a.overloaded()
+            ? left
+            : Math.min(left, TimeUnit.MILLISECONDS.toNanos(waits.intervalMs(attempt)));
+    if (a.holdUntil() != 0) {
+      park = Math.min(left, Math.max(0, a.holdUntil() - now));
     }
+    return park;
+  }
 
-    @Override
-    public void run() {
-      PopResult result;
-      try {
-        result = turns();
-      } catch (RuntimeException e) {
-        answer.failed(e);
-        return;
-      }
-      if (result != null) {
-        answer.result(result); // the answer's own failures are the answer's (PopRoutes)
-      }
-    }
+  boolean stopping() {
+    return stopping;
+  }
 
-    /** The wait ended: the next looks run on a virtual thread, not on the one that ended it. */
-    @Override
-    public void resume(boolean wasWoken) {
-      woke(wasWoken);
-      Thread.startVirtualThread(this);
-    }
+  void countWake() {
+    wakes.increment();
+  }
 
-    private void woke(boolean wasWoken) {
-      woken = wasWoken;
-      if (wasWoken) {
-        wakes.increment();
-        // a successful wake resets the backoff; not a discovery pop's: every one looking in SQL
-        // while a push lands sees its gate open, and each reset cost about six more queries
-        if (!discovery) {
-          attempt = 0;
-        }
-      }
-    }
-
-    /** Looks until there is an answer, or until it parks (null: {@link #resume} comes later). */
-    private PopResult turns() {
-      while (true) {
-        // looked up at each turn: a gate forgotten while idle is made again, never parked on
-        WakeGate gate = gate(request.target(), request.group());
-        if (caller.gone()) {
-          if (woken) {
-            gate.passOn(); // the work this pop was woken for is another's now
-          }
-          departed.increment();
-          return empty(request, worker);
-        }
-        // read before looking: a wake that lands between the look and the park is not lost
-        long seen = gate.generation();
-        Attempt a = attempt(request, claim, deadline);
-        if (a.result() != null) {
-          if (discovery && (woken || a.result().messages().size() >= request.batch())) {
-            // without a ring a discovery pop cannot tell what is left: one woken that found work
-            // wakes the next, and the chain ends at the first that finds none
-            gate.passOn();
-          }
-          return a.result();
-        }
-        if (a.overloaded() && request.waitMillis() == 0) {
-          throw new OverloadedException();
-        }
-        long now = System.nanoTime();
-        long left = deadline - now;
-        if (left <= 0) {
-          if (woken) {
-            // leaving with the work this pop was woken for: another may take it (a signal that
-            // lands just as the wait runs out is not seen here; the watch or the others' backoff
-            // bound covers it)
-            gate.passOn();
-          }
-          return empty(request, worker);
-        }
-        attempt++;
-        // on the hot-list a whole-queue or discovery pop parks until a wake or its deadline
-        // (RingPath's watch is its floor); the others, and a pop refused a permit, look again
-        // after the backoff bound
-        long park =
-            hotList && !picky && !a.overloaded()
-                ? left
-                : Math.min(left, TimeUnit.MILLISECONDS.toNanos(waits.intervalMs(attempt)));
-        if (a.holdUntil() != 0) {
-          park = Math.min(left, Math.max(0, a.holdUntil() - now));
-        }
-        if (stopping) {
-          return empty(request, worker); // shutting down: parked pops answer 204 now
-        }
-        Boolean ended =
-            gate.park(seen, park, TimeUnit.NANOSECONDS, request.group(), picky, caller, this);
-        if (ended == null) {
-          return null;
-        }
-        woke(ended);
-      }
-    }
+  void countDeparture() {
+    departed.increment();
   }
 
   /** When a pop cannot wait for a serving permit: the HTTP layer answers 503. */
@@ -264,12 +174,12 @@ public final class PopService {
    * One look for work. A delivered result ends the pop; otherwise the caller parks, until {@code
    * holdUntil} when a minimum pop wait holds an under-full claim back.
    */
-  private record Attempt(PopResult result, boolean overloaded, long holdUntil) {
+  record Attempt(PopResult result, boolean overloaded, long holdUntil) {
     static final Attempt NOTHING = new Attempt(null, false, 0);
     static final Attempt OVERLOADED = new Attempt(null, true, 0);
   }
 
-  private WakeGate gate(PopTarget target, String group) {
+  WakeGate gate(PopTarget target, String group) {
     return switch (target) {
       case PopTarget.Partition p -> hot.gate(p.queue());
       case PopTarget.Queue q -> hot.gate(q.queue());
@@ -277,7 +187,7 @@ public final class PopService {
     };
   }
 
-  private Attempt attempt(PopRequest request, Claim claim, long deadline) {
+  Attempt attempt(PopRequest request, Claim claim, long deadline) {
     return switch (request.target()) {
       case PopTarget.Discovery d ->
           withPermit(
@@ -377,7 +287,7 @@ public final class PopService {
     return new Attempt(result, false, 0);
   }
 
-  private static PopResult empty(PopRequest request, UUID worker) {
+  static PopResult empty(PopRequest request, UUID worker) {
     return new PopResult(request.autoAck() ? null : worker, request.group(), 0, List.of());
   }
 

@@ -78,6 +78,9 @@ class ShutdownTest {
                           HttpResponse<String> r =
                               http.send(
                                   HttpRequest.newBuilder(URI.create(base + "/api/v1/push"))
+                                      // a connection accepted as the listener stops can be left
+                                      // open unread in this JVM (a process that stops exits)
+                                      .timeout(Duration.ofSeconds(10))
                                       .header("Content-Type", "application/json")
                                       .POST(HttpRequest.BodyPublishers.ofString(body))
                                       .build(),
