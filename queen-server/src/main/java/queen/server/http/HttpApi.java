@@ -118,8 +118,8 @@ public final class HttpApi extends Handler.Abstract {
 
   private void dispatch(org.eclipse.jetty.server.Request request, Response res) throws Exception {
     if (request.getLength() > maxBodyBytes) {
-      // refused on every route, not only on those that read a body: one that reads none would
-      // answer, and the connection would close under the rest of the body
+      // refused whatever the route: one that reads no body answered as if there were none (its
+      // connection is closed after the 413 either way, the body unread)
       throw new ApiException(413, "Request body too large");
     }
     if (encodesSlash(request.getHttpURI().getPath())) {

@@ -15,6 +15,9 @@ import queen.server.http.auth.Caller;
  * Routes see nothing of the HTTP server behind it.
  */
 public final class Request {
+  /** Bodies up to this announced length are read into an array allocated before they arrive. */
+  private static final int EXACT_READ_BYTES = 16 * 1024;
+
   private final org.eclipse.jetty.server.Request req;
   private final String path;
   private final Map<String, String> pathParams;
@@ -72,8 +75,10 @@ public final class Request {
       throw new ApiException(413, "Request body too large");
     }
     try (InputStream in = org.eclipse.jetty.server.Request.asInputStream(req)) {
-      if (announced >= 0) {
-        // read into an array of the announced size: readNBytes without one reads 8 kB chunks
+      if (announced >= 0 && announced <= EXACT_READ_BYTES) {
+        // a small body is read into an array of its announced size: readNBytes alone reads 16 kB
+        // chunks and copies them; a bigger one grows as its bytes arrive, so that a length no
+        // body follows claims no memory
         byte[] body = new byte[(int) announced];
         if (in.readNBytes(body, 0, body.length) < body.length) {
           throw new EOFException("the body ended before its Content-Length");

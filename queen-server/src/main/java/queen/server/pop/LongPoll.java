@@ -42,10 +42,6 @@ final class LongPoll implements Runnable, WakeGate.Resume {
     } catch (RuntimeException e) {
       answer.failed(e);
       return;
-    } catch (Error e) {
-      // answered before the error goes on: its client is not left waiting until it gives up
-      answer.failed(new IllegalStateException("the pop failed", e));
-      throw e;
     }
     if (result != null) {
       answer.result(result); // the answer's own failures are the answer's (PopRoutes)
