@@ -66,14 +66,11 @@ public final class Request {
   }
 
   /**
-   * The whole body, at most MAX_BODY_BYTES (413 past it, before reading any when its length is
-   * announced); empty when there is none.
+   * The whole body, at most MAX_BODY_BYTES (413 past it; an announced length past it was refused
+   * before the route, in HttpApi); empty when there is none.
    */
   byte[] body() {
     long announced = req.getLength();
-    if (announced > maxBody) {
-      throw new ApiException(413, "Request body too large");
-    }
     try (InputStream in = org.eclipse.jetty.server.Request.asInputStream(req)) {
       if (announced >= 0 && announced <= EXACT_READ_BYTES) {
         // a small body is read into an array of its announced size: readNBytes alone reads 16 kB
