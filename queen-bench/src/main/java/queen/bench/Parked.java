@@ -44,12 +44,17 @@ final class Parked {
       for (int c = 0; c < consumers; c++) {
         pool.submit(
             () -> {
+              // one pop without waiting first, as a client's loop makes between its long-polls: the
+              // broker's connections are then in the state of long-lived ones (Jetty, for one,
+              // builds per-connection state at a connection's second request)
+              long wait = 0;
               while (!stop.get()) {
                 try {
                   Target.Delivery d =
                       discovery
-                          ? target.popNamespace(namespace, "bench", 10, 30_000)
-                          : target.pop(q, "bench", 10, false, 30_000);
+                          ? target.popNamespace(namespace, "bench", 10, wait)
+                          : target.pop(q, "bench", 10, false, wait);
+                  wait = 30_000;
                   if (d != null) {
                     long now = System.nanoTime();
                     target.ack(d);
