@@ -44,9 +44,9 @@ final class Parked {
       for (int c = 0; c < consumers; c++) {
         pool.submit(
             () -> {
-              // one pop without waiting first, as a client's loop makes between its long-polls: the
-              // broker's connections are then in the state of long-lived ones (Jetty, for one,
-              // builds per-connection state at a connection's second request)
+              // the first pop does not wait: a long-lived client's connection has served requests
+              // before (its earlier polls and acks), and the broker is read with connections in
+              // that state (Jetty, for one, builds per-connection state at a second request)
               long wait = 0;
               while (!stop.get()) {
                 try {
@@ -54,7 +54,6 @@ final class Parked {
                       discovery
                           ? target.popNamespace(namespace, "bench", 10, wait)
                           : target.pop(q, "bench", 10, false, wait);
-                  wait = 30_000;
                   if (d != null) {
                     long now = System.nanoTime();
                     target.ack(d);
@@ -73,6 +72,8 @@ final class Parked {
                       System.err.println("bench: parked pop failed: " + e);
                     }
                   }
+                } finally {
+                  wait = 30_000; // a refused first pop was served on its connection too
                 }
               }
               return null;
