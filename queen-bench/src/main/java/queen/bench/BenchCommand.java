@@ -277,10 +277,9 @@ public final class BenchCommand implements Runnable {
   @Command(
       name = "parked",
       description =
-          "Thousands of long-polls parked on many partitions (each consumer's first pop does not"
-              + " wait, so its connection has served a request before it parks): idle database"
-              + " transactions/s, broker RSS (with --broker-pid), delivery latency of a trickle of"
-              + " pushes.")
+          "Thousands of long-polls parked on many partitions, each after a pop that did not wait:"
+              + " idle database transactions/s, broker RSS (with --broker-pid), delivery latency of"
+              + " a trickle of pushes.")
   static final class ParkedCmd implements Callable<Integer> {
     @Mixin BenchOptions options;
 
