@@ -10,6 +10,7 @@ import com.fasterxml.jackson.core.util.JsonRecyclerPools;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.cfg.JsonNodeFeature;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.databind.util.RawValue;
@@ -41,6 +42,9 @@ final class Json {
                   .recyclerPool(JsonRecyclerPools.newBoundedPool(POOLED_BUFFERS))
                   .build())
           .enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS)
+          // and with their scale: a stream cycle's push_items are written again from a tree, and
+          // Jackson's default turned a payload's 2.50 into 2.5 there (/push keeps the bytes)
+          .disable(JsonNodeFeature.STRIP_TRAILING_BIGDECIMAL_ZEROES)
           .build();
 
   /** Characters of one number: PostgreSQL's numeric, 131,072 digits, a point and 16,383 more. */

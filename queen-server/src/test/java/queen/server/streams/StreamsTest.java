@@ -265,6 +265,30 @@ class StreamsTest {
   }
 
   @Test
+  void aCyclesPushedPayloadKeepsItsNumbersAsWritten() {
+    String id = streams.register("q-numbers", "numbers-src");
+    wire.pushNumbered("numbers-src", "p0", 0, 1);
+    JsonNode m = streams.pop("numbers-src", 1).get("messages").get(0);
+    ObjectNode body = Streams.cycle(id, m, "numbers-out", "k", 1);
+    ((ArrayNode) body.get("push_items")).removeAll();
+    String payload = "{\"price\":1.0,\"qty\":2.50,\"rate\":1.000E+2,\"n\":100}";
+    String raw =
+        body.toString()
+            .replace(
+                "\"push_items\":[]",
+                "\"push_items\":[{\"queue\":\"numbers-out\",\"partition\":\"Default\","
+                    + "\"transactionId\":\"n1\",\"payload\":"
+                    + payload
+                    + "}]");
+    JsonNode r = broker.post("/streams/v1/cycle", raw).json();
+    assertThat(r.get("success").asBoolean()).as(r.toString()).isTrue();
+    String popped = broker.get("/api/v1/pop/queue/numbers-out?batch=1").text();
+    assertThat(popped)
+        .as("a tree keeps each decimal's scale; an exponent is written out")
+        .contains("{\"price\":1.0,\"qty\":2.50,\"rate\":100.0,\"n\":100}");
+  }
+
+  @Test
   void stateGoesWithItsQueue() {
     String id = streams.register("q-gone", "gone-src");
     wire.pushNumbered("gone-src", "p0", 0, 1);
