@@ -134,6 +134,22 @@ class LauncherTest {
     assertThat(e.args().indexOf("-Xss512k")).isLessThan(e.args().indexOf("-jar"));
   }
 
+  @Test
+  void oneJavaOptMayHoldSpacesInQuotes() throws Exception {
+    Exec e =
+        run(
+            25,
+            Map.of(
+                "JAVA_OPTS", "-Dqueen.a=\"one two\" '-Dqueen.b=three  four' -Dqueen.c=five\\ six"),
+            "serve");
+    assertThat(e.args())
+        .containsSubsequence(
+            "-Dqueen.a=one two", "-Dqueen.b=three  four", "-Dqueen.c=five six", "-jar");
+    assertThat(run(25, Map.of("JAVA_OPTS", "-Dqueen.a=\"one two\""), "push", "q", "{}").args())
+        .as("every command")
+        .contains("-Dqueen.a=one two");
+  }
+
   @ParameterizedTest(name = "{0}={1}")
   @CsvSource({
     "JAVA_OPTS, -Xms2g",
