@@ -158,7 +158,7 @@ public final class Broker implements AutoCloseable {
               (queue, partition, count, bytes) -> {
                 hot.pushed(queue, partition, count, bytes);
                 statistics.pushed(queue, count);
-                hints.pushed(queue, partition);
+                hints.pushed(queue, partition, count, bytes);
               },
               sealing,
               config.pushConcurrency());
@@ -249,9 +249,8 @@ public final class Broker implements AutoCloseable {
       hints.start(
           new Hints.Receiver() {
             @Override
-            public void pushed(String queue, String partition) {
-              // a hint names the partition only: one message of a size not known here
-              hot.pushed(queue, partition, 1, 0);
+            public void pushed(String queue, String partition, int count, long bytes) {
+              hot.pushed(queue, partition, count, bytes);
             }
 
             @Override

@@ -4,7 +4,7 @@ import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.LinkedHashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
@@ -39,7 +39,11 @@ public final class Hints implements AutoCloseable {
 
   /** What a broker does with the hints of the others. */
   public interface Receiver {
-    void pushed(String queue, String partition);
+    /**
+     * Messages and payload bytes stored in a partition; {@code count} -1: an amount not known (a
+     * hint of a broker from before hints carried it).
+     */
+    void pushed(String queue, String partition, int count, long bytes);
 
     void released(String queue, String partition, String group, boolean hasMore);
 
@@ -55,7 +59,13 @@ public final class Hints implements AutoCloseable {
   private final String self = UUID.randomUUID().toString();
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition noted = lock.newCondition();
-  private LinkedHashSet<String> pending = new LinkedHashSet<>();
+
+  /**
+   * Entries to send, in the order first noted; a push entry's value sums the messages and bytes of
+   * the pushes folded into it (a peer's minimum pop wait counts them), the others' is null.
+   */
+  private LinkedHashMap<String, long[]> pending = new LinkedHashMap<>();
+
   private final AtomicLong sent = new AtomicLong();
   private final AtomicLong notifies = new AtomicLong();
   private final AtomicLong coalesced = new AtomicLong();
@@ -86,36 +96,42 @@ public final class Hints implements AutoCloseable {
     FunctionCounter.builder(name, v, AtomicLong::get).description(description).register(m);
   }
 
-  /** A partition received data through this broker. */
-  public void pushed(String queue, String partition) {
-    note("p\t" + queue + "\t" + partition);
+  /** A partition received {@code count} messages of {@code bytes} payload bytes through us. */
+  public void pushed(String queue, String partition, int count, long bytes) {
+    note("p\t" + queue + "\t" + partition, new long[] {count, bytes});
   }
 
   /** A lease ended through this broker; {@code hasMore}: the partition is ready again. */
   public void released(String queue, String partition, String group, boolean hasMore) {
-    note("l\t" + queue + "\t" + partition + "\t" + group + "\t" + (hasMore ? "1" : "0"));
+    note("l\t" + queue + "\t" + partition + "\t" + group + "\t" + (hasMore ? "1" : "0"), null);
   }
 
   /** Shared state changed through this broker (configure, a switch, a group seek or delete). */
   public void refresh() {
-    note("r");
+    note("r", null);
   }
 
   // names never hold control characters (the HTTP layer refuses them), so tab and newline separate
-  private void note(String entry) {
+  private void note(String entry, long[] amount) {
     if (closed || !enabled) {
       return;
     }
     lock.lock();
     try {
+      long[] folded = pending.get(entry);
+      if (folded != null || pending.containsKey(entry)) {
+        if (folded != null) {
+          folded[0] += amount[0];
+          folded[1] += amount[1];
+        }
+        coalesced.incrementAndGet();
+        return;
+      }
       if (pending.size() >= MAX_PENDING) {
         dropped.incrementAndGet();
         return;
       }
-      if (!pending.add(entry)) {
-        coalesced.incrementAndGet();
-        return;
-      }
+      pending.put(entry, amount);
       if (pending.size() == 1) {
         noted.signal();
       }
@@ -149,12 +165,16 @@ public final class Hints implements AutoCloseable {
       LockSupport.parkNanos(GATHER_NANOS); // let the notes of concurrent pushes gather
       lock.lock();
       try {
-        batch = new ArrayList<>(pending.size());
-        if (pending.remove("r")) {
-          batch.add("r"); // first, so it reaches the others before the pushes that follow it
+        List<String> taken = new ArrayList<>(pending.size());
+        if (pending.containsKey("r")) {
+          pending.remove("r");
+          taken.add("r"); // first, so it reaches the others before the pushes that follow it
         }
-        batch.addAll(pending);
-        pending = new LinkedHashSet<>();
+        pending.forEach(
+            (entry, amount) ->
+                taken.add(amount == null ? entry : entry + "\t" + amount[0] + "\t" + amount[1]));
+        pending = new LinkedHashMap<>();
+        batch = taken;
       } finally {
         lock.unlock();
       }
@@ -264,11 +284,7 @@ public final class Hints implements AutoCloseable {
       String[] f = lines[i].split("\t", -1);
       received.incrementAndGet();
       switch (f[0]) {
-        case "p" -> {
-          if (f.length == 3) {
-            receiver.pushed(f[1], f[2]);
-          }
-        }
+        case "p" -> pushed(f, receiver);
         case "l" -> {
           if (f.length == 5) {
             receiver.released(f[1], f[2], f[3], f[4].equals("1"));
@@ -278,6 +294,20 @@ public final class Hints implements AutoCloseable {
           // read above
         }
         default -> log.debug("unknown hint {}", f[0]);
+      }
+    }
+  }
+
+  /** "p", queue, partition, then messages and bytes (absent in an older broker's hint). */
+  private static void pushed(String[] f, Receiver receiver) {
+    if (f.length == 3) {
+      receiver.pushed(f[1], f[2], -1, 0);
+    } else if (f.length == 5) {
+      try {
+        long count = Long.parseLong(f[3]);
+        receiver.pushed(f[1], f[2], (int) Math.min(count, Integer.MAX_VALUE), Long.parseLong(f[4]));
+      } catch (NumberFormatException e) {
+        receiver.pushed(f[1], f[2], -1, 0);
       }
     }
   }

@@ -30,9 +30,9 @@ import queen.server.Wire;
 
 /**
  * Three brokers on one database behave as one: a push through A wakes a long-poll parked on B at
- * once, a switch, a seek and a configure made through A reach B's next pop, a listener cut off by
- * the database comes back, and messages pushed and consumed through all three are delivered once
- * each, in order.
+ * once (and a full batch ends B's minimum pop wait), a switch, a seek and a configure made through
+ * A reach B's next pop, a listener cut off by the database comes back, and messages pushed and
+ * consumed through all three are delivered once each, in order.
  */
 class MeshTest {
   /**
@@ -164,10 +164,37 @@ class MeshTest {
   void aConfigureThroughOneBrokerReachesTheNextPopOfAnother() throws Exception {
     String queue = "mesh-conf";
     assertThat(wakeAcross(queue)).as("no minimum wait yet").isLessThan(1_000);
-    ObjectNode body = Wire.object().put("queue", queue);
-    body.putObject("options").put("minPopWaitTime", 3_000);
-    assertThat(broker.post("/api/v1/configure", body).status()).isEqualTo(200);
     // B's parked pop, woken by the push, now holds for a fuller batch until the minimum wait ends
+    CompletableFuture<HttpResponse<String>> parked = parkForTen(queue, 3_000);
+    long t0 = System.nanoTime();
+    new Wire(broker).pushNumbered(queue, "q", 0, 1); // "p" is still leased by the first pop
+    HttpResponse<String> r = parked.get(30, TimeUnit.SECONDS);
+    assertThat(r.statusCode()).isEqualTo(200);
+    assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0))
+        .as("held by the minimum wait configured through A")
+        .isGreaterThanOrEqualTo(2_000);
+  }
+
+  @Test
+  void aFullBatchPushedThroughOneBrokerEndsTheMinimumWaitOfAPopOnAnother() throws Exception {
+    String queue = "mesh-full";
+    CompletableFuture<HttpResponse<String>> parked = parkForTen(queue, 10_000);
+    long t0 = System.nanoTime();
+    new Wire(broker).pushNumbered(queue, "p", 0, 10);
+    HttpResponse<String> r = parked.get(30, TimeUnit.SECONDS);
+    assertThat(r.statusCode()).isEqualTo(200);
+    assertThat(Wire.numbers(TestBroker.JSON.readTree(r.body())))
+        .containsExactly(0, 1, 2, 3, 4, 5, 6, 7, 8, 9);
+    assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0))
+        .as("the hint tells B that a whole batch arrived: nothing to wait for")
+        .isLessThan(5_000);
+  }
+
+  /** Sets the queue's minimum pop wait through A, then parks a pop of 10 on B. */
+  private CompletableFuture<HttpResponse<String>> parkForTen(String queue, int minPopWaitMs) {
+    ObjectNode body = Wire.object().put("queue", queue);
+    body.putObject("options").put("minPopWaitTime", minPopWaitMs);
+    assertThat(broker.post("/api/v1/configure", body).status()).isEqualTo(200);
     CompletableFuture<HttpResponse<String>> parked =
         http.sendAsync(
             HttpRequest.newBuilder(
@@ -175,20 +202,14 @@ class MeshTest {
                         url(b)
                             + "/api/v1/pop/queue/"
                             + queue
-                            + "?batch=10&wait=true&timeout=20000"))
+                            + "?batch=10&wait=true&timeout=30000"))
                 .build(),
             HttpResponse.BodyHandlers.ofString());
     await()
         .atMost(Duration.ofSeconds(10))
         .until(
             () -> broker.metric(b, "queen_queue_parked_consumers", "queue=\"" + queue + "\"") == 1);
-    long t0 = System.nanoTime();
-    new Wire(broker).pushNumbered(queue, "q", 0, 1); // "p" is still leased by the first pop
-    HttpResponse<String> r = parked.get(20, TimeUnit.SECONDS);
-    assertThat(r.statusCode()).isEqualTo(200);
-    assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0))
-        .as("held by the minimum wait configured through A")
-        .isGreaterThanOrEqualTo(2_000);
+    return parked;
   }
 
   @Test
