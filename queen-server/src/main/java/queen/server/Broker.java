@@ -95,17 +95,20 @@ public final class Broker implements AutoCloseable {
   private final Listener server;
   private final List<RouteTable.Route> routes;
   private final Runnable stopWaiting;
+  private final boolean migrated;
   private final AtomicBoolean closed = new AtomicBoolean();
 
   private Broker(
       List<AutoCloseable> resources,
       Listener server,
       List<RouteTable.Route> routes,
-      Runnable stopWaiting) {
+      Runnable stopWaiting,
+      boolean migrated) {
     this.resources = resources;
     this.server = server;
     this.routes = routes;
     this.stopWaiting = stopWaiting;
+    this.migrated = migrated;
   }
 
   /** Migrates the schema and starts serving; fails if PostgreSQL cannot be reached. */
@@ -124,7 +127,7 @@ public final class Broker implements AutoCloseable {
             config.adminStatementTimeout());
     resources.add(adminDb);
     try {
-      db.migrate();
+      boolean migrated = db.migrate();
       PrometheusMeterRegistry meters = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
       FunctionCounter.builder("queen_db_calls", db, Database::calls)
           .description("Database transactions and autocommit calls run by this broker")
@@ -315,7 +318,7 @@ public final class Broker implements AutoCloseable {
               config.maxBodyBytes());
       Listener server = Listener.start(config, api);
       sampler.listening(server.port());
-      return new Broker(resources, server, api.routes(), pop::stopWaiting);
+      return new Broker(resources, server, api.routes(), pop::stopWaiting, migrated);
     } catch (RuntimeException e) {
       closeAll(resources);
       throw e;
@@ -342,6 +345,11 @@ public final class Broker implements AutoCloseable {
   /** Every route declared, with the access it requires. */
   public List<RouteTable.Route> routes() {
     return routes;
+  }
+
+  /** Whether this start migrated the schema (Flyway ran). */
+  public boolean migrated() {
+    return migrated;
   }
 
   /** The port actually bound (useful with PORT=0). */

@@ -7,6 +7,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -21,8 +22,11 @@ public final class ChildBroker {
     System.exit(new ServeCommand().call());
   }
 
-  /** A started child on the database; its URL, once /health answers. The caller kills it. */
-  public record Started(Process process, String url) {}
+  /**
+   * A started child on the database; its URL, once /health answers, and its log. The caller kills
+   * it.
+   */
+  public record Started(Process process, String url, Path log) {}
 
   public static Started start(DbConfig db) throws Exception {
     return start(db, List.of(), Map.of());
@@ -66,7 +70,7 @@ public final class ChildBroker {
       try {
         HttpRequest health = HttpRequest.newBuilder(URI.create(url + "/health")).build();
         if (http.send(health, HttpResponse.BodyHandlers.discarding()).statusCode() == 200) {
-          return new Started(p, url);
+          return new Started(p, url, log.toPath());
         }
       } catch (java.io.IOException notYet) {
         // not listening yet

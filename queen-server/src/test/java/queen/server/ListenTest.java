@@ -47,6 +47,39 @@ class ListenTest {
     }
   }
 
+  @Test
+  void aBrokerThatMigratedLeavesTheAotCacheItRecordsUnmarked() throws Exception {
+    java.nio.file.Path dir = java.nio.file.Files.createTempDirectory("aot");
+    java.nio.file.Path mark = dir.resolve("queen.aot.served");
+    // the tests' logging shows warnings only; the child logs at INFO to read its decision
+    java.nio.file.Path logging = dir.resolve("logback.xml");
+    java.nio.file.Files.writeString(
+        logging,
+        "<configuration><appender name=\"O\" class=\"ch.qos.logback.core.ConsoleAppender\">"
+            + "<encoder><pattern>%msg%n</pattern></encoder></appender>"
+            + "<root level=\"INFO\"><appender-ref ref=\"O\"/></root></configuration>");
+    String fresh = broker.db().database() + "_aot";
+    ChildBroker.Started child =
+        ChildBroker.start(
+            TestBroker.createDatabase(fresh),
+            java.util.List.of(),
+            Map.of(
+                "QUEEN_AOT_SERVED",
+                mark.toString(),
+                "JDK_JAVA_OPTIONS",
+                "-Dlogback.configurationFile=" + logging));
+    try {
+      // a cache recorded while migrating holds Flyway's classes, which later starts never need
+      await()
+          .atMost(Duration.ofSeconds(10))
+          .until(() -> java.nio.file.Files.readString(child.log()).contains("records the AOT"));
+      assertThat(mark).doesNotExist();
+    } finally {
+      child.process().destroyForcibly().waitFor();
+      TestBroker.dropDatabase(fresh);
+    }
+  }
+
   private static long connections() {
     return broker.sqlLong(
         "select count(*) from pg_stat_activity where datname = '"

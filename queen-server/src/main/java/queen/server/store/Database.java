@@ -71,11 +71,12 @@ public final class Database implements AutoCloseable {
   /**
    * Creates or migrates the queen schema to this build's version. When the schema already is this
    * build's (its stored migration fingerprint matches), one query says so and Flyway is skipped.
+   * Answers whether Flyway ran.
    */
-  public void migrate() {
+  public boolean migrate() {
     String fingerprint = MigrationFingerprint.of(Database.class.getClassLoader());
     if (fingerprint.equals(storedFingerprint())) {
-      return;
+      return false;
     }
     Flyway.configure()
         // connections of its own: Flyway holds up to three at once, more than a DB_POOL_SIZE of 1
@@ -99,6 +100,7 @@ public final class Database implements AutoCloseable {
           }
           return null;
         });
+    return true;
   }
 
   /**
