@@ -52,6 +52,7 @@ import queen.server.pop.DeliveryListener;
 import queen.server.pop.HotLists;
 import queen.server.pop.PopService;
 import queen.server.pop.PopSettings;
+import queen.server.pop.SegmentCache;
 import queen.server.push.BufferedPush;
 import queen.server.push.PartitionDirectory;
 import queen.server.push.PayloadSealing;
@@ -195,7 +196,8 @@ public final class Broker implements AutoCloseable {
               config.db().poolSize(),
               clock,
               meters,
-              deliveries);
+              deliveries,
+              new SegmentCache(config.segmentCacheBytes(), meters));
       resources.addFirst(pop::close);
       Departures departures = Departures.start(config.departureScan());
       resources.addFirst(departures);

@@ -36,6 +36,8 @@ import queen.server.store.DbConfig;
  * @param popMaxBytes QUEEN_POP_MAX_BYTES, the decoded message bytes after which a pop takes no
  *     more; it ends with the message that crosses, so a bigger one still goes out. A page of dead
  *     letters ends the same way
+ * @param segmentCacheBytes QUEEN_SEGMENT_CACHE_MB, the heap that decoded segments a pop took only
+ *     part of may hold for the pops that take the rest (zero: none kept)
  * @param departureScan QUEEN_DEPARTURE_SCAN_MS, how often the kernel's TCP table is read for
  *     long-poll clients that have gone; zero never
  * @param retention RETENTION_INTERVAL, RETENTION_BATCH_SIZE, RETENTION_VACUUM
@@ -73,6 +75,7 @@ public record BrokerConfig(
     boolean hints,
     WaitPolicy popWait,
     long popMaxBytes,
+    long segmentCacheBytes,
     Duration departureScan,
     Retention.Settings retention,
     Duration analyzeInterval,
@@ -128,6 +131,7 @@ public record BrokerConfig(
         // 16 MiB lets about twenty big pops share the launcher's 1 GiB heap cap, where batch x
         // QUEEN_MAX_PAYLOAD_BYTES (10,000 x 10 MiB) could claim more than any heap holds
         r.integer("QUEEN_POP_MAX_BYTES", 16 << 20, 1024, 1 << 30),
+        (long) r.integer("QUEEN_SEGMENT_CACHE_MB", 16, 0, 65_536) << 20,
         departureScan(r),
         new Retention.Settings(
             Duration.ofMillis(r.integer("RETENTION_INTERVAL", 300_000, 100, 86_400_000)),

@@ -37,6 +37,8 @@ import picocli.CommandLine.Command;
       "  QUEEN_POP_MAX_BYTES  message bytes after which a pop, or a page of dead",
       "                  letters, takes no more; it ends with the one that crosses",
       "                  (default 16777216)",
+      "  QUEEN_SEGMENT_CACHE_MB  heap for pushes a pop took only part of, decoded",
+      "                  once for the pops that take the rest (default 16; 0: off)",
       "  QUEEN_PUSH_CONCURRENCY  most push calls to PostgreSQL at once, at most",
       "                  DB_POOL_SIZE (default 2); pushes arriving meanwhile are merged",
       "                  into the next call",

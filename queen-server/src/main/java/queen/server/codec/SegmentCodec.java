@@ -116,9 +116,14 @@ public final class SegmentCodec {
    * {@code start} are skipped without materialising them; {@code take} is capped by the count.
    */
   public static List<Frame> decode(byte[] blob, int start, int take) {
-    if (start < 0 || take < 0) {
-      throw new IllegalArgumentException("negative slice: " + start + "+" + take);
-    }
+    return open(blob).frames(start, take);
+  }
+
+  /**
+   * Checks a blob and decodes its body once, with the place of every frame, so that any slice of it
+   * is read without decompressing or walking it again ({@link Body#frames}).
+   */
+  public static Body open(byte[] blob) {
     int bodyEnd = blob.length - 4;
     if (bodyEnd < 4) {
       throw new CorruptSegmentException("segment truncated: " + blob.length + " bytes");
@@ -141,19 +146,50 @@ public final class SegmentCodec {
     }
     byte[] raw = body(blob, header.position(), bodyEnd, encoding, rawLength);
     ByteReader in = new ByteReader(raw, 0, raw.length);
-    int end = (int) Math.min((long) start + take, count);
-    List<Frame> frames = new ArrayList<>(Math.max(0, end - start));
+    int[] starts = new int[count];
     for (int i = 0; i < count; i++) {
-      if (i >= start && i < end) {
-        frames.add(readFrame(in, v1));
-      } else {
-        skipFrame(in, v1);
-      }
+      starts[i] = in.position();
+      skipFrame(in, v1);
     }
     if (in.remaining() != 0) {
       throw new CorruptSegmentException(in.remaining() + " trailing bytes after the last frame");
     }
-    return frames;
+    return new Body(raw, starts, v1);
+  }
+
+  /** A segment's decoded body and where each of its frames begins. */
+  public static final class Body {
+    private final byte[] raw;
+    private final int[] starts;
+    private final boolean v1;
+
+    private Body(byte[] raw, int[] starts, boolean v1) {
+      this.raw = raw;
+      this.starts = starts;
+      this.v1 = v1;
+    }
+
+    public int count() {
+      return starts.length;
+    }
+
+    /** The heap it holds, about: the body and the frames' places. */
+    public long bytes() {
+      return raw.length + 4L * starts.length + 64;
+    }
+
+    /** Frames {@code [start, start + take)}, {@code take} capped by the count. */
+    public List<Frame> frames(int start, int take) {
+      if (start < 0 || take < 0) {
+        throw new IllegalArgumentException("negative slice: " + start + "+" + take);
+      }
+      int end = (int) Math.min((long) start + take, starts.length);
+      List<Frame> frames = new ArrayList<>(Math.max(0, end - start));
+      for (int i = start; i < end; i++) {
+        frames.add(readFrame(new ByteReader(raw, starts[i], raw.length), v1));
+      }
+      return frames;
+    }
   }
 
   private static byte[] body(byte[] blob, int offset, int end, int encoding, int rawLength) {

@@ -9,7 +9,6 @@ import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import queen.server.codec.Frame;
 import queen.server.codec.MessageIds;
-import queen.server.codec.SegmentCodec;
 import queen.server.store.PartitionClaim;
 import queen.server.store.SegmentSlice;
 import queen.server.store.Verdict;
@@ -21,7 +20,8 @@ import queen.server.store.Verdict;
  */
 record FrameCut(PopResult result, List<DeliveryListener.Skipped> skipped, Map<UUID, Long> ends) {
 
-  static FrameCut of(PopRequest request, UUID worker, List<PartitionClaim> claims) {
+  static FrameCut of(
+      PopRequest request, UUID worker, List<PartitionClaim> claims, SegmentCache segments) {
     List<PoppedMessage> messages = new ArrayList<>();
     List<DeliveryListener.Skipped> skipped = new ArrayList<>();
     Map<UUID, Long> ends = new HashMap<>();
@@ -32,7 +32,7 @@ record FrameCut(PopResult result, List<DeliveryListener.Skipped> skipped, Map<UU
       }
       claimed++;
       for (SegmentSlice slice : claim.slices()) {
-        List<Frame> frames = SegmentCodec.decode(slice.blob(), slice.startIdx(), slice.take());
+        List<Frame> frames = segments.frames(claim.partitionId(), slice);
         long offset = slice.baseOffset() + slice.startIdx();
         long created =
             TimeUnit.SECONDS.toMicros(slice.createdAt().getEpochSecond())

@@ -40,6 +40,7 @@ public final class PopService {
   private final boolean hotList;
   private final UuidV7 ids;
   private final DeliveryListener delivered;
+  private final SegmentCache segments;
   private final Counter wakes;
   private final Counter noPermit;
   private final Counter departed;
@@ -54,7 +55,8 @@ public final class PopService {
       int maxConcurrency,
       InstantSource clock,
       MeterRegistry meters,
-      DeliveryListener delivered) {
+      DeliveryListener delivered,
+      SegmentCache segments) {
     this.store = store;
     this.seeds = new GroupSeeds(store);
     this.hot = hot;
@@ -65,6 +67,7 @@ public final class PopService {
     this.hotList = hotList;
     this.ids = new UuidV7(clock);
     this.delivered = delivered;
+    this.segments = segments;
     this.wakes =
         Counter.builder("queen_pop_wakes_total")
             .description("Parked long-polls woken by their gate")
@@ -272,7 +275,7 @@ public final class PopService {
     } else {
       permit.get().onIgnore();
     }
-    FrameCut cut = FrameCut.of(request, claim.workerId(), claims);
+    FrameCut cut = FrameCut.of(request, claim.workerId(), claims, segments);
     PopResult result = cut.result();
     if (!request.autoAck() && !cut.skipped().isEmpty()) {
       // before the registry learns the lease, so that these acks take the general path

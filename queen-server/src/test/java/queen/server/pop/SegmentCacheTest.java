@@ -1,0 +1,106 @@
+package queen.server.pop;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.Test;
+import queen.server.codec.Frame;
+import queen.server.codec.SegmentCodec;
+import queen.server.store.SegmentSlice;
+
+/** Decoded segments kept between the pops that take one push a part at a time. */
+class SegmentCacheTest {
+  private static final UUID PARTITION = UUID.randomUUID();
+  private static final Instant CREATED = Instant.parse("2026-12-06T03:00:00.123456Z");
+
+  private final SimpleMeterRegistry meters = new SimpleMeterRegistry();
+
+  private static List<Frame> frames(int count, int payloadBytes) {
+    return IntStream.range(0, count)
+        .mapToObj(
+            i -> {
+              byte[] payload = new byte[payloadBytes];
+              byte[] n = ("{\"n\":" + i + "}").getBytes(StandardCharsets.UTF_8);
+              System.arraycopy(n, 0, payload, 0, Math.min(n.length, payloadBytes));
+              return new Frame("t" + i, null, null, 0, payload);
+            })
+        .toList();
+  }
+
+  private static SegmentSlice slice(long base, byte[] blob, int start, int take, int count) {
+    return new SegmentSlice(base, start, take, count, CREATED, blob);
+  }
+
+  private double hits() {
+    return meters.counter("queen_segment_cache_hits_total").count();
+  }
+
+  @Test
+  void theSlicesOfOnePushAreTheFramesItHeldReadOnceDecoded() {
+    List<Frame> stored = frames(100, 40);
+    byte[] blob = SegmentCodec.encode(stored);
+    SegmentCache cache = new SegmentCache(1 << 20, meters);
+    List<Frame> read = new ArrayList<>();
+    for (int start = 0; start < 100; start += 3) {
+      read.addAll(cache.frames(PARTITION, slice(500, blob, start, 3, 100)));
+    }
+    assertThat(read).isEqualTo(stored);
+    assertThat(hits()).as("every slice after the first").isEqualTo(33);
+    assertThat(cache.bytes()).as("the last slice took the segment's end").isZero();
+  }
+
+  @Test
+  void aRewrittenBlobIsDecodedAgainNotAnsweredFromTheOldOne() {
+    List<Frame> stored = frames(10, 40);
+    byte[] blob = SegmentCodec.encode(stored);
+    SegmentCache cache = new SegmentCache(1 << 20, meters);
+    assertThat(cache.frames(PARTITION, slice(0, blob, 0, 1, 10))).containsExactly(stored.get(0));
+
+    // a message delete rewrites the segment with the frame's remains in its place
+    List<Frame> rewritten = new ArrayList<>(stored);
+    rewritten.set(1, stored.get(1).deleted());
+    byte[] again = SegmentCodec.encode(rewritten);
+    assertThat(cache.frames(PARTITION, slice(0, again, 1, 1, 10)).getFirst().isDeleted()).isTrue();
+    assertThat(hits()).isZero();
+
+    // and another segment at the same place (a queue made again) is not this one either
+    List<Frame> other = frames(10, 41);
+    SegmentSlice elsewhere =
+        new SegmentSlice(0, 2, 1, 10, CREATED.plusSeconds(1), SegmentCodec.encode(other));
+    assertThat(cache.frames(PARTITION, elsewhere)).containsExactly(other.get(2));
+    assertThat(hits()).isZero();
+  }
+
+  @Test
+  void itHoldsNoMoreThanItsBoundOldestOut() {
+    byte[] blob = SegmentCodec.encode(frames(50, 1000));
+    long one = SegmentCodec.open(blob).bytes();
+    SegmentCache cache = new SegmentCache(4 * one + one / 2, meters);
+    for (int s = 0; s < 10; s++) {
+      cache.frames(PARTITION, slice(s * 50L, blob, 0, 1, 50));
+      assertThat(cache.bytes()).isLessThanOrEqualTo(4 * one + one / 2);
+    }
+    assertThat(cache.bytes()).isEqualTo(4 * one);
+    cache.frames(PARTITION, slice(9 * 50L, blob, 1, 1, 50));
+    assertThat(hits()).as("the newest stayed").isEqualTo(1);
+    cache.frames(PARTITION, slice(0, blob, 1, 1, 50));
+    assertThat(hits()).as("the oldest left").isEqualTo(1);
+  }
+
+  @Test
+  void aSegmentBiggerThanAQuarterOfTheBoundOrABoundOfZeroKeepsNothing() {
+    byte[] blob = SegmentCodec.encode(frames(50, 1000));
+    long one = SegmentCodec.open(blob).bytes();
+    for (long bound : new long[] {0, 4 * one - 1}) {
+      SegmentCache cache = new SegmentCache(bound, meters);
+      cache.frames(PARTITION, slice(0, blob, 0, 1, 50));
+      assertThat(cache.bytes()).as("bound %d", bound).isZero();
+    }
+  }
+}
