@@ -79,7 +79,9 @@ class LauncherTest {
     return exec(command, major, env);
   }
 
-  private Exec exec(List<String> command, int major, Map<String, String> env) throws Exception {
+  /** The launcher run to its end: it must not take 30 s. */
+  private Process finished(List<String> command, int major, Map<String, String> env)
+      throws Exception {
     ProcessBuilder pb = new ProcessBuilder(command);
     Map<String, String> vars = pb.environment();
     for (String inherited :
@@ -91,6 +93,11 @@ class LauncherTest {
     Process p = pb.start();
     p.getOutputStream().close();
     assertThat(p.waitFor(30, TimeUnit.SECONDS)).as("launcher finished").isTrue();
+    return p;
+  }
+
+  private Exec exec(List<String> command, int major, Map<String, String> env) throws Exception {
+    Process p = finished(command, major, env);
     String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
     String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
     assertThat(p.exitValue()).as(err).isZero();
@@ -148,6 +155,18 @@ class LauncherTest {
     assertThat(run(25, Map.of("JAVA_OPTS", "-Dqueen.a=\"one two\""), "push", "q", "{}").args())
         .as("every command")
         .contains("-Dqueen.a=one two");
+  }
+
+  @Test
+  void javaOptsThatCannotBeSplitStopTheLauncherWithoutPrintingThem() throws Exception {
+    Process p =
+        finished(
+            List.of("bash", root.resolve("queen").toString(), "serve"),
+            25,
+            Map.of("JAVA_OPTS", "-Dsecret=\"s3cr3t -Xss1m"));
+    String err = new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertThat(p.exitValue()).isNotZero();
+    assertThat(err).contains("JAVA_OPTS could not be split into options").doesNotContain("s3cr3t");
   }
 
   @ParameterizedTest(name = "{0}={1}")

@@ -131,7 +131,7 @@ public record BrokerConfig(
         // 16 MiB lets about twenty big pops share the launcher's 1 GiB heap cap, where batch x
         // QUEEN_MAX_PAYLOAD_BYTES (10,000 x 10 MiB) could claim more than any heap holds
         r.integer("QUEEN_POP_MAX_BYTES", 16 << 20, 1024, 1 << 30),
-        (long) r.integer("QUEEN_SEGMENT_CACHE_MB", 16, 0, 65_536) << 20,
+        segmentCache(r),
         departureScan(r),
         new Retention.Settings(
             Duration.ofMillis(r.integer("RETENTION_INTERVAL", 300_000, 100, 86_400_000)),
@@ -252,6 +252,23 @@ public record BrokerConfig(
       }
     }
     return s;
+  }
+
+  /**
+   * QUEEN_SEGMENT_CACHE_MB in bytes; at most a quarter of the heap, which pops need for the rest.
+   */
+  private static long segmentCache(Reader r) {
+    int mb = r.integer("QUEEN_SEGMENT_CACHE_MB", 16, 0, 65_536);
+    long heapMb = Runtime.getRuntime().maxMemory() >> 20;
+    if (mb > heapMb / 4) {
+      throw new InvalidConfigException(
+          "QUEEN_SEGMENT_CACHE_MB "
+              + mb
+              + " is more than a quarter of the heap ("
+              + heapMb
+              + " MiB): lower it, or raise the heap with -Xmx in JAVA_OPTS");
+    }
+    return (long) mb << 20;
   }
 
   private static Duration departureScan(Reader r) {

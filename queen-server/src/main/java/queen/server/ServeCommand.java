@@ -107,7 +107,7 @@ public final class ServeCommand implements Callable<Integer> {
   /**
    * Tells the launcher that the AOT cache this JVM records (written when it stops) comes from a
    * broker that started: one recorded by a failed start holds a few classes only. Not after a
-   * migration: that cache would hold Flyway's 450 classes, and every later start, which migrates
+   * migration: that cache would hold Flyway's 459 classes, and every later start, which migrates
    * nothing, would load them (3 MB of an idle broker's memory); the next start records again.
    */
   private static void markServed(String mark) {

@@ -170,9 +170,11 @@ public final class Hints implements AutoCloseable {
           pending.remove("r");
           taken.add("r"); // first, so it reaches the others before the pushes that follow it
         }
+        // a push's amounts go on a line of their own after it: a broker from before them reads
+        // the "p" line as it always did and passes the "a" line by as a hint it does not know
         pending.forEach(
             (entry, amount) ->
-                taken.add(amount == null ? entry : entry + "\t" + amount[0] + "\t" + amount[1]));
+                taken.add(amount == null ? entry : entry + "\na\t" + amount[0] + "\t" + amount[1]));
         pending = new LinkedHashMap<>();
         batch = taken;
       } finally {
@@ -284,7 +286,18 @@ public final class Hints implements AutoCloseable {
       String[] f = lines[i].split("\t", -1);
       received.incrementAndGet();
       switch (f[0]) {
-        case "p" -> pushed(f, receiver);
+        case "p" -> {
+          String[] amount = i + 1 < lines.length ? lines[i + 1].split("\t", -1) : null;
+          if (amount != null && amount[0].equals("a")) {
+            i++;
+          } else {
+            amount = null;
+          }
+          pushed(f, amount, receiver);
+        }
+        case "a" -> {
+          // read with the push it follows
+        }
         case "l" -> {
           if (f.length == 5) {
             receiver.released(f[1], f[2], f[3], f[4].equals("1"));
@@ -298,18 +311,26 @@ public final class Hints implements AutoCloseable {
     }
   }
 
-  /** "p", queue, partition, then messages and bytes (absent in an older broker's hint). */
-  private static void pushed(String[] f, Receiver receiver) {
-    if (f.length == 3) {
-      receiver.pushed(f[1], f[2], -1, 0);
-    } else if (f.length == 5) {
+  /**
+   * "p", queue, partition; then the line "a", messages, bytes, which an older broker did not send:
+   * without it the amount is not known. Fields past these are a later broker's, and are passed by.
+   */
+  private static void pushed(String[] p, String[] amount, Receiver receiver) {
+    if (p.length < 3) {
+      return;
+    }
+    long count = -1;
+    long bytes = 0;
+    if (amount != null && amount.length >= 3) {
       try {
-        long count = Long.parseLong(f[3]);
-        receiver.pushed(f[1], f[2], (int) Math.min(count, Integer.MAX_VALUE), Long.parseLong(f[4]));
+        count = Long.parseLong(amount[1]);
+        bytes = Long.parseLong(amount[2]);
       } catch (NumberFormatException e) {
-        receiver.pushed(f[1], f[2], -1, 0);
+        count = -1;
+        bytes = 0;
       }
     }
+    receiver.pushed(p[1], p[2], (int) Math.min(count, Integer.MAX_VALUE), bytes);
   }
 
   @Override

@@ -21,9 +21,11 @@ import queen.server.store.SegmentSlice;
  * and walked the whole push for every message (docs/benchmarks.md, "A push read once").
  *
  * <p>An entry answers only for the blob it was decoded from: same segment, same created_at, same
- * length and checksum (a message delete rewrites its segment's blob). Bounded by the heap its
- * entries hold, least recently used first out; a segment too big for a quarter of the bound is not
- * kept, and one whose last message a pop took leaves.
+ * length and stored checksum (a message delete rewrites its segment's blob). A hit compares the
+ * checksum the blob carries; it does not compute it again over the bytes PostgreSQL sent, which the
+ * decode that made the entry verified. Bounded by the heap its entries hold, least recently used
+ * first out; a segment too big for a quarter of the bound is not kept, and one whose last message a
+ * pop took leaves.
  */
 public final class SegmentCache {
   private record Key(UUID partition, long baseOffset) {}

@@ -1,6 +1,7 @@
 package queen.server.pop;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
@@ -10,6 +11,7 @@ import java.util.List;
 import java.util.UUID;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
+import queen.server.BrokerConfig;
 import queen.server.codec.Frame;
 import queen.server.codec.SegmentCodec;
 import queen.server.store.SegmentSlice;
@@ -75,6 +77,30 @@ class SegmentCacheTest {
         new SegmentSlice(0, 2, 1, 10, CREATED.plusSeconds(1), SegmentCodec.encode(other));
     assertThat(cache.frames(PARTITION, elsewhere)).containsExactly(other.get(2));
     assertThat(hits()).isZero();
+  }
+
+  @Test
+  void aBlobRewrittenToTheSameLengthIsToldApartByItsChecksum() {
+    List<Frame> stored = frames(5, 20); // under 1 KiB: stored raw, so one byte changes one byte
+    byte[] blob = SegmentCodec.encode(stored);
+    SegmentCache cache = new SegmentCache(1 << 20, meters);
+    cache.frames(PARTITION, slice(0, blob, 0, 1, 5));
+    List<Frame> changed = new ArrayList<>(stored);
+    byte[] payload = stored.get(1).payload().clone();
+    payload[payload.length - 1] = 'z';
+    changed.set(1, new Frame("t1", null, null, 0, payload));
+    byte[] again = SegmentCodec.encode(changed);
+    assertThat(again).hasSameSizeAs(blob);
+    assertThat(cache.frames(PARTITION, slice(0, again, 1, 1, 5))).containsExactly(changed.get(1));
+    assertThat(hits()).isZero();
+  }
+
+  @Test
+  void aBoundOverAQuarterOfTheHeapIsRefusedNamingIt() {
+    assertThatThrownBy(
+            () -> BrokerConfig.fromEnv(java.util.Map.of("QUEEN_SEGMENT_CACHE_MB", "65536")))
+        .isInstanceOf(BrokerConfig.InvalidConfigException.class)
+        .hasMessageStartingWith("QUEEN_SEGMENT_CACHE_MB 65536 is more than a quarter of the heap");
   }
 
   @Test

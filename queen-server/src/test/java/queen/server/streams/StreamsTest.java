@@ -265,7 +265,7 @@ class StreamsTest {
   }
 
   @Test
-  void aCyclesPushedPayloadKeepsItsNumbersAsWritten() {
+  void aCyclesPushedPayloadKeepsEachDecimalsScale() {
     String id = streams.register("q-numbers", "numbers-src");
     wire.pushNumbered("numbers-src", "p0", 0, 1);
     JsonNode m = streams.pop("numbers-src", 1).get("messages").get(0);
