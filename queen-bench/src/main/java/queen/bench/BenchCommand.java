@@ -160,8 +160,8 @@ public final class BenchCommand implements Runnable {
       name = "retention",
       description =
           "Minutes of steady push and pop+ack against a broker of its own, with a short"
-              + " retentionSeconds and then without retention: the queen schema's size over time"
-              + " and the throughput of both.")
+              + " retentionSeconds and then without retention: the queen schema's size and the"
+              + " broker's RSS over time, and the throughput of both.")
   static final class RetentionCmd implements Callable<Integer> {
     @Mixin BenchOptions options;
 
@@ -203,7 +203,7 @@ public final class BenchCommand implements Runnable {
                     options.out.resolve("broker-retention.log"),
                     Map.of("RETENTION_INTERVAL", Integer.toString(retentionInterval)));
             BrokerTarget t = new BrokerTarget(broker.url)) {
-          Result r = RetentionRun.phase(t, db, minutes, seconds, sampleSeconds);
+          Result r = RetentionRun.phase(t, db, broker.pid(), minutes, seconds, sampleSeconds);
           System.out.println(r.summary());
           Report.append(options.out, r);
           errors += r.errors();

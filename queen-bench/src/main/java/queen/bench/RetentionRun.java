@@ -36,11 +36,17 @@ final class RetentionRun {
   private RetentionRun() {}
 
   /**
-   * One phase: pushes and pop+acks on one queue for {@code minutes}, sampling the schema's size
-   * every {@code sampleSeconds}. Retention on when {@code retentionSeconds} > 0.
+   * One phase: pushes and pop+acks on one queue for {@code minutes}, sampling the schema's size and
+   * the broker's resident memory every {@code sampleSeconds}. Retention on when {@code
+   * retentionSeconds} > 0.
    */
   static Result phase(
-      BrokerTarget target, Jdbc db, int minutes, int retentionSeconds, int sampleSeconds)
+      BrokerTarget target,
+      Jdbc db,
+      long brokerPid,
+      int minutes,
+      int retentionSeconds,
+      int sampleSeconds)
       throws Exception {
     String q = "bench-retention-" + Long.toString(System.currentTimeMillis(), 36);
     target.configure(
@@ -55,6 +61,7 @@ final class RetentionRun {
     List<Long> samples = new ArrayList<>();
     List<Long> retained = new ArrayList<>();
     List<Long> rates = new ArrayList<>();
+    List<Long> rss = new ArrayList<>();
     long start = System.nanoTime();
     try (ExecutorService pool = Executors.newVirtualThreadPerTaskExecutor()) {
       List<Future<?>> workers = new ArrayList<>();
@@ -72,6 +79,7 @@ final class RetentionRun {
         TimeUnit.NANOSECONDS.sleep(Math.max(0, next - System.nanoTime()));
         samples.add(Storage.total(db, "queen"));
         retained.add(retainedMessages(db));
+        rss.add(Rss.now(brokerPid));
         long now = pushed.get();
         rates.add(next == first ? 0 : (now - before) / sampleSeconds);
         before = now;
@@ -94,6 +102,8 @@ final class RetentionRun {
         "schemaMBEvery" + sampleSeconds + "s", samples.stream().map(RetentionRun::mb).toList());
     extra.put("pushedPerSecondEvery" + sampleSeconds + "s", rates);
     extra.put("retainedMessagesEvery" + sampleSeconds + "s", retained);
+    // a broker that runs for weeks must not grow: its memory over the run, beside the schema's
+    extra.put("brokerRssMBEvery" + sampleSeconds + "s", rss);
     extra.put("tableKBLast", kilobytes(Storage.sizes(db, "queen")));
     return new Result(
         retentionSeconds > 0 ? "retention-" + retentionSeconds + "s" : "retention-off",

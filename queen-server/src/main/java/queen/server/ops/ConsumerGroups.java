@@ -1,7 +1,9 @@
 package queen.server.ops;
 
+import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.TreeMap;
 import queen.server.store.ConsumerGroupStore;
 
 /**
@@ -18,26 +20,45 @@ public final class ConsumerGroups {
     void groupReset(String queue, String group);
   }
 
+  /**
+   * How long the feed keeps reading a reset it applied. Ids are taken at insert and become visible
+   * at commit, so a reset may commit after one with a higher id was read; a reset commits right
+   * after its insert (the last statement of its call), far within this.
+   */
+  static final Duration SETTLE = Duration.ofMinutes(1);
+
   private final ConsumerGroupStore store;
   private final ResetListener listener;
   private final Runnable announce;
-  private long seen;
+  private final long settleNanos;
+
+  /** Every reset with an id at or below it was applied, or can no longer commit. */
+  private long floor;
+
+  /** The resets above the floor already applied: id to when (System.nanoTime()). */
+  private final TreeMap<Long, Long> applied = new TreeMap<>();
 
   /** {@code announce} runs after a reset made through this broker, for the other brokers. */
   public ConsumerGroups(ConsumerGroupStore store, ResetListener listener, Runnable announce) {
+    this(store, listener, announce, SETTLE);
+  }
+
+  ConsumerGroups(
+      ConsumerGroupStore store, ResetListener listener, Runnable announce, Duration settle) {
     this.store = store;
     this.listener = listener;
     this.announce = announce;
+    this.settleNanos = settle.toNanos();
   }
 
   /** Follows the feed from its current head: older resets are already in every cursor. */
   public synchronized void start() {
-    seen = store.resetsHead();
+    floor = store.resetsHead();
   }
 
-  /** The id of the last reset applied. */
-  synchronized long seen() {
-    return seen;
+  /** The feed is read above this id. */
+  synchronized long floor() {
+    return floor;
   }
 
   public ConsumerGroupStore.Deleted delete(String group, String queue, boolean deleteMetadata) {
@@ -69,13 +90,22 @@ public final class ConsumerGroups {
     return s;
   }
 
-  /** Applies resets read from the feed (this broker's own among them, harmlessly again). */
+  /**
+   * Applies the resets read from the feed that were not applied yet (this broker's own among them,
+   * harmlessly again). A reset stays above the floor for {@link #SETTLE} after it was applied, so
+   * one with a lower id that commits later is still read: moving the floor to the highest id read
+   * skipped it, and the brokers kept their view of that group until it was dropped for another
+   * reason.
+   */
   synchronized void apply(List<ConsumerGroupStore.Reset> resets) {
+    long now = System.nanoTime();
     for (ConsumerGroupStore.Reset r : resets) {
-      if (r.id() > seen) {
+      if (r.id() > floor && applied.putIfAbsent(r.id(), now) == null) {
         listener.groupReset(r.queue(), r.group());
-        seen = r.id();
       }
+    }
+    while (!applied.isEmpty() && now - applied.firstEntry().getValue() >= settleNanos) {
+      floor = applied.pollFirstEntry().getKey();
     }
   }
 }

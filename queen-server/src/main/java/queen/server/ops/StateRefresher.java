@@ -51,7 +51,7 @@ public final class StateRefresher implements AutoCloseable {
 
   /** Reads the state now, e.g. right after this broker changed it. */
   public void refresh() {
-    SystemStore.State s = store.read(groups.seen());
+    SystemStore.State s = store.read(groups.floor());
     settings.update(s.popMaintenance(), s.minPopWaitMs());
     followers.accept(s);
     groups.apply(s.resets());
