@@ -1,11 +1,14 @@
 package queen.server.ops;
 
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.InstantSource;
+import java.util.HashSet;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -120,6 +123,7 @@ public final class Retention implements AutoCloseable {
     long started = System.nanoTime();
     Instant now = clock.instant();
     Report total = Report.NOTHING;
+    Set<String> queues = new HashSet<>();
     for (RetentionStore.RetentionQueue q : store.queues()) {
       if (closed) {
         break;
@@ -127,6 +131,10 @@ public final class Retention implements AutoCloseable {
       Report done = queue(q, now);
       count(q.name(), done);
       total = total.plus(done);
+      queues.add(q.name());
+    }
+    if (!closed) {
+      forgetCountersBut(queues);
     }
     dateCursors();
     if (!closed && vacuumWanted()) {
@@ -208,6 +216,20 @@ public final class Retention implements AutoCloseable {
     if (done.deadLetters() > 0) {
       counter("queen_retention_deleted_dead_letters", "Dead letters deleted by retention", queue)
           .increment(done.deadLetters());
+    }
+  }
+
+  /**
+   * Removes the counters of queues that are gone or keep nothing back any more: a broker that saw
+   * queues come and go (one per job, say) kept four series of each for good.
+   */
+  private void forgetCountersBut(Set<String> queues) {
+    for (Meter m : meters.getMeters()) {
+      Meter.Id id = m.getId();
+      if (id.getName().startsWith("queen_retention_deleted_")
+          && !queues.contains(id.getTag("queue"))) {
+        meters.remove(m);
+      }
     }
   }
 

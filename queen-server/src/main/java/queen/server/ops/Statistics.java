@@ -33,6 +33,13 @@ public final class Statistics implements AutoCloseable {
   private final BrokerSampler sampler;
   private final Duration interval;
   private final Map<String, LongAdder[]> counts = new ConcurrentHashMap<>();
+
+  /**
+   * Counters of queues idle for a tick, taken out of {@link #counts} by the last tick: read once
+   * more by the next, for a count added by a thread that found them just before.
+   */
+  private List<Map.Entry<String, LongAdder[]>> retired = List.of();
+
   private ScheduledExecutorService timer;
 
   public Statistics(StatsStore store, BrokerSampler sampler, Duration interval) {
@@ -113,21 +120,42 @@ public final class Statistics implements AutoCloseable {
     return store.refresh();
   }
 
+  /**
+   * This tick's counts. A queue with nothing to count since the last tick leaves the map, so a
+   * broker that saw queues come and go (one per job, say) does not keep a counter of each.
+   */
   private List<StatsStore.Counts> drain() {
     List<StatsStore.Counts> batch = new ArrayList<>();
+    for (Map.Entry<String, LongAdder[]> e : retired) {
+      drain(e.getKey(), e.getValue(), batch);
+    }
+    List<Map.Entry<String, LongAdder[]>> idle = new ArrayList<>();
     for (Map.Entry<String, LongAdder[]> e : counts.entrySet()) {
-      LongAdder[] a = e.getValue();
-      long[] v = new long[a.length];
-      boolean any = false;
-      for (int i = 0; i < a.length; i++) {
-        v[i] = a[i].sumThenReset();
-        any |= v[i] != 0;
-      }
-      if (any) {
-        batch.add(new StatsStore.Counts(e.getKey(), v[0], v[1], v[2], v[3], v[4], v[5]));
+      if (!drain(e.getKey(), e.getValue(), batch) && counts.remove(e.getKey(), e.getValue())) {
+        idle.add(Map.entry(e.getKey(), e.getValue()));
       }
     }
+    retired = idle;
     return batch;
+  }
+
+  /** Adds the queue's counts to the batch and zeroes them; false when there were none. */
+  private static boolean drain(String queue, LongAdder[] a, List<StatsStore.Counts> batch) {
+    long[] v = new long[a.length];
+    boolean any = false;
+    for (int i = 0; i < a.length; i++) {
+      v[i] = a[i].sumThenReset();
+      any |= v[i] != 0;
+    }
+    if (any) {
+      batch.add(new StatsStore.Counts(queue, v[0], v[1], v[2], v[3], v[4], v[5]));
+    }
+    return any;
+  }
+
+  /** Queues with counters now. */
+  int queuesCounted() {
+    return counts.size();
   }
 
   private void restore(List<StatsStore.Counts> batch) {

@@ -357,4 +357,23 @@ abstract class RetentionContract extends RetentionFixture {
                         + " from queen.queues where name = 'strict' and retention_enabled"))
         .isEqualTo(60_120);
   }
+
+  @Test
+  void theCountersOfAQueueThatIsGoneGoAtTheNextCycle() {
+    // a queue per job: a broker kept four series of every queue retention ever touched
+    retained("churned", 60, 0);
+    wire.pushNumbered("churned", "p", 0, 10);
+    Instant later = created("churned", "p").getFirst().plusSeconds(120);
+    SimpleMeterRegistry meters = new SimpleMeterRegistry();
+    Retention r = retention(later, meters);
+    r.runOnce();
+    assertThat(deleted(meters, "churned")).isEqualTo(1);
+
+    assertThat(broker().delete("/api/v1/resources/queues/churned").status()).isEqualTo(200);
+    r.runOnce();
+    assertThat(meters.find("queen_retention_deleted_segments").tag("queue", "churned").counter())
+        .isNull();
+    assertThat(meters.find("queen_retention_deleted_messages").tag("queue", "churned").counter())
+        .isNull();
+  }
 }
