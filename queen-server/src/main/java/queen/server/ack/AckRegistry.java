@@ -28,6 +28,13 @@ public final class AckRegistry {
   /** Partitions kept at most; past it new leases are not registered (their acks go slow). */
   static final int MAX_ENTRIES = 200_000;
 
+  /**
+   * TransactionIds kept at most, about 30 MB; past it likewise. Leases acked through another broker
+   * stay until they expire, and at 200,000 partitions of batches of 100 they held 20 million ids,
+   * more than a default heap.
+   */
+  static final int MAX_IDS = 250_000;
+
   /** One partition's share of a leased delivery. */
   record Delivery(
       UUID partitionId,
@@ -47,6 +54,7 @@ public final class AckRegistry {
 
   private final Map<Holder, UUID> holders = new ConcurrentHashMap<>();
   private final AtomicInteger entries = new AtomicInteger();
+  private final AtomicLong ids = new AtomicLong();
   private final AtomicLong registrations = new AtomicLong();
 
   /** Registers what one leased pop delivered, every partition at once. */
@@ -54,7 +62,11 @@ public final class AckRegistry {
     if (registrations.incrementAndGet() % 10_000 == 0) {
       expire();
     }
-    if (entries.get() + partitions.size() > MAX_ENTRIES) {
+    long count = 0;
+    for (DeliveryListener.Leased l : partitions) {
+      count += l.transactionIds().size();
+    }
+    if (entries.get() + partitions.size() > MAX_ENTRIES || ids.get() + count > MAX_IDS) {
       return;
     }
     Map<UUID, Delivery> byPartition = new ConcurrentHashMap<>();
@@ -70,6 +82,7 @@ public final class AckRegistry {
               l.batchEnd()));
     }
     entries.addAndGet(partitions.size());
+    ids.addAndGet(count);
     leases.put(
         leaseId, new Lease(byPartition, Set.copyOf(byPartition.keySet()), System.nanoTime()));
     for (UUID pid : byPartition.keySet()) {
@@ -95,6 +108,7 @@ public final class AckRegistry {
     if (d != null) {
       holders.remove(new Holder(partitionId, d.group()), lease);
       entries.decrementAndGet();
+      ids.addAndGet(-d.transactionIds().size());
       if (l.partitions().isEmpty()) {
         leases.remove(lease, l);
       }
@@ -127,6 +141,11 @@ public final class AckRegistry {
     return entries.get();
   }
 
+  /** TransactionIds of leased deliveries registered now. */
+  long ids() {
+    return ids.get();
+  }
+
   /** Drops leases past {@link #MAX_AGE_NANOS}; run every so many registrations. */
   void expire() {
     long now = System.nanoTime();
@@ -139,6 +158,7 @@ public final class AckRegistry {
                 entries.addAndGet(-e.getValue().partitions().size());
                 for (Delivery d : e.getValue().partitions().values()) {
                   holders.remove(new Holder(d.partitionId(), d.group()), e.getKey());
+                  ids.addAndGet(-d.transactionIds().size());
                 }
               }
               return old;

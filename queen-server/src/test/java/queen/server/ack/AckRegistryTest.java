@@ -1,0 +1,44 @@
+package queen.server.ack;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.Test;
+import queen.server.pop.DeliveryListener;
+
+class AckRegistryTest {
+  private static DeliveryListener.Leased batch(int messages) {
+    List<String> txns =
+        IntStream.range(0, messages).mapToObj(i -> UUID.randomUUID().toString()).toList();
+    return new DeliveryListener.Leased(UUID.randomUUID(), "q", "p", txns, messages - 1);
+  }
+
+  @Test
+  void leasesAckedElsewhereHoldNoMoreThanItsTransactionIdBound() {
+    // acks through another broker leave their leases here until they expire
+    AckRegistry registry = new AckRegistry();
+    int batch = 1_000;
+    List<UUID> kept = new ArrayList<>();
+    for (int i = 0; i < AckRegistry.MAX_IDS / batch + 10; i++) {
+      UUID lease = UUID.randomUUID();
+      DeliveryListener.Leased l = batch(batch);
+      registry.leased(lease, "g", List.of(l));
+      if (registry.get(lease, l.partitionId()) != null) {
+        kept.add(lease);
+      }
+    }
+    assertThat(registry.ids()).isEqualTo(AckRegistry.MAX_IDS);
+    assertThat(kept).hasSize(AckRegistry.MAX_IDS / batch);
+
+    UUID first = kept.getFirst();
+    registry.remove(first, registry.partitions(first).iterator().next());
+    assertThat(registry.ids()).isEqualTo(AckRegistry.MAX_IDS - batch);
+    UUID next = UUID.randomUUID();
+    DeliveryListener.Leased l = batch(batch);
+    registry.leased(next, "g", List.of(l));
+    assertThat(registry.get(next, l.partitionId())).as("room again").isNotNull();
+  }
+}
