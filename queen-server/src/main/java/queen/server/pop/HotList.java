@@ -2,10 +2,12 @@ package queen.server.pop;
 
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import queen.server.store.Verdict;
 
 /**
@@ -21,8 +23,9 @@ import queen.server.store.Verdict;
  * claim) or deferred by a visibility gate is held out of the ring: pushes to it do not make it
  * ready, since a claim would only find it locked. It comes back when its lease is released (the
  * ack-promote), when the revisit wheel fires at the known time, or when a reseed finds it takeable
- * (a lease that expired without an ack). Periodic reseeding from SQL repairs anything else, such as
- * another broker's push: a lost hint costs at most a reseed interval and one tick of the watch.
+ * (a lease that expired without an ack; a gate's hold waits for the wheel). Periodic reseeding from
+ * SQL repairs anything else, such as another broker's push: a lost hint costs at most a reseed
+ * interval and one tick of the watch.
  */
 final class HotList {
   /**
@@ -47,25 +50,19 @@ final class HotList {
    */
   private final Map<String, Long> freed = new HashMap<>();
 
-  private record Hold(long untilNanos, long version) {}
+  /** {@code gate}: a visibility gate (delayedProcessing, windowBuffer) holds it, not a lease. */
+  private record Hold(long untilNanos, long version, boolean gate) {}
 
   private volatile long lastUsedNanos = System.nanoTime();
 
   /** What was pushed to each ready partition since it became ready. */
-  private final Map<String, Pushed> pushed = new HashMap<>();
-
-  /** Messages and their payload bytes; a count of -1 when unknown (a reseed, an ack-promote). */
-  private record Pushed(long count, long bytes) {
-    static final Pushed UNKNOWN = new Pushed(-1, 0);
-
-    Pushed plus(Pushed more) {
-      return count < 0 || more.count < 0
-          ? UNKNOWN
-          : new Pushed(count + more.count, bytes + more.bytes);
-    }
-  }
+  private final Arrivals pushed = new Arrivals();
 
   private long clock;
+
+  /** The clock at the last {@link #prune()}: what is older than the one before may go. */
+  private long prunedAt;
+
   private long firstReadyNanos;
   private long lastReseedNanos;
   private boolean primed;
@@ -81,7 +78,7 @@ final class HotList {
    */
   synchronized void add(String partition, long count, long bytes, long nowNanos) {
     versions.put(partition, ++clock);
-    pushed.merge(partition, new Pushed(count, bytes), Pushed::plus);
+    pushed.add(partition, count, bytes);
     Hold hold = held.get(partition);
     if (hold != null && hold.untilNanos() > nowNanos) {
       return;
@@ -97,7 +94,7 @@ final class HotList {
   synchronized boolean release(String partition, long nowNanos) {
     versions.put(partition, ++clock);
     freed.put(partition, clock);
-    pushed.putIfAbsent(partition, Pushed.UNKNOWN);
+    pushed.unknown(partition);
     held.remove(partition);
     return makeReady(partition, nowNanos);
   }
@@ -180,10 +177,10 @@ final class HotList {
     switch (verdict) {
       case DELIVERED -> {
         if (autoAck) {
-          pushed.putIfAbsent(partition, Pushed.UNKNOWN);
+          pushed.unknown(partition);
           return makeReady(partition, nowNanos);
         }
-        hold(partition, UNTIL_RELEASED);
+        hold(partition, UNTIL_RELEASED, false);
         return false;
       }
       case LOCKED, DEFERRED -> {
@@ -193,7 +190,8 @@ final class HotList {
           return makeReady(partition, nowNanos);
         }
         if (retryAtNanos != 0) {
-          hold(partition, retryAtNanos); // a lease or a gate with a known end: the wheel's time
+          // a lease or a gate with a known end: the wheel's time
+          hold(partition, retryAtNanos, verdict == Verdict.DEFERRED);
         } else if (newer) {
           return makeReady(partition, nowNanos); // pushed since: the holder's claim may not see it
         } else {
@@ -223,12 +221,12 @@ final class HotList {
    * Holds the partition out; a hold replacing another keeps the older version, so that a push that
    * landed under the first still counts when the hold ends.
    */
-  private void hold(String partition, long untilNanos) {
+  private void hold(String partition, long untilNanos, boolean gate) {
     ready.remove(partition);
     held.merge(
         partition,
-        new Hold(untilNanos, versions.getOrDefault(partition, 0L)),
-        (old, now) -> new Hold(now.untilNanos(), Math.min(old.version(), now.version())));
+        new Hold(untilNanos, versions.getOrDefault(partition, 0L), gate),
+        (old, now) -> new Hold(now.untilNanos(), Math.min(old.version(), now.version()), gate));
   }
 
   /**
@@ -320,15 +318,64 @@ final class HotList {
             || (morePending && ready.isEmpty()));
   }
 
-  /** Ends a reseed with what SQL found takeable; {@code fullPage} means more may wait. */
+  /**
+   * Ends a reseed with what SQL found takeable; {@code fullPage} means more may wait. A partition a
+   * visibility gate holds until a known time stays held: the reseed does not read the gates, and
+   * releasing it cost a claim that answered "deferred" again, every interval until that time.
+   */
   synchronized void reseeded(List<String> partitions, boolean fullPage, long nowNanos) {
     reseeding = false;
     primed = true;
     morePending = fullPage;
     lastReseedNanos = nowNanos;
     for (String p : partitions) {
-      release(p, nowNanos);
+      Hold hold = held.get(p);
+      if (hold == null || !hold.gate() || hold.untilNanos() <= nowNanos) {
+        release(p, nowNanos);
+      }
     }
+  }
+
+  /**
+   * Forgets what the ring keeps of partitions it has no use for now: not ready, in flight or held,
+   * and neither pushed nor freed since the previous prune. A partition stays known after its lease
+   * ended with nothing behind it, so a group that keeps popping partitions it never sees again (one
+   * per order, say) grew its ring by each of them for as long as it popped. A pop that observed one
+   * before it was forgotten checks back as if nothing had happened since, which a reseed corrects.
+   *
+   * @return how many partitions it forgot
+   */
+  synchronized int prune() {
+    long horizon = prunedAt;
+    prunedAt = clock;
+    List<String> cold = new ArrayList<>();
+    for (String p : knownNames()) {
+      if (versions.getOrDefault(p, 0L) <= horizon
+          && freed.getOrDefault(p, 0L) <= horizon
+          && !ready.contains(p)
+          && !inFlight.containsKey(p)
+          && !held.containsKey(p)) {
+        cold.add(p);
+      }
+    }
+    for (String p : cold) {
+      versions.remove(p);
+      freed.remove(p);
+      pushed.remove(p);
+    }
+    return cold.size();
+  }
+
+  /** How many partitions the ring keeps anything of. */
+  synchronized int known() {
+    return knownNames().size();
+  }
+
+  private Set<String> knownNames() {
+    Set<String> names = new HashSet<>(versions.keySet());
+    names.addAll(freed.keySet());
+    names.addAll(pushed.partitions());
+    return names;
   }
 
   /** A reseed that failed (database down): retried after the interval, not by every pop. */
@@ -347,17 +394,11 @@ final class HotList {
     if (ready.isEmpty()) {
       return 0;
     }
-    long count = 0;
-    long bytes = 0;
-    for (String p : ready) {
-      Pushed n = pushed.getOrDefault(p, Pushed.UNKNOWN);
-      if (n.count() < 0) {
-        return 0; // unknown amount (reseed, ack-promote): do not hold
-      }
-      count += n.count();
-      bytes += n.bytes();
+    Arrivals.Amount amount = pushed.total(ready);
+    if (amount == null) {
+      return 0; // unknown amount (reseed, ack-promote): do not hold
     }
     long until = firstReadyNanos + waitNanos;
-    return count >= batch || bytes >= maxBytes || nowNanos >= until ? 0 : until;
+    return amount.count() >= batch || amount.bytes() >= maxBytes || nowNanos >= until ? 0 : until;
   }
 }

@@ -67,10 +67,11 @@ public final class HotLists {
    * Forgets queues nobody pushed to or popped from for {@code idleNanos} and where nobody is
    * parked, with their rings and meters: a broker that saw many queue names (or pops of names that
    * do not exist) does not keep them for ever. On the queues it keeps, it forgets the rings of
-   * groups that neither popped nor acked for as long and have nothing in flight or parked: every
-   * push feeds every ring of its queue, so a busy queue would otherwise keep one ring, up to one
-   * entry per partition, and one gauge for each one-off group name it ever served. A forgotten ring
-   * is rebuilt by a first contact and a reseed.
+   * groups that did not pop here for as long and have nothing in flight or parked: every push feeds
+   * every ring of its queue, so a busy queue would otherwise keep one ring, up to one entry per
+   * partition, and one gauge for each one-off group name it ever served. A forgotten ring is
+   * rebuilt by a first contact and a reseed. The rings kept forget the partitions they have no use
+   * for ({@link HotList#prune()}).
    */
   void evictIdle(long idleNanos) {
     long now = System.nanoTime();
@@ -93,6 +94,7 @@ public final class HotLists {
             group,
             (g, ring) -> {
               if (!ring.idle(now, idleNanos) || q.gate.parks(g)) {
+                ring.prune();
                 return ring;
               }
               Meter gauge = q.ringMeters.remove(g);
@@ -256,7 +258,13 @@ public final class HotLists {
         // discovery pops keep no ring, whose answer may be that the partition was ready already
         wakeDiscoveries();
       }
-    } else if (ring(queue, group).unhold(partition, System.nanoTime())) {
+      return;
+    }
+    // only a ring that exists holds anything: an ack, or another broker's hint of one, builds no
+    // ring and keeps none in use, or a broker where the group never pops kept its ring for ever,
+    // fed by every push
+    HotList ring = existingRing(queue, group);
+    if (ring != null && ring.unhold(partition, System.nanoTime())) {
       // the push that landed during the lease found the gate open and nothing ready: wake again
       queue(queue).gate.open(1);
       wakeDiscoveries();
@@ -265,15 +273,21 @@ public final class HotLists {
 
   /**
    * The partition is takeable again for the group (ack-promote, revisit wheel): wake pops. Returns
-   * whether it woke any (the ring had not known the partition as ready).
+   * whether it woke any (the ring had not known the partition as ready). Without a ring here (the
+   * group does not pop on this broker, or its ring was forgotten) it wakes one parked pop, whose
+   * look starts the ring afresh.
    */
   boolean revisit(String queue, String group, String partition) {
-    if (ring(queue, group).release(partition, System.nanoTime())) {
-      queue(queue).gate.open(1);
-      wakeDiscoveries();
-      return true;
+    HotList ring = existingRing(queue, group);
+    if (ring != null && !ring.release(partition, System.nanoTime())) {
+      return false;
     }
-    return false;
+    QueueState q = queues.get(queue);
+    if (q != null) {
+      q.gate.open(1);
+    }
+    wakeDiscoveries();
+    return true;
   }
 
   /** A pop could not use all it was woken for: pass a wake on (see {@link WakeGate#passOn()}). */

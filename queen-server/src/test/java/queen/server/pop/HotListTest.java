@@ -220,4 +220,49 @@ class HotListTest {
     ring.add("q", 1, 500, 0);
     assertThat(ring.holdUntil(SECOND, 100, 1000, 0)).as("1,100 bytes pushed").isZero();
   }
+
+  @Test
+  void aRingForgetsPartitionsWhoseLeasesEndedWithNothingBehindThem() {
+    // one partition per order: a group that keeps popping met each once and kept it for ever
+    HotList ring = new HotList();
+    for (int i = 0; i < 1000; i++) {
+      String p = "order-" + i;
+      ring.add(p, 1, 0, 0);
+      HotList.Taken t = ring.take(1, 1).getFirst();
+      ring.checkIn(p, t.version(), t.exclusive(), Verdict.DELIVERED, false, 0, 0);
+      ring.unhold(p, 0);
+    }
+    ring.add("leased", 1, 0, 0);
+    HotList.Taken leased = ring.take(1, 1).getFirst();
+    ring.checkIn("leased", leased.version(), true, Verdict.DELIVERED, false, 0, 0);
+    ring.add("ready", 1, 0, 0);
+    assertThat(ring.known()).isEqualTo(1002);
+
+    assertThat(ring.prune()).as("nothing is older than the previous prune yet").isZero();
+    assertThat(ring.prune()).isEqualTo(1000);
+    assertThat(ring.known()).as("the leased and the ready one stay").isEqualTo(2);
+    assertThat(ring.isReady("ready")).isTrue();
+    assertThat(ring.isReady("leased")).isFalse();
+
+    ring.add("order-7", 1, 0, SECOND);
+    assertThat(ring.isReady("order-7")).as("a forgotten partition pushed again").isTrue();
+  }
+
+  @Test
+  void aReseedLeavesAPartitionGatedUntilAKnownTimeHeldButReleasesAnEndedLease() {
+    for (Verdict v : List.of(Verdict.DEFERRED, Verdict.LOCKED)) {
+      HotList ring = new HotList();
+      ring.add("p", 1, 0, 0);
+      HotList.Taken t = ring.take(1, 1).getFirst();
+      ring.checkIn("p", t.version(), t.exclusive(), v, false, 10 * SECOND, 0);
+      assertThat(ring.startReseed(SECOND, 0)).isTrue();
+      ring.reseeded(List.of("p"), false, SECOND); // SQL's candidates do not read the gates
+      assertThat(ring.isReady("p"))
+          .as(v == Verdict.DEFERRED ? "gated until its time" : "the lease ended early")
+          .isEqualTo(v == Verdict.LOCKED);
+      assertThat(ring.startReseed(11 * SECOND, 0)).isTrue();
+      ring.reseeded(List.of("p"), false, 11 * SECOND);
+      assertThat(ring.isReady("p")).as(v + " after its time").isTrue();
+    }
+  }
 }

@@ -3,12 +3,16 @@ package queen.server.pop;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.InstantSource;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
+import queen.server.store.Verdict;
 
 class HotListsTest {
   private final SimpleMeterRegistry meters = new SimpleMeterRegistry();
@@ -73,5 +77,49 @@ class HotListsTest {
 
   private boolean gauge(String group) {
     return meters.find("queen_hotlist_partitions").tag("group", group).gauge() != null;
+  }
+
+  @Test
+  void anAckOrItsHintBuildsNoRingOnABrokerWhereTheGroupDoesNotPop() {
+    // or that broker kept the group's ring for ever, fed by every push
+    lists.released("q", "p", "g", false);
+    lists.released("q", "p", "g", true);
+    assertThat(lists.existingRing("q", "g")).isNull();
+    lists.ring("q", "g");
+    lists.released("q", "p", "g", true);
+    assertThat(lists.existingRing("q", "g").isReady("p")).as("an ack-promote").isTrue();
+  }
+
+  @Test
+  void theWheelKeepsOneRevisitPerPartitionAndGroup() {
+    try (RevisitWheel wheel = new RevisitWheel(lists, InstantSource.system())) {
+      Instant later = Instant.now().plus(Duration.ofHours(1));
+      for (int i = 0; i < 1000; i++) {
+        wheel.schedule("q", "g", "p", later); // a claim a second under an hour's gate
+      }
+      wheel.schedule("q", "g2", "p", later);
+      assertThat(wheel.scheduled()).isEqualTo(2);
+
+      lists.ring("q", "g");
+      wheel.schedule("q", "g", "p", Instant.now().plusMillis(50));
+      assertThat(wheel.scheduled()).as("a sooner time replaces the later").isEqualTo(2);
+      Awaitility.await().until(() -> lists.existingRing("q", "g").isReady("p"));
+      Awaitility.await().until(() -> wheel.scheduled() == 1);
+      wheel.schedule("q", "g", "p", later);
+      assertThat(wheel.scheduled()).as("the one that fired is due no longer").isEqualTo(2);
+    }
+  }
+
+  @Test
+  void aRingInUseForgetsThePartitionsItHasNoUseFor() {
+    HotList ring = lists.ring("q", "g");
+    lists.pushed("q", "order-1", 1, 0);
+    HotList.Taken t = ring.take(1, 1).getFirst();
+    ring.checkIn("order-1", t.version(), true, Verdict.DELIVERED, false, 0, 0);
+    lists.released("q", "order-1", "g", false);
+    lists.evictIdle(TimeUnit.MINUTES.toNanos(10));
+    lists.evictIdle(TimeUnit.MINUTES.toNanos(10)); // what is older than the previous pass goes
+    assertThat(lists.existingRing("q", "g")).isSameAs(ring);
+    assertThat(ring.known()).isZero();
   }
 }
