@@ -249,6 +249,7 @@ public final class Broker implements AutoCloseable {
       Runnable changed =
           () -> {
             refresher.refresh();
+            hot.releaseGates();
             hints.refresh();
           };
       hints.start(
@@ -266,6 +267,7 @@ public final class Broker implements AutoCloseable {
             @Override
             public void refresh() {
               refresher.refreshQuietly();
+              hot.releaseGates();
             }
 
             @Override

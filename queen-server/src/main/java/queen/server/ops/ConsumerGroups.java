@@ -100,8 +100,9 @@ public final class ConsumerGroups {
   synchronized void apply(List<ConsumerGroupStore.Reset> resets) {
     long now = System.nanoTime();
     for (ConsumerGroupStore.Reset r : resets) {
-      if (r.id() > floor && applied.putIfAbsent(r.id(), now) == null) {
+      if (r.id() > floor && !applied.containsKey(r.id())) {
         listener.groupReset(r.queue(), r.group());
+        applied.put(r.id(), now); // after: a reset whose listener failed is read again
       }
     }
     while (!applied.isEmpty() && now - applied.firstEntry().getValue() >= settleNanos) {

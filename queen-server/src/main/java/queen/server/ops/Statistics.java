@@ -2,6 +2,7 @@ package queen.server.ops;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -121,26 +122,30 @@ public final class Statistics implements AutoCloseable {
   }
 
   /**
-   * This tick's counts. A queue with nothing to count since the last tick leaves the map, so a
-   * broker that saw queues come and go (one per job, say) does not keep a counter of each.
+   * This tick's counts, one per queue. A queue with nothing to count since the last tick leaves the
+   * map, so a broker that saw queues come and go (one per job, say) does not keep a counter of
+   * each.
    */
   private List<StatsStore.Counts> drain() {
-    List<StatsStore.Counts> batch = new ArrayList<>();
+    Map<String, long[]> sums = new LinkedHashMap<>();
     for (Map.Entry<String, LongAdder[]> e : retired) {
-      drain(e.getKey(), e.getValue(), batch);
+      drain(e.getKey(), e.getValue(), sums);
     }
     List<Map.Entry<String, LongAdder[]>> idle = new ArrayList<>();
     for (Map.Entry<String, LongAdder[]> e : counts.entrySet()) {
-      if (!drain(e.getKey(), e.getValue(), batch) && counts.remove(e.getKey(), e.getValue())) {
+      if (!drain(e.getKey(), e.getValue(), sums) && counts.remove(e.getKey(), e.getValue())) {
         idle.add(Map.entry(e.getKey(), e.getValue()));
       }
     }
     retired = idle;
+    List<StatsStore.Counts> batch = new ArrayList<>(sums.size());
+    // one row per queue: the statement adding them would update a minute's row twice otherwise
+    sums.forEach((q, v) -> batch.add(new StatsStore.Counts(q, v[0], v[1], v[2], v[3], v[4], v[5])));
     return batch;
   }
 
-  /** Adds the queue's counts to the batch and zeroes them; false when there were none. */
-  private static boolean drain(String queue, LongAdder[] a, List<StatsStore.Counts> batch) {
+  /** Adds the queue's counts to its sums and zeroes them; false when there were none. */
+  private static boolean drain(String queue, LongAdder[] a, Map<String, long[]> sums) {
     long[] v = new long[a.length];
     boolean any = false;
     for (int i = 0; i < a.length; i++) {
@@ -148,7 +153,10 @@ public final class Statistics implements AutoCloseable {
       any |= v[i] != 0;
     }
     if (any) {
-      batch.add(new StatsStore.Counts(queue, v[0], v[1], v[2], v[3], v[4], v[5]));
+      long[] sum = sums.computeIfAbsent(queue, q -> new long[a.length]);
+      for (int i = 0; i < v.length; i++) {
+        sum[i] += v[i];
+      }
     }
     return any;
   }

@@ -8,6 +8,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import queen.server.store.Verdict;
 
 /**
@@ -50,8 +51,18 @@ final class HotList {
    */
   private final Map<String, Long> freed = new HashMap<>();
 
-  /** {@code gate}: a visibility gate (delayedProcessing, windowBuffer) holds it, not a lease. */
-  private record Hold(long untilNanos, long version, boolean gate) {}
+  /**
+   * {@code gate}: a visibility gate (delayedProcessing, windowBuffer) holds it, not a lease, since
+   * {@code sinceNanos}.
+   */
+  private record Hold(long untilNanos, long version, boolean gate, long sinceNanos) {}
+
+  /**
+   * How long a reseed leaves a gate's hold alone. Its time came from the queue's options, which a
+   * configure may have lowered since; a configure through any broker releases the gates at once
+   * ({@link #releaseGates}), and this bounds what a lost hint costs.
+   */
+  static final long GATE_RECHECK_NANOS = TimeUnit.SECONDS.toNanos(30);
 
   private volatile long lastUsedNanos = System.nanoTime();
 
@@ -180,7 +191,7 @@ final class HotList {
           pushed.unknown(partition);
           return makeReady(partition, nowNanos);
         }
-        hold(partition, UNTIL_RELEASED, false);
+        hold(partition, UNTIL_RELEASED, false, nowNanos);
         return false;
       }
       case LOCKED, DEFERRED -> {
@@ -191,7 +202,7 @@ final class HotList {
         }
         if (retryAtNanos != 0) {
           // a lease or a gate with a known end: the wheel's time
-          hold(partition, retryAtNanos, verdict == Verdict.DEFERRED);
+          hold(partition, retryAtNanos, verdict == Verdict.DEFERRED, nowNanos);
         } else if (newer) {
           return makeReady(partition, nowNanos); // pushed since: the holder's claim may not see it
         } else {
@@ -221,12 +232,32 @@ final class HotList {
    * Holds the partition out; a hold replacing another keeps the older version, so that a push that
    * landed under the first still counts when the hold ends.
    */
-  private void hold(String partition, long untilNanos, boolean gate) {
+  private void hold(String partition, long untilNanos, boolean gate, long nowNanos) {
     ready.remove(partition);
     held.merge(
         partition,
-        new Hold(untilNanos, versions.getOrDefault(partition, 0L), gate),
-        (old, now) -> new Hold(now.untilNanos(), Math.min(old.version(), now.version()), gate));
+        new Hold(untilNanos, versions.getOrDefault(partition, 0L), gate, nowNanos),
+        (old, now) ->
+            new Hold(now.untilNanos(), Math.min(old.version(), now.version()), gate, nowNanos));
+  }
+
+  /**
+   * Releases every partition a visibility gate holds: the queue's options changed, and the gates'
+   * times with them. Returns how many became ready.
+   */
+  synchronized int releaseGates(long nowNanos) {
+    List<String> gated = new ArrayList<>();
+    held.forEach(
+        (p, hold) -> {
+          if (hold.gate()) {
+            gated.add(p);
+          }
+        });
+    int readied = 0;
+    for (String p : gated) {
+      readied += release(p, nowNanos) ? 1 : 0;
+    }
+    return readied;
   }
 
   /**
@@ -320,8 +351,9 @@ final class HotList {
 
   /**
    * Ends a reseed with what SQL found takeable; {@code fullPage} means more may wait. A partition a
-   * visibility gate holds until a known time stays held: the reseed does not read the gates, and
-   * releasing it cost a claim that answered "deferred" again, every interval until that time.
+   * visibility gate holds until a known time stays held for {@link #GATE_RECHECK_NANOS}: the reseed
+   * does not read the gates, and releasing it cost a claim that answered "deferred" again, every
+   * interval until that time.
    */
   synchronized void reseeded(List<String> partitions, boolean fullPage, long nowNanos) {
     reseeding = false;
@@ -330,7 +362,10 @@ final class HotList {
     lastReseedNanos = nowNanos;
     for (String p : partitions) {
       Hold hold = held.get(p);
-      if (hold == null || !hold.gate() || hold.untilNanos() <= nowNanos) {
+      if (hold == null
+          || !hold.gate()
+          || hold.untilNanos() <= nowNanos
+          || nowNanos - hold.sinceNanos() >= GATE_RECHECK_NANOS) {
         release(p, nowNanos);
       }
     }

@@ -273,21 +273,36 @@ public final class HotLists {
 
   /**
    * The partition is takeable again for the group (ack-promote, revisit wheel): wake pops. Returns
-   * whether it woke any (the ring had not known the partition as ready). Without a ring here (the
-   * group does not pop on this broker, or its ring was forgotten) it wakes one parked pop, whose
-   * look starts the ring afresh.
+   * whether it woke any (the ring had not known the partition as ready). Without a ring here the
+   * group has no pop parked on this broker (rings of groups parked are kept), so it wakes none.
    */
   boolean revisit(String queue, String group, String partition) {
     HotList ring = existingRing(queue, group);
-    if (ring != null && !ring.release(partition, System.nanoTime())) {
+    if (ring == null || !ring.release(partition, System.nanoTime())) {
       return false;
     }
-    QueueState q = queues.get(queue);
-    if (q != null) {
-      q.gate.open(1);
-    }
+    queue(queue).gate.open(1);
     wakeDiscoveries();
     return true;
+  }
+
+  /**
+   * A queue's options changed (here or, by a hint, on another broker): the partitions visibility
+   * gates hold are takeable at once, so that a lowered delayedProcessing or windowBuffer takes
+   * effect now rather than at the times the old options gave.
+   */
+  public void releaseGates() {
+    long now = System.nanoTime();
+    for (QueueState q : queues.values()) {
+      int readied = 0;
+      for (HotList ring : q.rings.values()) {
+        readied += ring.releaseGates(now);
+      }
+      if (readied > 0) {
+        q.gate.open(readied);
+        wakeDiscoveries();
+      }
+    }
   }
 
   /** A pop could not use all it was woken for: pass a wake on (see {@link WakeGate#passOn()}). */

@@ -85,6 +85,22 @@ class HotListLongPollTest extends LongPollContract {
   }
 
   @Test
+  void aLoweredDelayTakesEffectAtOnceForAPartitionItsGateHeld() throws Exception {
+    Wire wire = new Wire(broker);
+    wire.configure("lowered", Wire.object().put("delayedProcessing", 3600));
+    wire.pushNumbered("lowered", "p", 0, 1);
+    assertThat(broker.get("/api/v1/pop/queue/lowered").status())
+        .as("an hour's gate")
+        .isEqualTo(204);
+    CompletableFuture<Timed> parked = poll("/api/v1/pop/queue/lowered?wait=true&timeout=20000");
+    awaitParked("lowered", 1);
+    wire.configure("lowered", Wire.object().put("delayedProcessing", 0));
+    Timed t = parked.get(25, TimeUnit.SECONDS);
+    assertThat(t.reply().status()).as("not at the gate's old time").isEqualTo(200);
+    assertThat(Wire.numbers(t.reply().json())).containsExactly(0);
+  }
+
+  @Test
   void aTrickleOfPushesWakesAboutOneParkedPopPerMessageNotEveryParkedPop() throws Exception {
     int parked = 500;
     int messages = 40;

@@ -254,15 +254,30 @@ class HotListTest {
       HotList ring = new HotList();
       ring.add("p", 1, 0, 0);
       HotList.Taken t = ring.take(1, 1).getFirst();
-      ring.checkIn("p", t.version(), t.exclusive(), v, false, 10 * SECOND, 0);
+      ring.checkIn("p", t.version(), t.exclusive(), v, false, 100 * SECOND, 0);
       assertThat(ring.startReseed(SECOND, 0)).isTrue();
       ring.reseeded(List.of("p"), false, SECOND); // SQL's candidates do not read the gates
       assertThat(ring.isReady("p"))
           .as(v == Verdict.DEFERRED ? "gated until its time" : "the lease ended early")
           .isEqualTo(v == Verdict.LOCKED);
-      assertThat(ring.startReseed(11 * SECOND, 0)).isTrue();
-      ring.reseeded(List.of("p"), false, 11 * SECOND);
-      assertThat(ring.isReady("p")).as(v + " after its time").isTrue();
+      long recheck = HotList.GATE_RECHECK_NANOS;
+      assertThat(ring.startReseed(recheck, 0)).isTrue();
+      ring.reseeded(List.of("p"), false, recheck);
+      assertThat(ring.isReady("p")).as(v + ": the queue's options may have changed").isTrue();
     }
+  }
+
+  @Test
+  void aConfigureReleasesThePartitionsGatesHoldButNotTheLeasedOnes() {
+    HotList ring = new HotList();
+    ring.add("gated", 1, 0, 0);
+    ring.add("leased", 1, 0, 0);
+    for (HotList.Taken t : ring.take(2, 2)) {
+      Verdict v = t.partition().equals("gated") ? Verdict.DEFERRED : Verdict.DELIVERED;
+      ring.checkIn(t.partition(), t.version(), true, v, false, 100 * SECOND, 0);
+    }
+    assertThat(ring.releaseGates(SECOND)).isEqualTo(1);
+    assertThat(ring.isReady("gated")).isTrue();
+    assertThat(ring.isReady("leased")).isFalse();
   }
 }
