@@ -74,12 +74,7 @@ final class HotList {
   /** The clock at the last {@link #prune()}: what is older than the one before may go. */
   private long prunedAt;
 
-  private long firstReadyNanos;
-  private long lastReseedNanos;
-  private boolean primed;
-  private boolean attempted;
-  private boolean morePending;
-  private boolean reseeding;
+  private final ReseedSchedule reseeds = new ReseedSchedule();
   private boolean contacted;
 
   /**
@@ -130,7 +125,7 @@ final class HotList {
     }
     held.remove(partition);
     if (ready.isEmpty()) {
-      firstReadyNanos = nowNanos;
+      pushed.firstReady(nowNanos);
     }
     return ready.add(partition);
   }
@@ -325,28 +320,17 @@ final class HotList {
 
   /** Whether a reseed has completed: until then the ring cannot answer "nothing here". */
   synchronized boolean primed() {
-    return primed;
+    return reseeds.primed();
   }
 
   /** True when the caller should reseed now; it must then call {@link #reseeded}. */
   synchronized boolean startReseed(long nowNanos, long intervalNanos) {
-    if (!reseedDue(nowNanos, intervalNanos)) {
-      return false;
-    }
-    reseeding = true;
-    attempted = true;
-    return true;
+    return reseeds.start(nowNanos, intervalNanos, ready.isEmpty());
   }
 
-  /**
-   * Due the first time, then once per interval, and at once when the last reseed filled its page
-   * (more may wait beyond it) and the ring has run dry.
-   */
+  /** See {@link ReseedSchedule}. */
   synchronized boolean reseedDue(long nowNanos, long intervalNanos) {
-    return !reseeding
-        && (!attempted
-            || nowNanos - lastReseedNanos >= intervalNanos
-            || (morePending && ready.isEmpty()));
+    return reseeds.due(nowNanos, intervalNanos, ready.isEmpty());
   }
 
   /**
@@ -356,10 +340,7 @@ final class HotList {
    * interval until that time.
    */
   synchronized void reseeded(List<String> partitions, boolean fullPage, long nowNanos) {
-    reseeding = false;
-    primed = true;
-    morePending = fullPage;
-    lastReseedNanos = nowNanos;
+    reseeds.ended(fullPage, nowNanos);
     for (String p : partitions) {
       Hold hold = held.get(p);
       if (hold == null
@@ -415,25 +396,11 @@ final class HotList {
 
   /** A reseed that failed (database down): retried after the interval, not by every pop. */
   synchronized void reseedFailed(long nowNanos) {
-    reseeding = false;
-    lastReseedNanos = nowNanos;
+    reseeds.failed(nowNanos);
   }
 
-  /**
-   * The minimum pop wait: until when a pop for {@code batch} messages should hold back because the
-   * ring's work is younger than {@code waitNanos} and, as far as pushes tell, smaller than the
-   * batch and than the pop's byte budget {@code maxBytes} (a pop that would end at the budget gains
-   * nothing by waiting for more). 0 means claim now.
-   */
+  /** See {@link Arrivals#holdUntil}. */
   synchronized long holdUntil(long waitNanos, int batch, long maxBytes, long nowNanos) {
-    if (ready.isEmpty()) {
-      return 0;
-    }
-    Arrivals.Amount amount = pushed.total(ready);
-    if (amount == null) {
-      return 0; // unknown amount (reseed, ack-promote): do not hold
-    }
-    long until = firstReadyNanos + waitNanos;
-    return amount.count() >= batch || amount.bytes() >= maxBytes || nowNanos >= until ? 0 : until;
+    return pushed.holdUntil(ready, waitNanos, batch, maxBytes, nowNanos);
   }
 }

@@ -1,0 +1,50 @@
+package queen.server.pop;
+
+/**
+ * When a ring refills from SQL: the first time, then once per interval, and at once when the last
+ * reseed filled its page (more may wait beyond it) and the ring has run dry. Not thread-safe: its
+ * ring guards it.
+ */
+final class ReseedSchedule {
+  private long lastNanos;
+  private boolean primed;
+  private boolean attempted;
+  private boolean morePending;
+  private boolean running;
+
+  /** Whether a reseed has completed: until then the ring cannot answer "nothing here". */
+  boolean primed() {
+    return primed;
+  }
+
+  boolean due(long nowNanos, long intervalNanos, boolean ranDry) {
+    return !running
+        && (!attempted || nowNanos - lastNanos >= intervalNanos || (morePending && ranDry));
+  }
+
+  /**
+   * True when the caller should reseed now; it must then call {@link #ended} or {@link #failed}.
+   */
+  boolean start(long nowNanos, long intervalNanos, boolean ranDry) {
+    if (!due(nowNanos, intervalNanos, ranDry)) {
+      return false;
+    }
+    running = true;
+    attempted = true;
+    return true;
+  }
+
+  /** A reseed ended; {@code fullPage} means more may wait. */
+  void ended(boolean fullPage, long nowNanos) {
+    running = false;
+    primed = true;
+    morePending = fullPage;
+    lastNanos = nowNanos;
+  }
+
+  /** A reseed that failed (database down): retried after the interval, not by every pop. */
+  void failed(long nowNanos) {
+    running = false;
+    lastNanos = nowNanos;
+  }
+}
