@@ -262,6 +262,7 @@ public final class Broker implements AutoCloseable {
             @Override
             public void released(String queue, String partition, String group, boolean hasMore) {
               hot.released(queue, partition, group, hasMore);
+              registry.releasedElsewhere(queue, partition, group);
             }
 
             @Override

@@ -53,6 +53,13 @@ public final class AckRegistry {
   private record Holder(UUID partitionId, String group) {}
 
   private final Map<Holder, UUID> holders = new ConcurrentHashMap<>();
+
+  /** The same by names, as other brokers' hints of their releases name a partition. */
+  private record Named(String queue, String partition, String group) {}
+
+  private record Held(UUID lease, UUID partitionId) {}
+
+  private final Map<Named, Held> named = new ConcurrentHashMap<>();
   private final AtomicInteger entries = new AtomicInteger();
   private final AtomicLong ids = new AtomicLong();
   private final AtomicLong registrations = new AtomicLong();
@@ -85,8 +92,26 @@ public final class AckRegistry {
     ids.addAndGet(count);
     leases.put(
         leaseId, new Lease(byPartition, Set.copyOf(byPartition.keySet()), System.nanoTime()));
-    for (UUID pid : byPartition.keySet()) {
-      holders.put(new Holder(pid, group), leaseId);
+    for (Delivery d : byPartition.values()) {
+      holders.put(new Holder(d.partitionId(), group), leaseId);
+      named.put(named(d), new Held(leaseId, d.partitionId()));
+    }
+  }
+
+  private static Named named(Delivery d) {
+    return new Named(d.queue(), d.partition(), d.group());
+  }
+
+  /**
+   * Another broker ended the group's lease on the partition: forgets the one registered here, which
+   * only expiry removed before, so that acks through a load balancer in front of several brokers
+   * kept the registry full of leases acked elsewhere and new leases off the fast path. A lease this
+   * broker issued since on the pair goes too; its ack takes the general path.
+   */
+  public void releasedElsewhere(String queue, String partition, String group) {
+    Held h = named.get(new Named(queue, partition, group));
+    if (h != null) {
+      remove(h.lease(), h.partitionId());
     }
   }
 
@@ -107,6 +132,7 @@ public final class AckRegistry {
     Delivery d = l == null ? null : l.partitions().remove(partitionId);
     if (d != null) {
       holders.remove(new Holder(partitionId, d.group()), lease);
+      named.remove(named(d), new Held(lease, partitionId));
       entries.decrementAndGet();
       ids.addAndGet(-d.transactionIds().size());
       if (l.partitions().isEmpty()) {
@@ -158,6 +184,7 @@ public final class AckRegistry {
                 entries.addAndGet(-e.getValue().partitions().size());
                 for (Delivery d : e.getValue().partitions().values()) {
                   holders.remove(new Holder(d.partitionId(), d.group()), e.getKey());
+                  named.remove(named(d), new Held(e.getKey(), d.partitionId()));
                   ids.addAndGet(-d.transactionIds().size());
                 }
               }

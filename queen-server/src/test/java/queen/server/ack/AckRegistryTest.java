@@ -41,4 +41,19 @@ class AckRegistryTest {
     registry.leased(next, "g", List.of(l));
     assertThat(registry.get(next, l.partitionId())).as("room again").isNotNull();
   }
+
+  @Test
+  void aReleaseHintOfAnotherBrokerForgetsTheLeaseItEnded() {
+    AckRegistry registry = new AckRegistry();
+    UUID lease = UUID.randomUUID();
+    DeliveryListener.Leased l = batch(10);
+    registry.leased(lease, "g", List.of(l));
+    registry.releasedElsewhere("q", "p", "other-group");
+    assertThat(registry.get(lease, l.partitionId())).as("another group's release").isNotNull();
+
+    registry.releasedElsewhere("q", "p", "g");
+    assertThat(registry.get(lease, l.partitionId())).isNull();
+    assertThat(registry.size()).isZero();
+    assertThat(registry.ids()).isZero();
+  }
 }

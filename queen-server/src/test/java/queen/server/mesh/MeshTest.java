@@ -104,6 +104,24 @@ class MeshTest {
   }
 
   @Test
+  void aLeaseAckedThroughAnotherBrokerLeavesTheAckRegistryOfTheOneThatIssuedIt() {
+    // behind a load balancer acks land anywhere: expiry alone kept them for 15 minutes
+    Broker a = broker.startedBroker();
+    new Wire(broker).pushNumbered("mesh-registry", "p", 0, 5);
+    JsonNode popped =
+        broker.get("/api/v1/pop/queue/mesh-registry/partition/p?batch=5&consumerGroup=g").json();
+    assertThat(broker.metric(a, "queen_ack_registry_partitions", "")).isEqualTo(1);
+    ObjectNode body = Wire.object().put("consumerGroup", "g");
+    for (JsonNode m : popped.get("messages")) {
+      body.withArray("acknowledgments").add(Wire.ack(m, "completed", null));
+    }
+    assertThat(broker.post(b, "/api/v1/ack/batch", body).status()).isEqualTo(200);
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(() -> broker.metric(a, "queen_ack_registry_partitions", "") == 0);
+  }
+
+  @Test
   void aSwitchSetThroughOneBrokerReachesTheNextPopOfAnother() {
     popMaintenanceReaches(broker, b, "mesh-switch");
   }
