@@ -248,9 +248,13 @@ public final class Broker implements AutoCloseable {
       refresher.start();
       Runnable changed =
           () -> {
-            refresher.refresh();
-            hot.releaseGates();
-            hints.refresh();
+            try {
+              refresher.refresh();
+            } finally {
+              // what changed has committed: the gates and the other brokers follow it whatever
+              hot.releaseGates();
+              hints.refresh();
+            }
           };
       hints.start(
           new Hints.Receiver() {
@@ -261,8 +265,9 @@ public final class Broker implements AutoCloseable {
 
             @Override
             public void released(String queue, String partition, String group, boolean hasMore) {
-              hot.released(queue, partition, group, hasMore);
+              // first: the wake below may let a pop here register the pair's next lease
               registry.releasedElsewhere(queue, partition, group);
+              hot.released(queue, partition, group, hasMore);
             }
 
             @Override

@@ -29,9 +29,9 @@ public final class AckRegistry {
   static final int MAX_ENTRIES = 200_000;
 
   /**
-   * TransactionIds kept at most, about 30 MB; past it likewise. Leases acked through another broker
-   * stay until they expire, and at 200,000 partitions of batches of 100 they held 20 million ids,
-   * more than a default heap.
+   * TransactionIds kept at most, about 30 MB; past it likewise. Leases whose acks this broker does
+   * not hear of (hints off or lost, consumers gone) stay until they expire, and at 200,000
+   * partitions of batches of 100 they held 20 million ids, more than a default heap.
    */
   static final int MAX_IDS = 250_000;
 
@@ -175,20 +175,16 @@ public final class AckRegistry {
   /** Drops leases past {@link #MAX_AGE_NANOS}; run every so many registrations. */
   void expire() {
     long now = System.nanoTime();
-    leases
-        .entrySet()
-        .removeIf(
-            e -> {
-              boolean old = now - e.getValue().registeredNanos() > MAX_AGE_NANOS;
-              if (old) {
-                entries.addAndGet(-e.getValue().partitions().size());
-                for (Delivery d : e.getValue().partitions().values()) {
-                  holders.remove(new Holder(d.partitionId(), d.group()), e.getKey());
-                  named.remove(named(d), new Held(e.getKey(), d.partitionId()));
-                  ids.addAndGet(-d.transactionIds().size());
-                }
-              }
-              return old;
-            });
+    for (Map.Entry<UUID, Lease> e : leases.entrySet()) {
+      Lease l = e.getValue();
+      if (now - l.registeredNanos() <= MAX_AGE_NANOS) {
+        continue;
+      }
+      // one partition at a time, as remove() takes them: a delivery is counted off once
+      for (UUID pid : l.all()) {
+        remove(e.getKey(), pid);
+      }
+      leases.remove(e.getKey(), l);
+    }
   }
 }

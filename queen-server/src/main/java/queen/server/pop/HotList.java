@@ -238,9 +238,14 @@ final class HotList {
 
   /**
    * Releases every partition a visibility gate holds: the queue's options changed, and the gates'
-   * times with them. Returns how many became ready.
+   * times with them. A claim running now may have read the old options: its partition counts as
+   * freed, so a "deferred" verdict makes it ready instead of holding it. Returns how many became
+   * ready.
    */
   synchronized int releaseGates(long nowNanos) {
+    for (String p : inFlight.keySet()) {
+      freed.put(p, ++clock);
+    }
     List<String> gated = new ArrayList<>();
     held.forEach(
         (p, hold) -> {

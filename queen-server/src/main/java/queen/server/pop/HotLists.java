@@ -273,12 +273,18 @@ public final class HotLists {
 
   /**
    * The partition is takeable again for the group (ack-promote, revisit wheel): wake pops. Returns
-   * whether it woke any (the ring had not known the partition as ready). Without a ring here the
-   * group has no pop parked on this broker (rings of groups parked are kept), so it wakes none.
+   * whether it woke any (the ring had not known the partition as ready). Without a ring here it
+   * wakes only a pop of the group parked on this broker (with QUEEN_HOTLIST=0 no pop has a ring),
+   * not a pop of another group for each hint of another broker's ack.
    */
   boolean revisit(String queue, String group, String partition) {
     HotList ring = existingRing(queue, group);
-    if (ring == null || !ring.release(partition, System.nanoTime())) {
+    if (ring == null) {
+      QueueState q = queues.get(queue);
+      if (q == null || !q.gate.parks(group)) {
+        return false;
+      }
+    } else if (!ring.release(partition, System.nanoTime())) {
       return false;
     }
     queue(queue).gate.open(1);

@@ -279,5 +279,10 @@ class HotListTest {
     assertThat(ring.releaseGates(SECOND)).isEqualTo(1);
     assertThat(ring.isReady("gated")).isTrue();
     assertThat(ring.isReady("leased")).isFalse();
+
+    HotList.Taken claiming = ring.take(1, 1).getFirst(); // a claim that read the old options
+    ring.releaseGates(2 * SECOND);
+    ring.checkIn("gated", claiming.version(), true, Verdict.DEFERRED, false, 100 * SECOND, 0);
+    assertThat(ring.isReady("gated")).as("not held to the old time").isTrue();
   }
 }

@@ -122,4 +122,35 @@ class HotListsTest {
     assertThat(lists.existingRing("q", "g")).isSameAs(ring);
     assertThat(ring.known()).isZero();
   }
+
+  @Test
+  void anAckPromoteWithoutARingWakesAPopOfItsGroupButNotOneOfAnother() throws Exception {
+    // with QUEEN_HOTLIST=0 no pop has a ring; a hint of another broker's ack must not wake others
+    WakeGate gate = lists.gate("q");
+    try (ExecutorService pool = Executors.newFixedThreadPool(2)) {
+      Caller other = new Caller();
+      Future<Boolean> otherParked =
+          pool.submit(
+              () ->
+                  WakeGateTest.await(
+                      gate, gate.generation(), 30, TimeUnit.SECONDS, "other", false, other));
+      Awaitility.await().until(() -> gate.parks("other"));
+      lists.released("q", "p", "g", true);
+      Awaitility.await()
+          .during(Duration.ofMillis(300))
+          .atMost(Duration.ofSeconds(2))
+          .until(() -> !otherParked.isDone());
+
+      Future<Boolean> parked =
+          pool.submit(
+              () ->
+                  WakeGateTest.await(
+                      gate, gate.generation(), 30, TimeUnit.SECONDS, "g", false, new Caller()));
+      Awaitility.await().until(() -> gate.parks("g"));
+      lists.released("q", "p", "g", true);
+      assertThat(parked.get(10, TimeUnit.SECONDS)).as("woken").isTrue();
+      other.leave();
+      otherParked.get(10, TimeUnit.SECONDS);
+    }
+  }
 }
