@@ -18,6 +18,18 @@ class HotListsTest {
   private final SimpleMeterRegistry meters = new SimpleMeterRegistry();
   private final HotLists lists = new HotLists(meters);
 
+  /** A long-poll of the group parked on the gate, for up to 30 s: whether it was woken. */
+  private static Future<Boolean> park(
+      ExecutorService pool, WakeGate gate, String group, Caller caller) {
+    Future<Boolean> parked =
+        pool.submit(
+            () ->
+                WakeGateTest.await(
+                    gate, gate.generation(), 30, TimeUnit.SECONDS, group, false, caller));
+    Awaitility.await().until(() -> gate.parks(group));
+    return parked;
+  }
+
   @Test
   void aGroupThatStoppedPoppingLosesItsRingWhileItsQueueStaysBusy() throws Exception {
     // one-off group names on a busy queue: every push would feed their rings for ever
@@ -29,12 +41,7 @@ class HotListsTest {
     Caller caller = new Caller();
     try (ExecutorService pool = Executors.newSingleThreadExecutor()) {
       WakeGate gate = lists.gate("q");
-      Future<Boolean> parked =
-          pool.submit(
-              () ->
-                  WakeGateTest.await(
-                      gate, gate.generation(), 30, TimeUnit.SECONDS, "waiting", false, caller));
-      Awaitility.await().until(() -> gate.parks("waiting"));
+      Future<Boolean> parked = park(pool, gate, "waiting", caller);
 
       lists.evictIdle(0);
 
@@ -129,24 +136,14 @@ class HotListsTest {
     WakeGate gate = lists.gate("q");
     try (ExecutorService pool = Executors.newFixedThreadPool(2)) {
       Caller other = new Caller();
-      Future<Boolean> otherParked =
-          pool.submit(
-              () ->
-                  WakeGateTest.await(
-                      gate, gate.generation(), 30, TimeUnit.SECONDS, "other", false, other));
-      Awaitility.await().until(() -> gate.parks("other"));
+      Future<Boolean> otherParked = park(pool, gate, "other", other);
       lists.released("q", "p", "g", true);
       Awaitility.await()
           .during(Duration.ofMillis(300))
           .atMost(Duration.ofSeconds(2))
           .until(() -> !otherParked.isDone());
 
-      Future<Boolean> parked =
-          pool.submit(
-              () ->
-                  WakeGateTest.await(
-                      gate, gate.generation(), 30, TimeUnit.SECONDS, "g", false, new Caller()));
-      Awaitility.await().until(() -> gate.parks("g"));
+      Future<Boolean> parked = park(pool, gate, "g", new Caller());
       lists.released("q", "p", "g", true);
       assertThat(parked.get(10, TimeUnit.SECONDS)).as("woken").isTrue();
       other.leave();
