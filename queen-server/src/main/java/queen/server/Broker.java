@@ -298,7 +298,8 @@ public final class Broker implements AutoCloseable {
                   new ConfigureRoutes(
                       queues, changed, config.cipher() != null && config.cipher().canSeal()),
                   new PushRoutes(buffered, config.pushLimits()),
-                  new PopRoutes(pop, statistics, payloads, departures),
+                  new PopRoutes(
+                      pop, statistics, payloads, departures, config.popMaxTimeout().toMillis()),
                   new AckRoutes(ack, statistics),
                   new TransactionRoutes(transactions, statistics, config.pushLimits()),
                   new StreamRoutes(

@@ -33,6 +33,8 @@ import queen.server.store.DbConfig;
  * @param hints QUEEN_HINTS, false to neither send nor hear hints between brokers (LISTEN/NOTIFY),
  *     for a connection pooler that cannot keep a LISTEN session; the floor then serves alone
  * @param popWait the long-poll backoff, POP_WAIT_*
+ * @param popMaxTimeout QUEEN_POP_MAX_TIMEOUT_MS, the longest a long-poll waits whatever its {@code
+ *     timeout} asks; it then answers 204 as at its own deadline
  * @param popMaxBytes QUEEN_POP_MAX_BYTES, the decoded message bytes after which a pop takes no
  *     more; it ends with the message that crosses, so a bigger one still goes out. A page of dead
  *     letters ends the same way
@@ -74,6 +76,7 @@ public record BrokerConfig(
     boolean hotList,
     boolean hints,
     WaitPolicy popWait,
+    Duration popMaxTimeout,
     long popMaxBytes,
     long segmentCacheBytes,
     Duration departureScan,
@@ -127,6 +130,9 @@ public record BrokerConfig(
         r.integer("QUEEN_HOTLIST", 1, 0, 1) == 1,
         r.bool("QUEEN_HINTS", true),
         popWait(r),
+        // a client that vanished without closing its connection (power, network) holds its
+        // long-poll to the deadline it asked for: an int timeout is up to 24 days
+        Duration.ofMillis(r.integer("QUEEN_POP_MAX_TIMEOUT_MS", 300_000, 1_000, 86_400_000)),
         // a pop holds about three times its bytes at once (blobs, decoded frames, the answer):
         // 16 MiB lets about twenty big pops share the launcher's 1 GiB heap cap, where batch x
         // QUEEN_MAX_PAYLOAD_BYTES (10,000 x 10 MiB) could claim more than any heap holds

@@ -71,6 +71,8 @@ import picocli.CommandLine.Command;
       "                  after the interval even if nothing woke them; for whole-queue",
       "                  pops the broker re-checks each queue's rings twice per",
       "                  POP_WAIT_MAX_INTERVAL_MS on their behalf",
+      "  QUEEN_POP_MAX_TIMEOUT_MS  the longest a long-poll waits, whatever its timeout",
+      "                  asks; it is then answered 204 (default 300000, 1000-86400000)",
       "  QUEEN_DEPARTURE_SCAN_MS  how often (Linux) the kernel's TCP table is read for",
       "                  long-poll clients that have disconnected, whose pops then stop",
       "                  waiting and claim nothing (default 1000; 0 off, else 100-60000)",

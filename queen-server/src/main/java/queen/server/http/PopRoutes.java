@@ -37,12 +37,19 @@ public final class PopRoutes implements Routes {
   private final Statistics stats;
   private final Payloads payloads;
   private final Departures departures;
+  private final long maxTimeoutMillis; // QUEEN_POP_MAX_TIMEOUT_MS
 
-  public PopRoutes(PopService pops, Statistics stats, Payloads payloads, Departures departures) {
+  public PopRoutes(
+      PopService pops,
+      Statistics stats,
+      Payloads payloads,
+      Departures departures,
+      long maxTimeoutMillis) {
     this.stats = stats;
     this.pops = pops;
     this.payloads = payloads;
     this.departures = departures;
+    this.maxTimeoutMillis = maxTimeoutMillis;
   }
 
   @Override
@@ -129,7 +136,7 @@ public final class PopRoutes implements Routes {
     return s.isEmpty() ? null : s;
   }
 
-  static PopRequest request(Params p, PopTarget target, int partitions) {
+  private PopRequest request(Params p, PopTarget target, int partitions) {
     int batch = Math.min(Math.max(p.integer("batch", DEFAULT_BATCH), 1), MAX_BATCH);
     String group = p.optional("consumerGroup");
     group = group == null ? QUEUE_MODE : Fields.name(group, "consumerGroup");
@@ -138,9 +145,12 @@ public final class PopRoutes implements Routes {
     boolean newOnly = mode.equals("new") || mode.equals("new-only") || from.equals("now");
     Instant fromTime =
         from.isEmpty() || from.equals("now") ? null : Fields.timestamp("subscriptionFrom", from);
-    // timeout only matters with wait=true: then it is the long-poll deadline
+    // timeout only matters with wait=true: then it is the long-poll deadline, capped so that a
+    // client gone without closing its connection holds no pop for days
     long waitMillis =
-        p.bool("wait", false) ? Math.max(0, p.integer("timeout", DEFAULT_TIMEOUT)) : 0;
+        p.bool("wait", false)
+            ? Math.clamp(p.integer("timeout", DEFAULT_TIMEOUT), 0, maxTimeoutMillis)
+            : 0;
     return new PopRequest(
         target, group, batch, partitions, p.bool("autoAck", false), newOnly, fromTime, waitMillis);
   }
