@@ -108,6 +108,8 @@ public final class BenchCommand implements Runnable {
     @Option(names = "--auto-ack", description = "Pop with autoAck instead of acking.")
     boolean autoAck;
 
+    @Mixin FillOptions fill;
+
     @Option(
         names = "--db-stats",
         description =
@@ -116,7 +118,8 @@ public final class BenchCommand implements Runnable {
     boolean dbStats;
 
     @Override
-    List<Result> run(Scenarios s, Target t) throws Exception {
+    List<Result> run(Scenarios all, Target t) throws Exception {
+      Scenarios s = all.filling(fill.shape());
       if (!dbStats) {
         return List.of(s.popAck("pop-ack", consumers, batch, partitions, backlog, autoAck));
       }

@@ -17,12 +17,38 @@ final class Scenarios {
   private final Target target;
   private final int warmup;
   private final int seconds;
+  private final Fill fill;
   private final String runId = Long.toString(System.currentTimeMillis(), 36);
 
+  /**
+   * How {@link #fill} pushes a backlog: {@code batch} messages a push (one stored segment each) of
+   * {@code payload} bytes, padded with one letter (which compresses to almost nothing) or with
+   * random ones (stored at about 60% of its size, nearer to what real payloads cost).
+   */
+  record Fill(int batch, int payload, boolean random) {
+    static final Fill DEFAULT = new Fill(100, 30, false);
+
+    Fill {
+      if (batch < 1 || payload < 0) {
+        throw new IllegalArgumentException("a fill needs a batch of at least 1 and a payload size");
+      }
+    }
+  }
+
   Scenarios(Target target, int warmup, int seconds) {
+    this(target, warmup, seconds, Fill.DEFAULT);
+  }
+
+  Scenarios(Target target, int warmup, int seconds, Fill fill) {
     this.target = target;
     this.warmup = warmup;
     this.seconds = seconds;
+    this.fill = fill;
+  }
+
+  /** These scenarios with their backlogs pushed as {@code f} says. */
+  Scenarios filling(Fill f) {
+    return new Scenarios(target, warmup, seconds, f);
   }
 
   private String queue(String scenario) {
@@ -334,8 +360,9 @@ final class Scenarios {
   }
 
   /**
-   * Pushes {@code total} messages over the partitions in pushes of up to 100 messages each, one
-   * partition per push: the backlog a keyed producer with a large batch leaves.
+   * Pushes {@code total} messages over the partitions in pushes of up to {@link Fill#batch}
+   * messages each (100 by default), one partition per push: the backlog a keyed producer with a
+   * large batch leaves.
    */
   void fill(String q, int partitions, int total) throws Exception {
     int perPartition = Math.max(1, total / partitions);
@@ -349,13 +376,16 @@ final class Scenarios {
                   for (long p = next.getAndIncrement();
                       p < partitions;
                       p = next.getAndIncrement()) {
-                    for (int done = 0; done < perPartition; done += 100) {
-                      int n = Math.min(100, perPartition - done);
+                    for (int done = 0; done < perPartition; done += fill.batch()) {
+                      int n = Math.min(fill.batch(), perPartition - done);
                       List<Target.Message> msgs = new ArrayList<>(n);
                       for (int i = 0; i < n; i++) {
+                        byte[] payload =
+                            fill.random()
+                                ? Payloads.random(fill.payload())
+                                : Payloads.of(fill.payload(), 0);
                         msgs.add(
-                            new Target.Message(
-                                "p" + p, "fill-" + p + "-" + (done + i), Payloads.of(30, 0)));
+                            new Target.Message("p" + p, "fill-" + p + "-" + (done + i), payload));
                       }
                       target.push(q, msgs);
                     }

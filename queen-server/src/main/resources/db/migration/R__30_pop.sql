@@ -1,10 +1,38 @@
 -- Pop: which offsets may this consumer group take from this partition right now.
 
--- the shapes before the byte budget (QUEEN_POP_MAX_BYTES)
+-- the shapes before the byte budget (QUEEN_POP_MAX_BYTES), and before p_kept_bytes
 drop function if exists queen.log_pop_v1(uuid, text, uuid, integer, boolean, integer, text,
                                          timestamptz, boolean, timestamptz);
 drop function if exists queen.log_pop_specific_v1(text, text, text, uuid, integer, boolean, text,
                                                   timestamptz, timestamptz);
+drop function if exists queen.log_pop_v1(uuid, text, uuid, integer, boolean, integer, text,
+                                         timestamptz, boolean, timestamptz, bigint);
+drop function if exists queen.log_pop_specific_v1(text, text, text, uuid, integer, boolean, text,
+                                                  timestamptz, timestamptz, bigint);
+
+-- The blob a pop sends for a slice starting at frame p_start of its segment. A slice past the
+-- first frame follows a pop that decoded the whole push, and a broker keeps such a push decoded
+-- for the pops that take the rest (pop/SegmentCache) when it holds at most p_kept bytes decoded
+-- (SegmentCodec.Body.bytes: the raw body and four bytes a frame, plus 64). Such a blob, when big,
+-- is not sent again for each of those pops, only a stub naming it: version byte 0 (a stored
+-- blob's is 1 or 2), its length and the CRC32C it ends with, read from the TOAST pointer and the
+-- blob's last chunk, never the whole value (storage external). A broker that does not hold it
+-- after all (another broker decoded it, or it was evicted) reads the blob by key; one that lately
+-- mostly did not hold them passes 0. Segments from before raw_bytes was recorded are always sent.
+-- 8192 is SegmentSlice.STUBBED_FROM.
+create or replace function queen.pop_blob(p_blob bytea, p_start integer, p_raw bigint,
+                                          p_count integer, p_kept bigint)
+returns bytea
+language sql
+immutable
+parallel safe
+as $$
+    select case when p_start > 0 and octet_length(p_blob) >= 8192
+                     and p_raw + 4 * p_count + 64 <= p_kept
+                then '\x00'::bytea || int4send(octet_length(p_blob))
+                     || substring(p_blob from octet_length(p_blob) - 3 for 4)
+                else p_blob end
+$$;
 
 -- The claim for one partition. Returns one row per delivered segment slice (verdict 'delivered'),
 -- or a single row with the verdict why nothing was delivered:
@@ -27,7 +55,8 @@ create or replace function queen.log_pop_v1(
     p_sub_from timestamptz default null,
     p_skip_window_debounce boolean default false,
     p_now timestamptz default null,
-    p_max_bytes bigint default null)
+    p_max_bytes bigint default null,
+    p_kept_bytes bigint default null)
 returns table (verdict text, retry_at timestamptz, base_offset bigint, start_idx integer,
                take integer, msg_count integer, created_at timestamptz, blob bytea, attempt integer,
                bytes bigint)
@@ -309,7 +338,9 @@ begin
     for v_i in 1 .. v_n loop
         return query
         select 'delivered'::text, null::timestamptz, s.base_offset, v_starts[v_i], v_takes[v_i],
-               s.msg_count, s.created_at, s.blob, v_attempt, v_charges[v_i]
+               s.msg_count, s.created_at,
+               queen.pop_blob(s.blob, v_starts[v_i], s.raw_bytes, s.msg_count, p_kept_bytes),
+               v_attempt, v_charges[v_i]
           from queen.log_segments s
          where s.partition_id = p_partition_id and s.base_offset = v_bases[v_i];
     end loop;
@@ -330,7 +361,8 @@ create or replace function queen.log_pop_specific_v1(
     p_sub_mode text default 'all',
     p_sub_from timestamptz default null,
     p_now timestamptz default null,
-    p_max_bytes bigint default null)
+    p_max_bytes bigint default null,
+    p_kept_bytes bigint default null)
 returns table (partition_id uuid, partition_name text, queue_name text,
                verdict text, retry_at timestamptz, base_offset bigint, start_idx integer,
                take integer, msg_count integer, created_at timestamptz, blob bytea, attempt integer)
@@ -355,6 +387,6 @@ begin
     select v_pid, p_partition, p_queue, r.verdict, r.retry_at, r.base_offset, r.start_idx,
            r.take, r.msg_count, r.created_at, r.blob, r.attempt
       from queen.log_pop_v1(v_pid, p_group, p_worker, p_batch, p_auto_ack, null,
-                            p_sub_mode, p_sub_from, false, p_now, p_max_bytes) r;
+                            p_sub_mode, p_sub_from, false, p_now, p_max_bytes, p_kept_bytes) r;
 end;
 $$;

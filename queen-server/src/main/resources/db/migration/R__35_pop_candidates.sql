@@ -16,6 +16,15 @@ drop function if exists queen.log_pop_wildcard_v1(text, text, uuid, integer, int
                                                   timestamptz, timestamptz);
 drop function if exists queen.log_pop_discover_v1(text, text, text, uuid, integer, integer, boolean,
                                                   text, timestamptz, timestamptz);
+-- the shapes before p_kept_bytes
+drop function if exists queen.log_pop_list_v1(text, text, text[], uuid, integer, integer, boolean,
+                                              text, timestamptz, boolean, timestamptz, bigint);
+drop function if exists queen.log_pop_scan_v1(uuid, text, uuid, integer, integer, boolean, text,
+                                              timestamptz, timestamptz, bigint);
+drop function if exists queen.log_pop_wildcard_v1(text, text, uuid, integer, integer, boolean, text,
+                                                  timestamptz, timestamptz, bigint);
+drop function if exists queen.log_pop_discover_v1(text, text, text, uuid, integer, integer, boolean,
+                                                  text, timestamptz, timestamptz, bigint);
 
 create or replace function queen.log_pop_list_v1(
     p_queue text,
@@ -29,7 +38,8 @@ create or replace function queen.log_pop_list_v1(
     p_sub_from timestamptz default null,
     p_skip_window_debounce boolean default false,
     p_now timestamptz default null,
-    p_max_bytes bigint default null)
+    p_max_bytes bigint default null,
+    p_kept_bytes bigint default null)
 returns table (partition_id uuid, partition_name text, queue_name text,
                verdict text, retry_at timestamptz, base_offset bigint, start_idx integer,
                take integer, msg_count integer, created_at timestamptz, blob bytea, attempt integer)
@@ -67,7 +77,7 @@ begin
         for r in
             select * from queen.log_pop_v1(v_pid, p_group, p_worker, v_budget, p_auto_ack, null,
                                            p_sub_mode, p_sub_from, p_skip_window_debounce, v_now,
-                                           v_left)
+                                           v_left, p_kept_bytes)
         loop
             partition_id := v_pid;
             partition_name := v_name;
@@ -141,7 +151,8 @@ create or replace function queen.log_pop_scan_v1(
     p_sub_mode text,
     p_sub_from timestamptz,
     p_now timestamptz,
-    p_max_bytes bigint)
+    p_max_bytes bigint,
+    p_kept_bytes bigint)
 returns table (partition_id uuid, partition_name text,
                verdict text, retry_at timestamptz, base_offset bigint, start_idx integer,
                take integer, msg_count integer, created_at timestamptz, blob bytea, attempt integer,
@@ -188,7 +199,8 @@ begin
         v_taken := 0;
         for r in
             select * from queen.log_pop_v1(cand.id, p_group, p_worker, v_budget, p_auto_ack, null,
-                                           p_sub_mode, p_sub_from, false, v_now, v_left)
+                                           p_sub_mode, p_sub_from, false, v_now, v_left,
+                                           p_kept_bytes)
         loop
             return query select cand.id, cand.name, r.verdict, r.retry_at, r.base_offset,
                                 r.start_idx, r.take, r.msg_count, r.created_at, r.blob, r.attempt,
@@ -222,7 +234,8 @@ create or replace function queen.log_pop_wildcard_v1(
     p_sub_mode text default 'all',
     p_sub_from timestamptz default null,
     p_now timestamptz default null,
-    p_max_bytes bigint default null)
+    p_max_bytes bigint default null,
+    p_kept_bytes bigint default null)
 returns table (partition_id uuid, partition_name text, queue_name text,
                verdict text, retry_at timestamptz, base_offset bigint, start_idx integer,
                take integer, msg_count integer, created_at timestamptz, blob bytea, attempt integer)
@@ -240,7 +253,7 @@ begin
     select s.partition_id, s.partition_name, p_queue, s.verdict, s.retry_at, s.base_offset,
            s.start_idx, s.take, s.msg_count, s.created_at, s.blob, s.attempt
       from queen.log_pop_scan_v1(v_qid, p_group, p_worker, p_batch, p_partitions, p_auto_ack,
-                                 p_sub_mode, p_sub_from, p_now, p_max_bytes) s;
+                                 p_sub_mode, p_sub_from, p_now, p_max_bytes, p_kept_bytes) s;
 end;
 $$;
 
@@ -258,7 +271,8 @@ create or replace function queen.log_pop_discover_v1(
     p_sub_mode text default 'all',
     p_sub_from timestamptz default null,
     p_now timestamptz default null,
-    p_max_bytes bigint default null)
+    p_max_bytes bigint default null,
+    p_kept_bytes bigint default null)
 returns table (partition_id uuid, partition_name text, queue_name text,
                verdict text, retry_at timestamptz, base_offset bigint, start_idx integer,
                take integer, msg_count integer, created_at timestamptz, blob bytea, attempt integer)
@@ -284,7 +298,8 @@ begin
         for r in
             select * from queen.log_pop_scan_v1(q.id, p_group, p_worker, v_budget,
                                                 p_partitions - v_claimed, p_auto_ack,
-                                                p_sub_mode, p_sub_from, p_now, v_left)
+                                                p_sub_mode, p_sub_from, p_now, v_left,
+                                                p_kept_bytes)
         loop
             return query select r.partition_id, r.partition_name, q.name, r.verdict, r.retry_at,
                                 r.base_offset, r.start_idx, r.take, r.msg_count, r.created_at,

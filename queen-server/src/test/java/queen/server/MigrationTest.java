@@ -75,7 +75,7 @@ class MigrationTest {
         "update queen.system_state set value = '{\"sha256\": \"older\"}'"
             + " where key = 'schema_fingerprint'",
         "drop function queen.log_pop_specific_v1(text, text, text, uuid, integer, boolean, text,"
-            + " timestamptz, timestamptz, bigint)",
+            + " timestamptz, timestamptz, bigint, bigint)",
         "update queen.flyway_schema_history set checksum = checksum + 1"
             + " where script = 'R__30_pop.sql'");
     try (Broker upgraded = Broker.start(config())) {

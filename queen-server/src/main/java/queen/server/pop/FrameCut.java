@@ -2,6 +2,7 @@ package queen.server.pop;
 
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -20,8 +21,10 @@ import queen.server.store.Verdict;
  */
 record FrameCut(PopResult result, List<DeliveryListener.Skipped> skipped, Map<UUID, Long> ends) {
 
+  /** {@code sliceFrames}: the frames of every delivered slice, in order ({@link SegmentCache}). */
   static FrameCut of(
-      PopRequest request, UUID worker, List<PartitionClaim> claims, SegmentCache segments) {
+      PopRequest request, UUID worker, List<PartitionClaim> claims, List<List<Frame>> sliceFrames) {
+    Iterator<List<Frame>> cut = sliceFrames.iterator();
     List<PoppedMessage> messages = new ArrayList<>();
     List<DeliveryListener.Skipped> skipped = new ArrayList<>();
     Map<UUID, Long> ends = new HashMap<>();
@@ -32,7 +35,7 @@ record FrameCut(PopResult result, List<DeliveryListener.Skipped> skipped, Map<UU
       }
       claimed++;
       for (SegmentSlice slice : claim.slices()) {
-        List<Frame> frames = segments.frames(claim.partitionId(), slice);
+        List<Frame> frames = cut.next();
         long offset = slice.baseOffset() + slice.startIdx();
         long created =
             TimeUnit.SECONDS.toMicros(slice.createdAt().getEpochSecond())

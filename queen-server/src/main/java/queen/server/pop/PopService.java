@@ -133,7 +133,8 @@ public final class PopService {
             request.autoAck(),
             request.newOnly(),
             request.from(),
-            maxBytes);
+            maxBytes,
+            segments.keptBytes());
     new LongPoll(this, request, caller, claim, answer).run();
   }
 
@@ -275,7 +276,8 @@ public final class PopService {
     } else {
       permit.get().onIgnore();
     }
-    FrameCut cut = FrameCut.of(request, claim.workerId(), claims, segments);
+    FrameCut cut =
+        FrameCut.of(request, claim.workerId(), claims, segments.frames(claims, store::blobs));
     PopResult result = cut.result();
     if (!request.autoAck() && !cut.skipped().isEmpty()) {
       // before the registry learns the lease, so that these acks take the general path

@@ -4,15 +4,21 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantLock;
 import queen.server.codec.Frame;
 import queen.server.codec.SegmentCodec;
+import queen.server.store.PartitionClaim;
+import queen.server.store.PopStore.SegmentKey;
 import queen.server.store.SegmentSlice;
+import queen.server.store.Verdict;
 
 /**
  * Decoded bodies of segments that a pop took only part of, kept for the pops that take the rest.
@@ -32,11 +38,18 @@ public final class SegmentCache {
 
   private record Entry(Instant createdAt, int length, int checksum, SegmentCodec.Body body) {
     boolean decodes(SegmentSlice slice) {
-      byte[] blob = slice.blob();
-      return blob.length == length
-          && storedChecksum(blob) == checksum
+      return slice.storedLength() == length
+          && slice.storedChecksum() == checksum
           && slice.createdAt().equals(createdAt);
     }
+  }
+
+  /**
+   * Reads the stored blobs of segments whose pops got a stub ({@link
+   * queen.server.store.PopStore#blobs}).
+   */
+  public interface BlobReader {
+    Map<SegmentKey, byte[]> read(Collection<SegmentKey> keys);
   }
 
   private final long capacity;
@@ -45,6 +58,13 @@ public final class SegmentCache {
   private long bytes;
   private final Counter hits;
   private final Counter misses;
+  private final Counter reads;
+
+  /** Bounds {@code stubbing}: after a change of load, its sign follows within this many slices. */
+  private static final int STUB_SCORE = 32;
+
+  /** Plus one for a stubbable slice held here, minus one for one not: stubs while not negative. */
+  private final AtomicInteger stubbing = new AtomicInteger();
 
   /**
    * {@code capacity}: the heap its entries may hold, in bytes (QUEEN_SEGMENT_CACHE_MB); 0 is off.
@@ -59,26 +79,105 @@ public final class SegmentCache {
         Counter.builder("queen_segment_cache_misses_total")
             .description("Pop slices of segments decoded anew")
             .register(meters);
+    this.reads =
+        Counter.builder("queen_segment_blob_reads_total")
+            .description(
+                "Blobs read in a second call: PostgreSQL sent a stub of a segment this broker"
+                    + " did not hold decoded")
+            .register(meters);
     Gauge.builder("queen_segment_cache_bytes", this, SegmentCache::bytes)
         .description("Heap held by decoded segments kept for the pops that take the rest")
         .register(meters);
   }
 
-  /** The frames of a slice of the partition's segment. */
+  /**
+   * The largest segment, decoded, that this cache keeps (a quarter of its bound), for PostgreSQL to
+   * send the pops after the first of such a segment a stub instead of its blob; 0 (blobs always)
+   * when the cache is off, or while it has lately held fewer than half the segments such pops took:
+   * a stub it does not hold costs a second call, where the blob came in the first.
+   */
+  public long keptBytes() {
+    return stubbing.get() >= 0 ? keepable() : 0;
+  }
+
+  private long keepable() {
+    return capacity / 4;
+  }
+
+  /** Counts a slice that PostgreSQL sends a stub of when asked ({@code eligible}): held here? */
+  private void stubbable(boolean eligible, boolean held) {
+    if (eligible) {
+      stubbing.getAndUpdate(s -> held ? Math.min(s + 1, STUB_SCORE) : Math.max(s - 1, -STUB_SCORE));
+    }
+  }
+
+  /**
+   * The frames of every delivered slice of the claims, in their order. Stubs this cache cannot
+   * answer have their blobs read by {@code reader}, all in one call; a segment deleted since its
+   * claim (retention) has no frames.
+   */
+  List<List<Frame>> frames(List<PartitionClaim> claims, BlobReader reader) {
+    List<List<Frame>> frames = new ArrayList<>();
+    Map<SegmentKey, Integer> unread = new LinkedHashMap<>();
+    List<SegmentSlice> unreadSlices = new ArrayList<>();
+    for (PartitionClaim claim : claims) {
+      if (claim.verdict() != Verdict.DELIVERED) {
+        continue;
+      }
+      for (SegmentSlice slice : claim.slices()) {
+        List<Frame> read = frames(claim.partitionId(), slice, true);
+        if (read == null) {
+          unread.put(new SegmentKey(claim.partitionId(), slice.baseOffset()), frames.size());
+          unreadSlices.add(slice);
+        }
+        frames.add(read);
+      }
+    }
+    if (!unread.isEmpty()) {
+      Map<SegmentKey, byte[]> blobs = reader.read(unread.keySet());
+      reads.increment(blobs.size());
+      int i = 0;
+      for (Map.Entry<SegmentKey, Integer> u : unread.entrySet()) {
+        byte[] blob = blobs.get(u.getKey());
+        SegmentSlice slice = unreadSlices.get(i++);
+        frames.set(
+            u.getValue(),
+            blob == null
+                ? List.of()
+                : frames(u.getKey().partitionId(), slice.withBlob(blob), false));
+      }
+    }
+    return frames;
+  }
+
+  /** The frames of a slice of the partition's segment; null for a stub this cache cannot answer. */
   List<Frame> frames(UUID partition, SegmentSlice slice) {
+    return frames(partition, slice, true);
+  }
+
+  /** {@code claimed}: the slice as the pop got it, not its blob read after a stub. */
+  private List<Frame> frames(UUID partition, SegmentSlice slice, boolean claimed) {
     Key key = new Key(partition, slice.baseOffset());
     boolean last = slice.startIdx() + slice.take() >= slice.msgCount();
     Entry kept = capacity > 0 ? take(key, last) : null;
+    // a slice PostgreSQL sends a stub of when asked: past the first frame of a big blob that fits
+    boolean eligible =
+        claimed && slice.startIdx() > 0 && slice.storedLength() >= SegmentSlice.STUBBED_FROM;
     if (kept != null && kept.decodes(slice)) {
+      stubbable(eligible, true);
       hits.increment();
       return kept.body().frames(slice.startIdx(), slice.take());
     }
+    if (slice.leftOut()) {
+      stubbable(eligible, false);
+      return null;
+    }
     misses.increment();
     SegmentCodec.Body body = SegmentCodec.open(slice.blob());
-    if (!last && capacity > 0 && body.bytes() <= capacity / 4) {
-      keep(
-          key,
-          new Entry(slice.createdAt(), slice.blob().length, storedChecksum(slice.blob()), body));
+    boolean fits = body.bytes() <= keepable();
+    stubbable(eligible && fits, false);
+    if (!last && fits) {
+      keep(key, new Entry(slice.createdAt(), slice.storedLength(), slice.storedChecksum(), body));
     }
     return body.frames(slice.startIdx(), slice.take());
   }
@@ -119,16 +218,5 @@ public final class SegmentCache {
     } finally {
       lock.unlock();
     }
-  }
-
-  /** The checksum a blob ends with (SegmentCodec's layout): a rewritten blob has another. */
-  private static int storedChecksum(byte[] blob) {
-    int n = blob.length;
-    return n < 4
-        ? 0
-        : (blob[n - 4] & 0xff) << 24
-            | (blob[n - 3] & 0xff) << 16
-            | (blob[n - 2] & 0xff) << 8
-            | (blob[n - 1] & 0xff);
   }
 }

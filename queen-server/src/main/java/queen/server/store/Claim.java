@@ -13,6 +13,9 @@ import java.util.UUID;
  * @param from subscriptionFrom as a timestamp, or null
  * @param maxBytes QUEEN_POP_MAX_BYTES: the decoded bytes after which the claim takes no more
  *     messages (it ends with the one that crosses, so one bigger than this still goes out)
+ * @param keptBytes the largest segment, decoded, that the broker keeps for the pops that take the
+ *     rest of it: PostgreSQL sends those pops a stub instead of a big blob ({@link
+ *     SegmentSlice#leftOut}); 0 when the broker keeps none
  */
 public record Claim(
     String group,
@@ -22,7 +25,8 @@ public record Claim(
     boolean autoAck,
     boolean newOnly,
     Instant from,
-    long maxBytes) {
+    long maxBytes,
+    long keptBytes) {
 
   String subscriptionMode() {
     return newOnly ? "new" : "all";

@@ -4,7 +4,11 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.UUID;
 
@@ -14,17 +18,24 @@ import java.util.UUID;
  */
 public final class PopStore {
   private static final String SPECIFIC =
-      "select * from queen.log_pop_specific_v1(?, ?, ?, ?, ?, ?, ?, ?, p_max_bytes => ?)";
+      "select * from queen.log_pop_specific_v1(?, ?, ?, ?, ?, ?, ?, ?, p_max_bytes => ?,"
+          + " p_kept_bytes => ?)";
   private static final String WILDCARD =
-      "select * from queen.log_pop_wildcard_v1(?, ?, ?, ?, ?, ?, ?, ?, p_max_bytes => ?)";
+      "select * from queen.log_pop_wildcard_v1(?, ?, ?, ?, ?, ?, ?, ?, p_max_bytes => ?,"
+          + " p_kept_bytes => ?)";
   private static final String DISCOVER =
-      "select * from queen.log_pop_discover_v1(?, ?, ?, ?, ?, ?, ?, ?, ?, p_max_bytes => ?)";
+      "select * from queen.log_pop_discover_v1(?, ?, ?, ?, ?, ?, ?, ?, ?, p_max_bytes => ?,"
+          + " p_kept_bytes => ?)";
   private static final String LIST =
-      "select * from queen.log_pop_list_v1(?, ?, ?, ?, ?, ?, ?, ?, ?, false, p_max_bytes => ?)";
+      "select * from queen.log_pop_list_v1(?, ?, ?, ?, ?, ?, ?, ?, ?, false, p_max_bytes => ?,"
+          + " p_kept_bytes => ?)";
   private static final String CANDIDATES =
       "select partition_name from queen.log_pop_candidates_v1(?, ?, ?)";
   private static final String SEED = "select * from queen.log_seed_group_v1(?, ?, ?, ?, ?, ?)";
   private static final String HAS_PENDING = "select queen.log_has_pending_v1(?, ?)";
+  // by one partition: on Citus it goes to that partition's worker alone
+  private static final String BLOBS =
+      "select base_offset, blob from queen.log_segments where partition_id = ? and base_offset = any(?)";
 
   private final Database db;
 
@@ -46,6 +57,7 @@ public final class PopStore {
             ps.setString(7, claim.subscriptionMode());
             Sql.setTimestamptz(ps, 8, claim.from());
             ps.setLong(9, claim.maxBytes());
+            ps.setLong(10, claim.keptBytes());
             return readClaims(ps);
           }
         });
@@ -81,6 +93,7 @@ public final class PopStore {
             ps.setString(8, claim.subscriptionMode());
             Sql.setTimestamptz(ps, 9, claim.from());
             ps.setLong(10, claim.maxBytes());
+            ps.setLong(11, claim.keptBytes());
             return readClaims(ps);
           }
         });
@@ -115,6 +128,39 @@ public final class PopStore {
             bindClaim(ps, 3, claim);
             return readClaims(ps);
           }
+        });
+  }
+
+  /** One stored segment, by its partition and the offset of its first message. */
+  public record SegmentKey(UUID partitionId, long baseOffset) {}
+
+  /**
+   * The stored blobs of segments whose pops got a stub ({@link SegmentSlice#leftOut}), in one
+   * statement per partition. A segment deleted since (retention) is absent; one rewritten since (a
+   * message delete) is read as it is now.
+   */
+  public Map<SegmentKey, byte[]> blobs(Collection<SegmentKey> keys) {
+    Map<UUID, List<Long>> byPartition = new LinkedHashMap<>();
+    keys.forEach(
+        k ->
+            byPartition
+                .computeIfAbsent(k.partitionId(), p -> new ArrayList<>())
+                .add(k.baseOffset()));
+    return db.autocommit(
+        c -> {
+          Map<SegmentKey, byte[]> blobs = new HashMap<>();
+          try (PreparedStatement ps = c.prepareStatement(BLOBS)) {
+            for (Map.Entry<UUID, List<Long>> e : byPartition.entrySet()) {
+              ps.setObject(1, e.getKey());
+              ps.setArray(2, c.createArrayOf("bigint", e.getValue().toArray()));
+              try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                  blobs.put(new SegmentKey(e.getKey(), rs.getLong(1)), rs.getBytes(2));
+                }
+              }
+            }
+          }
+          return blobs;
         });
   }
 
@@ -160,8 +206,8 @@ public final class PopStore {
   }
 
   /**
-   * Binds group, worker, batch, partitions, autoAck, mode, from and the byte budget from the given
-   * index on.
+   * Binds group, worker, batch, partitions, autoAck, mode, from, the byte budget and the kept bytes
+   * from the given index on.
    */
   private static void bindClaim(PreparedStatement ps, int first, Claim claim) throws SQLException {
     ps.setString(first, claim.group());
@@ -172,6 +218,7 @@ public final class PopStore {
     ps.setString(first + 5, claim.subscriptionMode());
     Sql.setTimestamptz(ps, first + 6, claim.from());
     ps.setLong(first + 7, claim.maxBytes());
+    ps.setLong(first + 8, claim.keptBytes());
   }
 
   /**

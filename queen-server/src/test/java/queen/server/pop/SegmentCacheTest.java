@@ -8,13 +8,17 @@ import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 import queen.server.BrokerConfig;
 import queen.server.codec.Frame;
 import queen.server.codec.SegmentCodec;
+import queen.server.store.PartitionClaim;
+import queen.server.store.PopStore.SegmentKey;
 import queen.server.store.SegmentSlice;
+import queen.server.store.Verdict;
 
 /** Decoded segments kept between the pops that take one push a part at a time. */
 class SegmentCacheTest {
@@ -128,5 +132,82 @@ class SegmentCacheTest {
       cache.frames(PARTITION, slice(0, blob, 0, 1, 50));
       assertThat(cache.bytes()).as("bound %d", bound).isZero();
     }
+  }
+
+  /** What queen.pop_blob sends in place of a blob: version 0, its length, its last four bytes. */
+  private static byte[] stub(byte[] blob) {
+    return java.nio.ByteBuffer.allocate(9)
+        .put((byte) 0)
+        .putInt(blob.length)
+        .put(blob, blob.length - 4, 4)
+        .array();
+  }
+
+  private static PartitionClaim delivered(UUID partition, SegmentSlice slice) {
+    return new PartitionClaim(
+        partition, "p", "q", Verdict.DELIVERED, null, 1, new ArrayList<>(List.of(slice)));
+  }
+
+  @Test
+  void stubsItDoesNotHoldAreReadInOneCallAndASegmentGoneSinceHasNoFrames() {
+    List<Frame> stored = frames(20, 600);
+    byte[] blob = SegmentCodec.encode(stored);
+    SegmentCache cache = new SegmentCache(1 << 20, meters);
+    UUID gone = UUID.randomUUID();
+    List<List<SegmentKey>> calls = new ArrayList<>();
+    List<List<Frame>> read =
+        cache.frames(
+            List.of(
+                delivered(PARTITION, slice(7, stub(blob), 5, 3, 20)),
+                delivered(gone, slice(9, stub(blob), 2, 2, 20))),
+            keys -> {
+              calls.add(List.copyOf(keys));
+              return Map.of(new SegmentKey(PARTITION, 7), blob);
+            });
+    assertThat(calls)
+        .containsExactly(List.of(new SegmentKey(PARTITION, 7), new SegmentKey(gone, 9)));
+    assertThat(read.get(0)).isEqualTo(stored.subList(5, 8));
+    assertThat(read.get(1)).as("deleted since its claim").isEmpty();
+
+    List<List<Frame>> next =
+        cache.frames(
+            List.of(delivered(PARTITION, slice(7, stub(blob), 8, 2, 20))),
+            keys -> {
+              throw new AssertionError("read again: " + keys);
+            });
+    assertThat(next.getFirst()).as("the blob read is kept").isEqualTo(stored.subList(8, 10));
+  }
+
+  /** Frames whose payloads are random letters: their blob stays about as big as they are. */
+  private static List<Frame> incompressible(int count, int payloadBytes) {
+    java.util.Random random = new java.util.Random(7);
+    return IntStream.range(0, count)
+        .mapToObj(
+            i -> {
+              byte[] payload = new byte[payloadBytes];
+              for (int b = 0; b < payloadBytes; b++) {
+                payload[b] = (byte) ('a' + random.nextInt(26));
+              }
+              return new Frame("t" + i, null, null, 0, payload);
+            })
+        .toList();
+  }
+
+  @Test
+  void whileTheStubsItGetsAreMostlyNotHeldHereItAsksForBlobs() {
+    byte[] blob = SegmentCodec.encode(incompressible(40, 600));
+    assertThat(blob.length).isGreaterThanOrEqualTo(SegmentSlice.STUBBED_FROM);
+    SegmentCache cache = new SegmentCache(1 << 20, meters);
+    assertThat(cache.keptBytes()).as("a quarter of its bound").isEqualTo(256 << 10);
+
+    // a stub of a push decoded elsewhere costs a second call
+    cache.frames(
+        List.of(delivered(PARTITION, slice(1, stub(blob), 1, 1, 40))),
+        keys -> Map.of(new SegmentKey(PARTITION, 1), blob));
+    assertThat(cache.keptBytes()).as("more stubs missed than held: blobs").isZero();
+
+    // the next slices, sent whole, find the push that call read kept: stubs pay again
+    cache.frames(PARTITION, slice(1, blob, 2, 1, 40));
+    assertThat(cache.keptBytes()).isEqualTo(256 << 10);
   }
 }
