@@ -7,9 +7,10 @@ drop function if exists queen.pop_charge(integer, integer, bigint);
 
 -- The decoded size of a segment written before log_segments.raw_bytes (V20), from p_head, the
 -- first bytes of its blob: version, body encoding, then two unsigned LEB128 varints, the frame
--- count and the raw body length (the same in codec versions 1 and 2). The only bytes of a blob
--- PostgreSQL reads, and only for such segments: counted at their compressed size they could
--- still claim more than the heap holds. p_stored stands in for a header cut short.
+-- count and the raw body length (the same in codec versions 1 and 2). Besides the checksum a
+-- stub carries (queen.pop_blob), the only bytes of a blob PostgreSQL reads, and only for such
+-- segments: counted at their compressed size they could still claim more than the heap holds.
+-- p_stored stands in for a header cut short.
 create or replace function queen.segment_raw_length(p_head bytea, p_stored bigint)
 returns bigint
 language plpgsql
@@ -58,8 +59,8 @@ as $$
 $$;
 
 -- The bytes charged for p_take of a segment's p_count messages: its decoded size prorated, rounded
--- up, and at least its stored size, since the broker receives the whole blob (a pop of one
--- message from each of many big pushes holds every one of them).
+-- up, and at least its stored size, since the broker may hold the whole blob (a pop of one
+-- message from each of many big pushes holds every one of them, sent or read after a stub).
 create or replace function queen.pop_charge(p_take integer, p_count integer, p_bytes bigint,
                                             p_stored bigint)
 returns bigint

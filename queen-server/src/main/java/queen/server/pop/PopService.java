@@ -134,7 +134,7 @@ public final class PopService {
             request.newOnly(),
             request.from(),
             maxBytes,
-            segments.keptBytes());
+            0); // set by each attempt
     new LongPoll(this, request, caller, claim, answer).run();
   }
 
@@ -191,7 +191,10 @@ public final class PopService {
     };
   }
 
-  Attempt attempt(PopRequest request, Claim claim, long deadline) {
+  Attempt attempt(PopRequest request, Claim asked, long deadline) {
+    // read at each attempt, for a long-poll outlives changes of it; never for autoAck, whose claim
+    // commits the cursor before a stub's blob is read (a read that failed would lose the batch)
+    Claim claim = asked.withKeptBytes(request.autoAck() ? 0 : segments.keptBytes());
     return switch (request.target()) {
       case PopTarget.Discovery d ->
           withPermit(

@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -22,9 +23,11 @@ import queen.server.store.Verdict;
 
 /**
  * Decoded bodies of segments that a pop took only part of, kept for the pops that take the rest.
- * One push is one segment, however many messages it holds, and PostgreSQL hands a pop the whole
- * blob: without this, consumers taking one message at a time out of a push of 1,000 decompressed
- * and walked the whole push for every message (docs/benchmarks.md, "A push read once").
+ * One push is one segment, however many messages it holds: without this, consumers taking one
+ * message at a time out of a push of 1,000 decompressed and walked the whole push for every message
+ * (docs/benchmarks.md, "A push read once"). PostgreSQL sends the pops after the first of a big push
+ * a stub instead of its blob ({@link SegmentSlice#leftOut}), which an entry answers; a stub this
+ * cache cannot answer costs a second read ("A big push sent once").
  *
  * <p>An entry answers only for the blob it was decoded from: same segment, same created_at, same
  * length and stored checksum (a message delete rewrites its segment's blob). A hit compares the
@@ -113,13 +116,15 @@ public final class SegmentCache {
 
   /**
    * The frames of every delivered slice of the claims, in their order. Stubs this cache cannot
-   * answer have their blobs read by {@code reader}, all in one call; a segment deleted since its
-   * claim (retention) has no frames.
+   * answer have their blobs read by {@code reader}, all in one call (a statement per partition); a
+   * segment deleted since its claim (retention) has no frames. Only leased pops get stubs (an
+   * autoAck claim has committed before this read): a lease keeps what a failed read did not
+   * deliver.
    */
   List<List<Frame>> frames(List<PartitionClaim> claims, BlobReader reader) {
+    record Unread(int at, SegmentKey key, SegmentSlice slice) {}
     List<List<Frame>> frames = new ArrayList<>();
-    Map<SegmentKey, Integer> unread = new LinkedHashMap<>();
-    List<SegmentSlice> unreadSlices = new ArrayList<>();
+    List<Unread> unread = new ArrayList<>();
     for (PartitionClaim claim : claims) {
       if (claim.verdict() != Verdict.DELIVERED) {
         continue;
@@ -127,24 +132,23 @@ public final class SegmentCache {
       for (SegmentSlice slice : claim.slices()) {
         List<Frame> read = frames(claim.partitionId(), slice, true);
         if (read == null) {
-          unread.put(new SegmentKey(claim.partitionId(), slice.baseOffset()), frames.size());
-          unreadSlices.add(slice);
+          SegmentKey key = new SegmentKey(claim.partitionId(), slice.baseOffset());
+          unread.add(new Unread(frames.size(), key, slice));
         }
         frames.add(read);
       }
     }
     if (!unread.isEmpty()) {
-      Map<SegmentKey, byte[]> blobs = reader.read(unread.keySet());
+      Map<SegmentKey, byte[]> blobs =
+          reader.read(new LinkedHashSet<>(unread.stream().map(Unread::key).toList()));
       reads.increment(blobs.size());
-      int i = 0;
-      for (Map.Entry<SegmentKey, Integer> u : unread.entrySet()) {
-        byte[] blob = blobs.get(u.getKey());
-        SegmentSlice slice = unreadSlices.get(i++);
+      for (Unread u : unread) {
+        byte[] blob = blobs.get(u.key());
         frames.set(
-            u.getValue(),
+            u.at(),
             blob == null
                 ? List.of()
-                : frames(u.getKey().partitionId(), slice.withBlob(blob), false));
+                : frames(u.key().partitionId(), u.slice().withBlob(blob), false));
       }
     }
     return frames;

@@ -28,6 +28,11 @@ public record Claim(
     long maxBytes,
     long keptBytes) {
 
+  /** This claim with another {@code keptBytes}. */
+  public Claim withKeptBytes(long kept) {
+    return new Claim(group, workerId, batch, partitions, autoAck, newOnly, from, maxBytes, kept);
+  }
+
   String subscriptionMode() {
     return newOnly ? "new" : "all";
   }

@@ -128,4 +128,17 @@ abstract class BigPushStubContract {
     assertThat(popOneAtATime(null, "deleted", "a", 4)).containsExactly(2, 3, 4);
     assertThat(broker().metric(READS, "") - reads).isEqualTo(1);
   }
+
+  @Test
+  void anAutoAckPopIsAlwaysSentTheBlob() {
+    pushBig("auto");
+    String path = "/api/v1/pop/queue/auto/partition/p?batch=1&autoAck=true";
+    assertThat(Wire.numbers(broker().get(path).json())).containsExactly(0);
+    try (Broker other = broker().startAnother()) {
+      double reads = broker().metric(other, READS, "");
+      assertThat(Wire.numbers(broker().get(other, path).json())).containsExactly(1);
+      // its claim committed the cursor: a second read that failed would have lost the message
+      assertThat(broker().metric(other, READS, "") - reads).as("no stub, no second read").isZero();
+    }
+  }
 }
