@@ -86,6 +86,53 @@ class MigrationTest {
   }
 
   @Test
+  void thePopFunctionsShapedByTheBuildBeforeAreDroppedOnUpgrade() throws Exception {
+    try (Broker first = Broker.start(config())) {
+      assertThat(first.port()).isPositive();
+    }
+    // the shapes the build before left, without p_kept_bytes: beside the new ones, a call leaving
+    // out a defaulted argument is ambiguous ("function ... is not unique")
+    List<String> before =
+        List.of(
+            "log_pop_v1(uuid, text, uuid, integer, boolean, integer, text, timestamptz, boolean,"
+                + " timestamptz, bigint)",
+            "log_pop_specific_v1(text, text, text, uuid, integer, boolean, text, timestamptz,"
+                + " timestamptz, bigint)",
+            "log_pop_list_v1(text, text, text[], uuid, integer, integer, boolean, text,"
+                + " timestamptz, boolean, timestamptz, bigint)",
+            "log_pop_scan_v1(uuid, text, uuid, integer, integer, boolean, text, timestamptz,"
+                + " timestamptz, bigint)",
+            "log_pop_wildcard_v1(text, text, uuid, integer, integer, boolean, text, timestamptz,"
+                + " timestamptz, bigint)",
+            "log_pop_discover_v1(text, text, text, uuid, integer, integer, boolean, text,"
+                + " timestamptz, timestamptz, bigint)");
+    for (String f : before) {
+      exec("create function queen." + f + " returns integer language sql as 'select 1'");
+    }
+    exec(
+        "update queen.system_state set value = '{\"sha256\": \"older\"}'"
+            + " where key = 'schema_fingerprint'",
+        "update queen.flyway_schema_history set checksum = checksum + 1"
+            + " where script in ('R__30_pop.sql', 'R__35_pop_candidates.sql')");
+    try (Broker upgraded = Broker.start(config())) {
+      assertThat(upgraded.port()).isPositive();
+    }
+    assertThat(
+            scalar(
+                "select count(*) from (select proname from pg_proc"
+                    + " where pronamespace = 'queen'::regnamespace and proname like 'log_pop_%'"
+                    + " group by proname having count(*) > 1) twice"))
+        .as("one shape of each pop function")
+        .isZero();
+    assertThat(
+            scalar(
+                "select count(*) from queen.log_pop_wildcard_v1('none', 'g', gen_random_uuid(),"
+                    + " 1, 1, false)"))
+        .as("a call leaving out the defaulted arguments")
+        .isZero();
+  }
+
+  @Test
   void aStartOnASchemaAlreadyCurrentSkipsFlyway() throws Exception {
     try (Broker first = Broker.start(config())) {
       assertThat(first.port()).isPositive();
