@@ -15,7 +15,8 @@ import java.util.UUID;
  *     messages (it ends with the one that crosses, so one bigger than this still goes out)
  * @param keptBytes the largest segment, decoded, that the broker keeps for the pops that take the
  *     rest of it: PostgreSQL sends those pops a stub instead of a big blob ({@link
- *     SegmentSlice#leftOut}); 0 when the broker keeps none
+ *     SegmentSlice#leftOut}); 0 for blobs always (no cache, an autoAck pop, or a cache that lately
+ *     held too few of them)
  */
 public record Claim(
     String group,

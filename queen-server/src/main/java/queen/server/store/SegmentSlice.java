@@ -6,10 +6,11 @@ import java.time.Instant;
  * A delivered slice of one segment: frames {@code [startIdx, startIdx + take)} of the blob, whose
  * first frame has offset {@code baseOffset}.
  *
- * <p>The blob of a big segment whose slice starts past its first frame is not sent again: the pop
- * before decoded it whole, and {@code blob} is then a stub that names the stored blob by its length
- * and the checksum it ends with ({@code queen.pop_blob}). A broker that does not hold the decoded
- * segment reads the blob with {@link PopStore#blobs}.
+ * <p>The blob of a big segment whose slice starts past its first frame is not sent again when the
+ * broker says it keeps such segments decoded ({@link Claim#keptBytes}): the pop before decoded it
+ * whole, and {@code blob} is then a stub that names the stored blob by its length and the checksum
+ * it ends with ({@code queen.pop_blob}). A broker that does not hold the decoded segment after all
+ * reads the blob with {@link PopStore#blobs}.
  */
 public record SegmentSlice(
     long baseOffset, int startIdx, int take, int msgCount, Instant createdAt, byte[] blob) {
