@@ -167,9 +167,9 @@ public final class Broker implements AutoCloseable {
               sealing,
               config.pushConcurrency());
       ReleaseListener released =
-          (queue, partition, group, hasMore) -> {
+          (queue, partition, group, hasMore, lease) -> {
             hot.released(queue, partition, group, hasMore);
-            hints.released(queue, partition, group, hasMore);
+            hints.released(queue, partition, group, hasMore, lease);
           };
       AckService ack =
           new AckService(new AckStore(db), registry, released, config.ackConcurrency());
@@ -264,9 +264,10 @@ public final class Broker implements AutoCloseable {
             }
 
             @Override
-            public void released(String queue, String partition, String group, boolean hasMore) {
+            public void released(
+                String queue, String partition, String group, boolean hasMore, UUID lease) {
               // first: the wake below may let a pop here register the pair's next lease
-              registry.releasedElsewhere(queue, partition, group);
+              registry.releasedElsewhere(queue, partition, group, lease);
               hot.released(queue, partition, group, hasMore);
             }
 

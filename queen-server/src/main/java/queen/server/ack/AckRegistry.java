@@ -108,9 +108,10 @@ public final class AckRegistry {
    * kept the registry full of leases acked elsewhere and new leases off the fast path. A lease this
    * broker issued since on the pair goes too; its ack takes the general path.
    */
-  public void releasedElsewhere(String queue, String partition, String group) {
+  public void releasedElsewhere(String queue, String partition, String group, UUID lease) {
     Held h = named.get(new Named(queue, partition, group));
-    if (h != null) {
+    // a lease issued here on the pair since that release is not the one it ended
+    if (h != null && (lease == null || h.lease().equals(lease))) {
       remove(h.lease(), h.partitionId());
     }
   }

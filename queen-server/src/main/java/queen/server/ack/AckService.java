@@ -88,7 +88,7 @@ public final class AckService {
     }
     List<AckOutcome> all = Arrays.asList(out);
     registry.ended(all, leases);
-    promote(all, listener);
+    promote(all, leases, listener);
     return all;
   }
 
@@ -153,13 +153,15 @@ public final class AckService {
 
   /**
    * Tells the listener of every lease the acks ended, once per partition and group: with more
-   * messages behind it the partition goes back among the pop candidates (ack-promote).
+   * messages behind it the partition goes back among the pop candidates (ack-promote). {@code
+   * leases}: the lease each outcome's ack named, by position (null: none).
    */
-  public static void promote(List<AckOutcome> outcomes, ReleaseListener listener) {
+  public static void promote(List<AckOutcome> outcomes, UUID[] leases, ReleaseListener listener) {
     Set<String> told = new java.util.HashSet<>();
-    for (AckOutcome o : outcomes) {
+    for (int i = 0; i < outcomes.size(); i++) {
+      AckOutcome o = outcomes.get(i);
       if (o.leaseEnded() && told.add(o.partitionId() + "/" + o.group())) {
-        listener.released(o.queueName(), o.partitionName(), o.group(), o.hasMore());
+        listener.released(o.queueName(), o.partitionName(), o.group(), o.hasMore(), leases[i]);
       }
     }
   }

@@ -93,7 +93,7 @@ public final class TransactionService {
                     }
                   });
           registry.ended(Arrays.asList(ordered), leases);
-          AckService.promote(List.of(ordered), released);
+          AckService.promote(List.of(ordered), leases, released);
           return new Outcome(true, null, List.of(ordered), batch.results(appended));
         });
   }

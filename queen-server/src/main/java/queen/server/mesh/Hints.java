@@ -45,7 +45,10 @@ public final class Hints implements AutoCloseable {
      */
     void pushed(String queue, String partition, int count, long bytes);
 
-    void released(String queue, String partition, String group, boolean hasMore);
+    /**
+     * {@code lease}: the lease that ended, null when the acks named none or the sender is older.
+     */
+    void released(String queue, String partition, String group, boolean hasMore, UUID lease);
 
     /** Switches, queue settings or consumer groups changed: read the shared state again. */
     void refresh();
@@ -101,9 +104,14 @@ public final class Hints implements AutoCloseable {
     note("p\t" + queue + "\t" + partition, new long[] {count, bytes});
   }
 
-  /** A lease ended through this broker; {@code hasMore}: the partition is ready again. */
-  public void released(String queue, String partition, String group, boolean hasMore) {
-    note("l\t" + queue + "\t" + partition + "\t" + group + "\t" + (hasMore ? "1" : "0"), null);
+  /**
+   * A lease ended through this broker; {@code hasMore}: the partition is ready again. The lease,
+   * when known, goes on a line "e" of its own after it: a broker from before it reads the "l" line
+   * as it always did and passes the "e" line by as a hint it does not know.
+   */
+  public void released(String queue, String partition, String group, boolean hasMore, UUID lease) {
+    String entry = "l\t" + queue + "\t" + partition + "\t" + group + "\t" + (hasMore ? "1" : "0");
+    note(lease == null ? entry : entry + "\ne\t" + lease, null);
   }
 
   /** Shared state changed through this broker (configure, a switch, a group seek or delete). */
@@ -299,15 +307,31 @@ public final class Hints implements AutoCloseable {
           // read with the push it follows
         }
         case "l" -> {
-          if (f.length == 5) {
-            receiver.released(f[1], f[2], f[3], f[4].equals("1"));
+          UUID lease = null;
+          if (i + 1 < lines.length && lines[i + 1].startsWith("e\t")) {
+            lease = lease(lines[++i].substring(2));
           }
+          if (f.length == 5) {
+            receiver.released(f[1], f[2], f[3], f[4].equals("1"), lease);
+          }
+        }
+        case "e" -> {
+          // read with the release it follows
         }
         case "r" -> {
           // read above
         }
         default -> log.debug("unknown hint {}", f[0]);
       }
+    }
+  }
+
+  /** The lease of an "e" line; null when it is not one (the release then forgets any). */
+  private static UUID lease(String text) {
+    try {
+      return UUID.fromString(text);
+    } catch (IllegalArgumentException e) {
+      return null;
     }
   }
 

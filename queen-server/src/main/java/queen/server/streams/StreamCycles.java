@@ -91,7 +91,7 @@ public final class StreamCycles {
           batch.announce(appended, push.listener());
           AckOutcome ack = done.ack();
           if (ack != null) {
-            AckService.promote(List.of(ack), released);
+            AckService.promote(List.of(ack), new UUID[] {cycle.ack().leaseId()}, released);
             if (ack.leaseEnded()) {
               registry.remove(cycle.ack().leaseId(), cycle.partitionId());
             }

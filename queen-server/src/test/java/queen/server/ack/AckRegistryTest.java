@@ -48,12 +48,27 @@ class AckRegistryTest {
     UUID lease = UUID.randomUUID();
     DeliveryListener.Leased l = batch(10);
     registry.leased(lease, "g", List.of(l));
-    registry.releasedElsewhere("q", "p", "other-group");
+    registry.releasedElsewhere("q", "p", "other-group", lease);
     assertThat(registry.get(lease, l.partitionId())).as("another group's release").isNotNull();
+    registry.releasedElsewhere("q", "p", "g", UUID.randomUUID());
+    assertThat(registry.get(lease, l.partitionId()))
+        .as("the release of an earlier lease: this one was issued here since")
+        .isNotNull();
 
-    registry.releasedElsewhere("q", "p", "g");
+    registry.releasedElsewhere("q", "p", "g", lease);
     assertThat(registry.get(lease, l.partitionId())).isNull();
     assertThat(registry.size()).isZero();
     assertThat(registry.ids()).isZero();
+  }
+
+  @Test
+  void aReleaseHintNamingNoLeaseForgetsTheLeaseOfItsPartitionAndGroup() {
+    AckRegistry registry = new AckRegistry();
+    UUID lease = UUID.randomUUID();
+    DeliveryListener.Leased l = batch(10);
+    registry.leased(lease, "g", List.of(l));
+    // a broker from before leases rode on the hint, or acks that named none
+    registry.releasedElsewhere("q", "p", "g", null);
+    assertThat(registry.get(lease, l.partitionId())).isNull();
   }
 }
