@@ -90,22 +90,25 @@ class MigrationTest {
     try (Broker first = Broker.start(config())) {
       assertThat(first.port()).isPositive();
     }
-    // the shapes the build before left, without p_kept_bytes: beside the new ones, a call leaving
-    // out a defaulted argument is ambiguous ("function ... is not unique")
+    // the shapes the build before left, without p_kept_bytes, with their defaults: beside the new
+    // ones, a call leaving out a defaulted argument is ambiguous ("function ... is not unique")
     List<String> before =
         List.of(
-            "log_pop_v1(uuid, text, uuid, integer, boolean, integer, text, timestamptz, boolean,"
-                + " timestamptz, bigint)",
-            "log_pop_specific_v1(text, text, text, uuid, integer, boolean, text, timestamptz,"
-                + " timestamptz, bigint)",
-            "log_pop_list_v1(text, text, text[], uuid, integer, integer, boolean, text,"
-                + " timestamptz, boolean, timestamptz, bigint)",
+            "log_pop_v1(uuid, text, uuid, integer, boolean, integer default null,"
+                + " text default 'all', timestamptz default null, boolean default false,"
+                + " timestamptz default null, bigint default null)",
+            "log_pop_specific_v1(text, text, text, uuid, integer, boolean, text default 'all',"
+                + " timestamptz default null, timestamptz default null, bigint default null)",
+            "log_pop_list_v1(text, text, text[], uuid, integer, integer, boolean,"
+                + " text default 'all', timestamptz default null, boolean default false,"
+                + " timestamptz default null, bigint default null)",
             "log_pop_scan_v1(uuid, text, uuid, integer, integer, boolean, text, timestamptz,"
                 + " timestamptz, bigint)",
-            "log_pop_wildcard_v1(text, text, uuid, integer, integer, boolean, text, timestamptz,"
-                + " timestamptz, bigint)",
-            "log_pop_discover_v1(text, text, text, uuid, integer, integer, boolean, text,"
-                + " timestamptz, timestamptz, bigint)");
+            "log_pop_wildcard_v1(text, text, uuid, integer, integer, boolean, text default 'all',"
+                + " timestamptz default null, timestamptz default null, bigint default null)",
+            "log_pop_discover_v1(text, text, text, uuid, integer, integer, boolean,"
+                + " text default 'all', timestamptz default null, timestamptz default null,"
+                + " bigint default null)");
     for (String f : before) {
       exec("create function queen." + f + " returns integer language sql as 'select 1'");
     }

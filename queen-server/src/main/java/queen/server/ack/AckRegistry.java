@@ -103,17 +103,35 @@ public final class AckRegistry {
   }
 
   /**
-   * Another broker ended the group's lease on the partition: forgets the one registered here, which
-   * only expiry removed before, so that acks through a load balancer in front of several brokers
-   * kept the registry full of leases acked elsewhere and new leases off the fast path. A lease this
-   * broker issued since on the pair goes too; its ack takes the general path.
+   * Another broker ended the group's lease on the partition: forgets it here, which only expiry
+   * removed before, so that acks through a load balancer in front of several brokers kept the
+   * registry full of leases acked elsewhere and new leases off the fast path. {@code lease}: the
+   * lease that ended, or null when the acks named none (a transaction's) or the hint came from a
+   * broker from before hints named it; then the lease registered for the pair goes, even one this
+   * broker issued since (its ack takes the general path).
    */
   public void releasedElsewhere(String queue, String partition, String group, UUID lease) {
-    Held h = named.get(new Named(queue, partition, group));
-    // a lease issued here on the pair since that release is not the one it ended
-    if (h != null && (lease == null || h.lease().equals(lease))) {
+    Named pair = new Named(queue, partition, group);
+    if (lease != null) {
+      Lease ended = leases.get(lease);
+      if (ended != null) {
+        ended.partitions().values().stream()
+            .filter(d -> named(d).equals(pair))
+            .toList()
+            .forEach(d -> remove(lease, d.partitionId()));
+      }
+    }
+    Held h = named.get(pair);
+    // one lease of a pair at a time: a lease issued before the one that ended has ended too (it
+    // expired), and one issued after it is live. Lease ids are UUIDv7, ordered by their millisecond
+    if (h != null && (lease == null || !issuedAfter(h.lease(), lease))) {
       remove(h.lease(), h.partitionId());
     }
+  }
+
+  /** Whether UUIDv7 {@code a} was minted in a later millisecond than {@code b}. */
+  private static boolean issuedAfter(UUID a, UUID b) {
+    return (a.getMostSignificantBits() >>> 16) > (b.getMostSignificantBits() >>> 16);
   }
 
   Delivery get(UUID lease, UUID partitionId) {

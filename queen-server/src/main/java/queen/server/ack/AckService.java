@@ -160,7 +160,8 @@ public final class AckService {
     Set<String> told = new java.util.HashSet<>();
     for (int i = 0; i < outcomes.size(); i++) {
       AckOutcome o = outcomes.get(i);
-      if (o.leaseEnded() && told.add(o.partitionId() + "/" + o.group())) {
+      // a request may end two leases of a pair (one, then one issued since): each is told
+      if (o.leaseEnded() && told.add(o.partitionId() + "/" + o.group() + "/" + leases[i])) {
         listener.released(o.queueName(), o.partitionName(), o.group(), o.hasMore(), leases[i]);
       }
     }

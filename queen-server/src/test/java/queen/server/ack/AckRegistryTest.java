@@ -2,11 +2,14 @@ package queen.server.ack;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.time.Instant;
+import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
+import queen.server.codec.UuidV7;
 import queen.server.pop.DeliveryListener;
 
 class AckRegistryTest {
@@ -42,15 +45,20 @@ class AckRegistryTest {
     assertThat(registry.get(next, l.partitionId())).as("room again").isNotNull();
   }
 
+  /** A lease id as the brokers mint them, a UUIDv7 of the given millisecond. */
+  private static UUID leaseAt(long millis) {
+    return new UuidV7(InstantSource.fixed(Instant.ofEpochMilli(millis))).next();
+  }
+
   @Test
   void aReleaseHintOfAnotherBrokerForgetsTheLeaseItEnded() {
     AckRegistry registry = new AckRegistry();
-    UUID lease = UUID.randomUUID();
+    UUID lease = leaseAt(2_000);
     DeliveryListener.Leased l = batch(10);
     registry.leased(lease, "g", List.of(l));
     registry.releasedElsewhere("q", "p", "other-group", lease);
     assertThat(registry.get(lease, l.partitionId())).as("another group's release").isNotNull();
-    registry.releasedElsewhere("q", "p", "g", UUID.randomUUID());
+    registry.releasedElsewhere("q", "p", "g", leaseAt(1_000));
     assertThat(registry.get(lease, l.partitionId()))
         .as("the release of an earlier lease: this one was issued here since")
         .isNotNull();
@@ -62,9 +70,35 @@ class AckRegistryTest {
   }
 
   @Test
+  void aReleaseHintOfALaterLeaseForgetsTheEarlierOneRegisteredHere() {
+    AckRegistry registry = new AckRegistry();
+    UUID expired = leaseAt(1_000);
+    DeliveryListener.Leased l = batch(10);
+    registry.leased(expired, "g", List.of(l));
+    // it expired, the pair was leased again through another broker, and that lease ended there
+    registry.releasedElsewhere("q", "p", "g", leaseAt(2_000));
+    assertThat(registry.get(expired, l.partitionId())).isNull();
+    assertThat(registry.ids()).isZero();
+  }
+
+  @Test
+  void theLeaseAHintNamesGoesThoughALaterOneOfThePairWasIssuedHereSince() {
+    AckRegistry registry = new AckRegistry();
+    UUID ended = leaseAt(1_000);
+    UUID since = leaseAt(2_000);
+    DeliveryListener.Leased l = batch(10);
+    registry.leased(ended, "g", List.of(l));
+    registry.leased(since, "g", List.of(l));
+    registry.releasedElsewhere("q", "p", "g", ended);
+    assertThat(registry.get(ended, l.partitionId())).isNull();
+    assertThat(registry.get(since, l.partitionId())).isNotNull();
+    assertThat(registry.ids()).isEqualTo(10);
+  }
+
+  @Test
   void aReleaseHintNamingNoLeaseForgetsTheLeaseOfItsPartitionAndGroup() {
     AckRegistry registry = new AckRegistry();
-    UUID lease = UUID.randomUUID();
+    UUID lease = leaseAt(1_000);
     DeliveryListener.Leased l = batch(10);
     registry.leased(lease, "g", List.of(l));
     // a broker from before leases rode on the hint, or acks that named none
