@@ -50,12 +50,20 @@ class AckRegistryTest {
     return new UuidV7(InstantSource.fixed(Instant.ofEpochMilli(millis))).next();
   }
 
+  /** One batch of ten on partition "p" of queue "q", leased to group "g" by each lease in turn. */
+  private static DeliveryListener.Leased leasedTo(AckRegistry registry, UUID... leases) {
+    DeliveryListener.Leased l = batch(10);
+    for (UUID lease : leases) {
+      registry.leased(lease, "g", List.of(l));
+    }
+    return l;
+  }
+
   @Test
   void aReleaseHintOfAnotherBrokerForgetsTheLeaseItEnded() {
     AckRegistry registry = new AckRegistry();
     UUID lease = leaseAt(2_000);
-    DeliveryListener.Leased l = batch(10);
-    registry.leased(lease, "g", List.of(l));
+    DeliveryListener.Leased l = leasedTo(registry, lease);
     registry.releasedElsewhere("q", "p", "other-group", lease);
     assertThat(registry.get(lease, l.partitionId())).as("another group's release").isNotNull();
     registry.releasedElsewhere("q", "p", "g", leaseAt(1_000));
@@ -73,8 +81,7 @@ class AckRegistryTest {
   void aReleaseHintOfALaterLeaseForgetsTheEarlierOneRegisteredHere() {
     AckRegistry registry = new AckRegistry();
     UUID expired = leaseAt(1_000);
-    DeliveryListener.Leased l = batch(10);
-    registry.leased(expired, "g", List.of(l));
+    DeliveryListener.Leased l = leasedTo(registry, expired);
     // it expired, the pair was leased again through another broker, and that lease ended there
     registry.releasedElsewhere("q", "p", "g", leaseAt(2_000));
     assertThat(registry.get(expired, l.partitionId())).isNull();
@@ -86,9 +93,7 @@ class AckRegistryTest {
     AckRegistry registry = new AckRegistry();
     UUID ended = leaseAt(1_000);
     UUID since = leaseAt(2_000);
-    DeliveryListener.Leased l = batch(10);
-    registry.leased(ended, "g", List.of(l));
-    registry.leased(since, "g", List.of(l));
+    DeliveryListener.Leased l = leasedTo(registry, ended, since);
     registry.releasedElsewhere("q", "p", "g", ended);
     assertThat(registry.get(ended, l.partitionId())).isNull();
     assertThat(registry.get(since, l.partitionId())).isNotNull();
@@ -99,8 +104,7 @@ class AckRegistryTest {
   void aReleaseHintNamingNoLeaseForgetsTheLeaseOfItsPartitionAndGroup() {
     AckRegistry registry = new AckRegistry();
     UUID lease = leaseAt(1_000);
-    DeliveryListener.Leased l = batch(10);
-    registry.leased(lease, "g", List.of(l));
+    DeliveryListener.Leased l = leasedTo(registry, lease);
     // a broker from before leases rode on the hint, or acks that named none
     registry.releasedElsewhere("q", "p", "g", null);
     assertThat(registry.get(lease, l.partitionId())).isNull();
