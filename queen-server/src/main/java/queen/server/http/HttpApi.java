@@ -18,6 +18,7 @@ import org.eclipse.jetty.server.handler.ErrorHandler;
 import org.eclipse.jetty.util.Callback;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import queen.server.codec.CorruptSegmentException;
 import queen.server.codec.PayloadKeyException;
 import queen.server.http.auth.Access;
 import queen.server.http.auth.AuthFailure;
@@ -241,6 +242,11 @@ public final class HttpApi extends Handler.Abstract {
       case AuthFailure auth -> {
         res.header("WWW-Authenticate", "Bearer");
         Replies.error(res, 401, auth.getMessage());
+      }
+      case CorruptSegmentException corrupt -> {
+        // stored data, not a bug here: the message names the push and what to do
+        log.error("{} {}: {}", req.getMethod(), path(req), corrupt.getMessage());
+        Replies.error(res, 500, corrupt.getMessage());
       }
       case PayloadKeyException key -> {
         log.warn("{} {}: {}", req.getMethod(), path(req), key.getMessage());

@@ -14,6 +14,7 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantLock;
+import queen.server.codec.CorruptSegmentException;
 import queen.server.codec.Frame;
 import queen.server.codec.SegmentCodec;
 import queen.server.store.PartitionClaim;
@@ -122,7 +123,7 @@ public final class SegmentCache {
    * deliver.
    */
   List<List<Frame>> frames(List<PartitionClaim> claims, BlobReader reader) {
-    record Unread(int at, SegmentKey key, SegmentSlice slice) {}
+    record Unread(int at, PartitionClaim claim, SegmentKey key, SegmentSlice slice) {}
     List<List<Frame>> frames = new ArrayList<>();
     List<Unread> unread = new ArrayList<>();
     for (PartitionClaim claim : claims) {
@@ -130,10 +131,10 @@ public final class SegmentCache {
         continue;
       }
       for (SegmentSlice slice : claim.slices()) {
-        List<Frame> read = frames(claim.partitionId(), slice, true);
+        List<Frame> read = frames(claim, slice, true);
         if (read == null) {
           SegmentKey key = new SegmentKey(claim.partitionId(), slice.baseOffset());
-          unread.add(new Unread(frames.size(), key, slice));
+          unread.add(new Unread(frames.size(), claim, key, slice));
         }
         frames.add(read);
       }
@@ -145,13 +146,35 @@ public final class SegmentCache {
       for (Unread u : unread) {
         byte[] blob = blobs.get(u.key());
         frames.set(
-            u.at(),
-            blob == null
-                ? List.of()
-                : frames(u.key().partitionId(), u.slice().withBlob(blob), false));
+            u.at(), blob == null ? List.of() : frames(u.claim(), u.slice().withBlob(blob), false));
       }
     }
     return frames;
+  }
+
+  /**
+   * The frames of a slice of the claim's partition; a push that cannot be decoded is named, so that
+   * an operator can find it and seek the group past it.
+   */
+  private List<Frame> frames(PartitionClaim claim, SegmentSlice slice, boolean claimed) {
+    try {
+      return frames(claim.partitionId(), slice, claimed);
+    } catch (CorruptSegmentException e) {
+      throw new CorruptSegmentException(
+          "the push stored at offset "
+              + slice.baseOffset()
+              + " of partition "
+              + claim.partition()
+              + " ("
+              + claim.partitionId()
+              + ") of queue "
+              + claim.queue()
+              + " cannot be read ("
+              + e.getMessage()
+              + "): every leased pop of it fails until the consumer group is seeked past it"
+              + " (docs/admin.md)",
+          e);
+    }
   }
 
   /** The frames of a slice of the partition's segment; null for a stub this cache cannot answer. */
