@@ -2,7 +2,7 @@ package queen.bench;
 
 import picocli.CommandLine.Option;
 
-/** How pop-ack pushes its standing backlog ({@link Scenarios.Fill}). */
+/** How pop-ack pushes its standing backlog ({@link Fill}). */
 final class FillOptions {
   @Option(
       names = "--fill-batch",
@@ -23,7 +23,7 @@ final class FillOptions {
               + " instead of one letter repeated, which compresses to almost nothing.")
   boolean random;
 
-  Scenarios.Fill shape() {
-    return new Scenarios.Fill(batch, payload, random);
+  Fill shape() {
+    return new Fill(batch, payload, random);
   }
 }

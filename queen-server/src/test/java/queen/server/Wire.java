@@ -60,13 +60,18 @@ public final class Wire {
 
   /** Acks every message of a pop answer with one status (and error), in one batch call. */
   public JsonNode ackAll(JsonNode popAnswer, String status, String error) {
+    return broker.post("/api/v1/ack/batch", acks(popAnswer, status, error)).json();
+  }
+
+  /** The body of one batch ack of every message of a pop answer, with one status (and error). */
+  public static ObjectNode acks(JsonNode popAnswer, String status, String error) {
     ObjectNode body = object();
     ArrayNode acks = body.putArray("acknowledgments");
     for (JsonNode m : popAnswer.get("messages")) {
       acks.add(ack(m, status, error));
     }
     body.put("consumerGroup", popAnswer.get("consumerGroup").asText());
-    return broker.post("/api/v1/ack/batch", body).json();
+    return body;
   }
 
   /** One acknowledgement of a popped message, with its lease. */

@@ -177,12 +177,10 @@ public final class SegmentCache {
     }
   }
 
-  /** The frames of a slice of the partition's segment; null for a stub this cache cannot answer. */
-  List<Frame> frames(UUID partition, SegmentSlice slice) {
-    return frames(partition, slice, true);
-  }
-
-  /** {@code claimed}: the slice as the pop got it, not its blob read after a stub. */
+  /**
+   * The frames of a slice of the partition's segment; null for a stub this cache cannot answer.
+   * {@code claimed}: the slice as the pop got it, not its blob read after a stub.
+   */
   private List<Frame> frames(UUID partition, SegmentSlice slice, boolean claimed) {
     Key key = new Key(partition, slice.baseOffset());
     boolean last = slice.startIdx() + slice.take() >= slice.msgCount();

@@ -74,12 +74,11 @@ class BigPushCrowdTest {
       if (popped.get("messages").isEmpty()) {
         continue;
       }
-      ObjectNode acks = Wire.object().put("consumerGroup", group);
       for (JsonNode m : popped.get("messages")) {
         // recorded before the ack: the partition's next lease comes after it
         got.get(m.get("partition").asText()).add(m.get("data").get("n").asInt());
-        acks.withArray("acknowledgments").add(Wire.ack(m, "completed", null));
       }
+      ObjectNode acks = Wire.acks(popped, "completed", null);
       TestBroker.Reply acked =
           at == null
               ? broker.post("/api/v1/ack/batch", acks)

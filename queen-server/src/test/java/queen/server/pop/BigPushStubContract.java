@@ -58,10 +58,7 @@ abstract class BigPushStubContract {
         JsonNode popped = r.json();
         seen.addAll(Wire.numbers(popped));
         // acked where it was popped: another broker learns of the release by a hint, later
-        ObjectNode acks = Wire.object().put("consumerGroup", group);
-        popped
-            .get("messages")
-            .forEach(m -> acks.withArray("acknowledgments").add(Wire.ack(m, "completed", null)));
+        ObjectNode acks = Wire.acks(popped, "completed", null);
         JsonNode answer =
             (at == null
                     ? broker().post("/api/v1/ack/batch", acks)

@@ -43,6 +43,17 @@ class SegmentCacheTest {
     return new SegmentSlice(base, start, take, count, CREATED, blob);
   }
 
+  /** The frames of one slice of PARTITION's segment, as a pop that claimed only it reads them. */
+  private static List<Frame> frames(SegmentCache cache, SegmentSlice slice) {
+    return cache
+        .frames(
+            List.of(delivered(PARTITION, slice)),
+            keys -> {
+              throw new AssertionError("a blob read: " + keys);
+            })
+        .getFirst();
+  }
+
   private double hits() {
     return meters.counter("queen_segment_cache_hits_total").count();
   }
@@ -54,7 +65,7 @@ class SegmentCacheTest {
     SegmentCache cache = new SegmentCache(1 << 20, meters);
     List<Frame> read = new ArrayList<>();
     for (int start = 0; start < 100; start += 3) {
-      read.addAll(cache.frames(PARTITION, slice(500, blob, start, 3, 100)));
+      read.addAll(frames(cache, slice(500, blob, start, 3, 100)));
     }
     assertThat(read).isEqualTo(stored);
     assertThat(hits()).as("every slice after the first").isEqualTo(33);
@@ -66,20 +77,20 @@ class SegmentCacheTest {
     List<Frame> stored = frames(10, 40);
     byte[] blob = SegmentCodec.encode(stored);
     SegmentCache cache = new SegmentCache(1 << 20, meters);
-    assertThat(cache.frames(PARTITION, slice(0, blob, 0, 1, 10))).containsExactly(stored.get(0));
+    assertThat(frames(cache, slice(0, blob, 0, 1, 10))).containsExactly(stored.get(0));
 
     // a message delete rewrites the segment with the frame's remains in its place
     List<Frame> rewritten = new ArrayList<>(stored);
     rewritten.set(1, stored.get(1).deleted());
     byte[] again = SegmentCodec.encode(rewritten);
-    assertThat(cache.frames(PARTITION, slice(0, again, 1, 1, 10)).getFirst().isDeleted()).isTrue();
+    assertThat(frames(cache, slice(0, again, 1, 1, 10)).getFirst().isDeleted()).isTrue();
     assertThat(hits()).isZero();
 
     // and another segment at the same place (a queue made again) is not this one either
     List<Frame> other = frames(10, 41);
     SegmentSlice elsewhere =
         new SegmentSlice(0, 2, 1, 10, CREATED.plusSeconds(1), SegmentCodec.encode(other));
-    assertThat(cache.frames(PARTITION, elsewhere)).containsExactly(other.get(2));
+    assertThat(frames(cache, elsewhere)).containsExactly(other.get(2));
     assertThat(hits()).isZero();
   }
 
@@ -88,14 +99,14 @@ class SegmentCacheTest {
     List<Frame> stored = frames(5, 20); // under 1 KiB: stored raw, so one byte changes one byte
     byte[] blob = SegmentCodec.encode(stored);
     SegmentCache cache = new SegmentCache(1 << 20, meters);
-    cache.frames(PARTITION, slice(0, blob, 0, 1, 5));
+    frames(cache, slice(0, blob, 0, 1, 5));
     List<Frame> changed = new ArrayList<>(stored);
     byte[] payload = stored.get(1).payload().clone();
     payload[payload.length - 1] = 'z';
     changed.set(1, new Frame("t1", null, null, 0, payload));
     byte[] again = SegmentCodec.encode(changed);
     assertThat(again).hasSameSizeAs(blob);
-    assertThat(cache.frames(PARTITION, slice(0, again, 1, 1, 5))).containsExactly(changed.get(1));
+    assertThat(frames(cache, slice(0, again, 1, 1, 5))).containsExactly(changed.get(1));
     assertThat(hits()).isZero();
   }
 
@@ -113,13 +124,13 @@ class SegmentCacheTest {
     long one = SegmentCodec.open(blob).bytes();
     SegmentCache cache = new SegmentCache(4 * one + one / 2, meters);
     for (int s = 0; s < 10; s++) {
-      cache.frames(PARTITION, slice(s * 50L, blob, 0, 1, 50));
+      frames(cache, slice(s * 50L, blob, 0, 1, 50));
       assertThat(cache.bytes()).isLessThanOrEqualTo(4 * one + one / 2);
     }
     assertThat(cache.bytes()).isEqualTo(4 * one);
-    cache.frames(PARTITION, slice(9 * 50L, blob, 1, 1, 50));
+    frames(cache, slice(9 * 50L, blob, 1, 1, 50));
     assertThat(hits()).as("the newest stayed").isEqualTo(1);
-    cache.frames(PARTITION, slice(0, blob, 1, 1, 50));
+    frames(cache, slice(0, blob, 1, 1, 50));
     assertThat(hits()).as("the oldest left").isEqualTo(1);
   }
 
@@ -129,7 +140,7 @@ class SegmentCacheTest {
     long one = SegmentCodec.open(blob).bytes();
     for (long bound : new long[] {0, 4 * one - 1}) {
       SegmentCache cache = new SegmentCache(bound, meters);
-      cache.frames(PARTITION, slice(0, blob, 0, 1, 50));
+      frames(cache, slice(0, blob, 0, 1, 50));
       assertThat(cache.bytes()).as("bound %d", bound).isZero();
     }
   }
@@ -207,7 +218,7 @@ class SegmentCacheTest {
     assertThat(cache.keptBytes()).as("more stubs missed than held: blobs").isZero();
 
     // the next slices, sent whole, find the push that call read kept: stubs pay again
-    cache.frames(PARTITION, slice(1, blob, 2, 1, 40));
+    frames(cache, slice(1, blob, 2, 1, 40));
     assertThat(cache.keptBytes()).isEqualTo(256 << 10);
   }
 }
