@@ -213,6 +213,7 @@ final class HotList {
         versions.remove(partition);
         freed.remove(partition);
         pushed.remove(partition);
+        reseeds.empty(partition);
         return false;
       }
     }
@@ -286,6 +287,17 @@ final class HotList {
 
   synchronized boolean isReady(String partition) {
     return ready.contains(partition);
+  }
+
+  /**
+   * Whether a pop of this one partition should claim it: it is ready, or the ring cannot tell (not
+   * in flight, held or covered by the last reseed; see {@link ReseedSchedule#covers}).
+   */
+  synchronized boolean worthClaiming(String partition) {
+    return ready.contains(partition)
+        || !inFlight.containsKey(partition)
+            && !held.containsKey(partition)
+            && !reseeds.covers(partition);
   }
 
   /** A pop or an ack of the group used the ring now (System.nanoTime). */

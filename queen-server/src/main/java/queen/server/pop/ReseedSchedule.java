@@ -1,9 +1,12 @@
 package queen.server.pop;
 
+import java.util.HashSet;
+import java.util.Set;
+
 /**
  * When a ring refills from SQL: the first time, then once per interval, and at once when the last
- * reseed filled its page (more may wait beyond it) and the ring has run dry. Not thread-safe: its
- * ring guards it.
+ * reseed filled its page (more may wait beyond it) and the ring has run dry. It also says what the
+ * last reseed saw: every candidate, or a random page of them. Not thread-safe: its ring guards it.
  */
 final class ReseedSchedule {
   private long lastNanos;
@@ -11,6 +14,9 @@ final class ReseedSchedule {
   private boolean attempted;
   private boolean morePending;
   private boolean running;
+
+  /** Partitions a claim found empty since the last reseed, which filled its page. */
+  private final Set<String> foundEmpty = new HashSet<>();
 
   /** Whether a reseed has completed: until then the ring cannot answer "nothing here". */
   boolean primed() {
@@ -40,6 +46,23 @@ final class ReseedSchedule {
     primed = true;
     morePending = fullPage;
     lastNanos = nowNanos;
+    foundEmpty.clear();
+  }
+
+  /**
+   * Whether the ring may say "nothing here" of a partition it does not hold ready: the last reseed
+   * read every candidate, or a claim found this one empty since. A reseed that filled its page read
+   * a random sample, which leaves most partitions of a wide queue out.
+   */
+  boolean covers(String partition) {
+    return !morePending || foundEmpty.contains(partition);
+  }
+
+  /** A claim found the partition empty; remembered until the next reseed. */
+  void empty(String partition) {
+    if (morePending) {
+      foundEmpty.add(partition);
+    }
   }
 
   /** A reseed that failed (database down): retried after the interval, not by every pop. */

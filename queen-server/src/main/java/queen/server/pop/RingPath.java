@@ -109,7 +109,9 @@ final class RingPath {
           : Look.NOTHING;
     }
     boolean ready =
-        target instanceof PopTarget.Partition p ? ring.isReady(p.partition()) : ring.hasReady();
+        target instanceof PopTarget.Partition p
+            ? ring.worthClaiming(p.partition())
+            : ring.hasReady();
     if (!ready) {
       emptyWithoutPermit.increment();
       return Look.NOTHING;
@@ -128,6 +130,11 @@ final class RingPath {
       return Look.claim(
           () -> {
             List<PartitionClaim> claims = store.popSpecific(queue, p.partition(), claim);
+            if (claims.isEmpty()) {
+              // no such partition (yet): the ring says so until a push or the next reseed
+              ring.checkIn(
+                  p.partition(), version, false, Verdict.MISSING, false, 0, System.nanoTime());
+            }
             checkIn(
                 ring,
                 queue,

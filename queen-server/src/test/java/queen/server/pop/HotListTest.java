@@ -57,6 +57,22 @@ class HotListTest {
   }
 
   @Test
+  void aRingWhoseReseedSawOnlyAPageCannotSayNothingOfAPartitionOutsideIt() {
+    HotList ring = new HotList();
+    ring.reseeded(List.of("a"), false, 0);
+    assertThat(ring.worthClaiming("b")).as("the reseed read every candidate").isFalse();
+    ring.reseeded(List.of("a"), true, SECOND);
+    assertThat(ring.worthClaiming("a")).isTrue();
+    assertThat(ring.worthClaiming("b")).as("a random page may have left it out").isTrue();
+    ring.checkIn("b", 0, false, Verdict.EMPTY, false, 0, SECOND);
+    assertThat(ring.worthClaiming("b")).as("a claim found it empty").isFalse();
+    ring.checkIn("c", 0, false, Verdict.DELIVERED, false, 0, SECOND);
+    assertThat(ring.worthClaiming("c")).as("leased by this broker: held").isFalse();
+    ring.reseeded(List.of("a"), true, 2 * SECOND);
+    assertThat(ring.worthClaiming("b")).as("pushed since, through another broker?").isTrue();
+  }
+
+  @Test
   void anEmptyPartitionLeavesTheRing() {
     HotList ring = new HotList();
     ring.add("p", 1, 0, 0);

@@ -1,0 +1,87 @@
+package queen.server.http;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import queen.server.TestBroker;
+import queen.server.Wire;
+
+/**
+ * Pops of one named partition in a queue with more partitions holding work than a reseed reads
+ * (1,024, at random): the ring's page may leave the named one out, and then it must not answer for
+ * it. The reseed interval is longer than any test here, so only one reseed runs per group.
+ */
+class PartitionPopInWideQueueTest {
+  @RegisterExtension
+  static final TestBroker broker =
+      new TestBroker(
+          Map.of("POP_WAIT_INITIAL_INTERVAL_MS", "30000", "POP_WAIT_MAX_INTERVAL_MS", "30000"));
+
+  private static final int PARTITIONS = 5_000;
+
+  @BeforeAll
+  static void fill() {
+    List<ObjectNode> items = new ArrayList<>();
+    for (int i = 0; i < PARTITIONS; i++) {
+      for (int n = 0; n < 2; n++) {
+        items.add(Wire.item("wide", "p" + i, "wide-" + i + "-" + n, Wire.object().put("n", n)));
+      }
+      if (items.size() == 1_000) {
+        assertThat(broker.post("/api/v1/push", Wire.items(items)).status()).isEqualTo(201);
+        items.clear();
+      }
+    }
+  }
+
+  @Test
+  void aNamedPartitionWithABacklogIsServedWhateverTheReseedPageHolds() {
+    Wire wire = new Wire(broker);
+    // each partition is in a random reseed page of 1,024 with odds of about one in five: ten of
+    // them all found there by chance is a one-in-ten-million event
+    for (int i = 0; i < 10; i++) {
+      String p = "p" + i * 499;
+      TestBroker.Reply r = wire.popPartition("wide", p, "wait=false&consumerGroup=now&batch=1");
+      assertThat(r.status()).as("partition %s", p).isEqualTo(200);
+      assertThat(Wire.numbers(r.json())).containsExactly(0);
+      wire.ackAll(r.json());
+      // once delivered the ring holds it, and the ack's promote makes it ready for the rest
+      r = wire.popPartition("wide", p, "wait=false&consumerGroup=now&batch=1");
+      assertThat(Wire.numbers(r.json())).as("partition %s", p).containsExactly(1);
+      wire.ackAll(r.json());
+    }
+  }
+
+  @Test
+  void aLongPollOfANamedPartitionIsAnsweredAtOnce() {
+    TestBroker.Reply r =
+        new Wire(broker)
+            .popPartition("wide", "p4321", "wait=true&timeout=20000&consumerGroup=poll");
+    assertThat(r.status()).isEqualTo(200);
+    assertThat(Wire.numbers(r.json())).containsExactly(0, 1);
+  }
+
+  @Test
+  void anEmptyNamedPartitionCostsOneClaimUntilTheNextReseed() {
+    Wire wire = new Wire(broker);
+    TestBroker.Reply first =
+        wire.popPartition("wide", "nothing-here", "wait=false&consumerGroup=e");
+    assertThat(first.status()).isEqualTo(204);
+    long before = broker.dbCalls();
+    for (int i = 0; i < 20; i++) {
+      assertThat(wire.popPartition("wide", "nothing-here", "wait=false&consumerGroup=e").status())
+          .isEqualTo(204);
+    }
+    assertThat(broker.dbCalls() - before).as("answered by the ring").isZero();
+    wire.pushNumbered("wide", "nothing-here", 0, 1);
+    TestBroker.Reply r = wire.popPartition("wide", "nothing-here", "wait=false&consumerGroup=e");
+    assertThat(Wire.numbers(r.json()))
+        .as("a push through this broker readies it")
+        .containsExactly(0);
+  }
+}
