@@ -290,14 +290,21 @@ final class HotList {
   }
 
   /**
-   * Whether a pop of this one partition should claim it: it is ready, or the ring cannot tell (not
-   * in flight, held or covered by the last reseed; see {@link ReseedSchedule#covers}).
+   * Whether a pop of this one partition should claim it: it is ready, or the ring cannot tell. It
+   * cannot when the last reseed read only a page (see {@link ReseedSchedule#covers}) and the
+   * partition is neither in flight nor held, or held by a delivery from before that reseed: only a
+   * reseed that draws it finds such a lease expired, and a consumer popping this one partition
+   * waited for that draw.
    */
   synchronized boolean worthClaiming(String partition) {
-    return ready.contains(partition)
-        || !inFlight.containsKey(partition)
-            && !held.containsKey(partition)
-            && !reseeds.covers(partition);
+    if (ready.contains(partition)) {
+      return true;
+    }
+    Hold hold = held.get(partition);
+    return !inFlight.containsKey(partition)
+        && !reseeds.covers(partition)
+        && (hold == null
+            || hold.untilNanos() == UNTIL_RELEASED && reseeds.endedAfter(hold.sinceNanos()));
   }
 
   /** A pop or an ack of the group used the ring now (System.nanoTime). */

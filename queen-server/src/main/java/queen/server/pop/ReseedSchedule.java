@@ -14,6 +14,7 @@ final class ReseedSchedule {
   private boolean attempted;
   private boolean morePending;
   private boolean running;
+  private long endedNanos;
 
   /** Partitions a claim found empty since the last reseed, which filled its page. */
   private final Set<String> foundEmpty = new HashSet<>();
@@ -46,6 +47,7 @@ final class ReseedSchedule {
     primed = true;
     morePending = fullPage;
     lastNanos = nowNanos;
+    endedNanos = nowNanos;
     foundEmpty.clear();
   }
 
@@ -56,6 +58,11 @@ final class ReseedSchedule {
    */
   boolean covers(String partition) {
     return !morePending || foundEmpty.contains(partition);
+  }
+
+  /** Whether the last reseed ended after {@code nanos} (System.nanoTime). */
+  boolean endedAfter(long nanos) {
+    return primed && endedNanos - nanos > 0;
   }
 
   /** A claim found the partition empty; remembered until the next reseed. */

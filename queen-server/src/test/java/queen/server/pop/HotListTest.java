@@ -70,6 +70,11 @@ class HotListTest {
     assertThat(ring.worthClaiming("c")).as("leased by this broker: held").isFalse();
     ring.reseeded(List.of("a"), true, 2 * SECOND);
     assertThat(ring.worthClaiming("b")).as("pushed since, through another broker?").isTrue();
+    assertThat(ring.worthClaiming("c"))
+        .as("a lease from before the page may have expired")
+        .isTrue();
+    ring.checkIn("c", 0, false, Verdict.LOCKED, false, 5 * SECOND, 2 * SECOND);
+    assertThat(ring.worthClaiming("c")).as("live until a known time: the wheel's").isFalse();
   }
 
   @Test
