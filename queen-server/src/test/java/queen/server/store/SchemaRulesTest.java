@@ -7,8 +7,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import queen.server.TestBroker;
 
 /**
- * Rules the schema keeps so that it runs on Citus as on plain PostgreSQL, checked on the migrated
- * schema of this build (no Citus needed).
+ * Rules the schema keeps, checked on the migrated schema of this build: that it runs on Citus as on
+ * plain PostgreSQL (no Citus needed), and that the broker's own vacuum reaches every table.
  */
 class SchemaRulesTest {
   @RegisterExtension static final TestBroker broker = new TestBroker();
@@ -24,5 +24,15 @@ class SchemaRulesTest {
                     + " and p.prosrc !~* '(from|join)\\s+queen\\.[a-z_]+\\s*\\('"))
         .as("SQL-language functions of the queen schema that read a table")
         .isEmpty();
+  }
+
+  @Test
+  void theRetentionCyclesVacuumCoversEveryTableBecauseAutovacuumMayBeOff() {
+    String tables =
+        broker.sqlText(
+            "select string_agg(c.relname, ',' order by c.relname) from pg_class c"
+                + " where c.relnamespace = 'queen'::regnamespace and c.relkind in ('r', 'p')"
+                + " and c.relname <> 'flyway_schema_history'");
+    assertThat(PlannerStatsStore.TABLES).containsExactlyInAnyOrder(tables.split(","));
   }
 }
