@@ -13,6 +13,7 @@ import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpStatus;
 import org.eclipse.jetty.http.PreEncodedHttpField;
 import org.eclipse.jetty.io.Content;
+import org.eclipse.jetty.io.EndPoint;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.handler.ErrorHandler;
 import org.eclipse.jetty.util.Callback;
@@ -48,6 +49,8 @@ public final class HttpApi extends Handler.Abstract {
 
   private static final Predicate<TimeoutException> QUIET = timeout -> false;
   private static final HttpField CLOSE = new PreEncodedHttpField(HttpHeader.CONNECTION, "close");
+  private static final long SKIPPED_AT_MOST = 64 * 1024;
+  private static final long SKIP_IDLE_MS = 5_000;
 
   private final Gate gate;
   private final RouteTable table;
@@ -152,7 +155,9 @@ public final class HttpApi extends Handler.Abstract {
 
   private void beforeAnswer(
       org.eclipse.jetty.server.Request request, org.eclipse.jetty.server.Response response) {
-    skipUnreadBody(request);
+    if (!skipUnreadBody(request)) {
+      response.getHeaders().put(CLOSE); // the client sees why the connection ends
+    }
     if (closing) {
       // decided when answering, not on arrival: the long-polls a stopping broker ends go too
       response.getHeaders().put(CLOSE); // its client reconnects to a broker that stays
@@ -160,21 +165,34 @@ public final class HttpApi extends Handler.Abstract {
   }
 
   /**
-   * Reads what is left of a body the route did not read (a refused request's, say), when it fits
-   * MAX_BODY_BYTES: answered with part of its body unread, the connection would be closed under a
-   * client that already sends its next request on it.
+   * Reads what is left of a body the route did not read (a refused request's, say): answered with
+   * part of its body unread, the connection would be closed under a client that already sends its
+   * next request on it. Only a remainder of at most {@link #SKIPPED_AT_MOST}, and only while it
+   * keeps coming ({@link #SKIP_IDLE_MS} at most between bytes): a refused client, which needs no
+   * token, held the request for the connection's idle timeout (5 minutes) per byte it trickled.
+   *
+   * @return false when a remainder is left unread, and the connection ends after the answer
    */
-  private void skipUnreadBody(org.eclipse.jetty.server.Request request) {
+  private boolean skipUnreadBody(org.eclipse.jetty.server.Request request) {
     long length = request.getLength();
-    if (length <= 0
-        || length > maxBodyBytes
-        || org.eclipse.jetty.server.Request.getContentBytesRead(request) >= length) {
-      return;
+    long left = length - org.eclipse.jetty.server.Request.getContentBytesRead(request);
+    if (length <= 0 || left <= 0) {
+      return true;
     }
+    if (left > SKIPPED_AT_MOST) {
+      return false;
+    }
+    EndPoint endPoint = request.getConnectionMetaData().getConnection().getEndPoint();
+    long idle = endPoint.getIdleTimeout();
+    endPoint.setIdleTimeout(SKIP_IDLE_MS);
     try {
       Content.Source.consumeAll(request);
+      return true;
     } catch (IOException e) {
       log.debug("{} {}: the unread body ended early", request.getMethod(), path(request));
+      return false;
+    } finally {
+      endPoint.setIdleTimeout(idle);
     }
   }
 

@@ -1,0 +1,107 @@
+package queen.server.http;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import queen.server.TestBroker;
+
+/**
+ * The body of a request a route refuses without reading it (404 here; 401 and 403 alike): read when
+ * small and arriving, so the connection serves the next request, and otherwise left unread with the
+ * connection closed after the answer, never waited for. Raw sockets, since an HTTP client would
+ * always send the whole body.
+ */
+class RefusedBodyTest {
+  @RegisterExtension static final TestBroker broker = new TestBroker();
+
+  @Test
+  void aSmallBodyIsReadAndTheConnectionServesTheNextRequest() throws IOException {
+    try (Socket s = connect()) {
+      send(s, post(100) + "x".repeat(100) + "GET /health HTTP/1.1\r\nHost: q\r\n\r\n");
+      BufferedReader in = reader(s);
+      List<String> first = head(in);
+      assertThat(first.getFirst()).contains(" 404 ");
+      assertThat(first).noneMatch(h -> h.equalsIgnoreCase("connection: close"));
+      skip(in, first);
+      assertThat(head(in).getFirst()).contains(" 200 ");
+    }
+  }
+
+  @Test
+  void aLargeUnsentBodyIsNotWaitedForAndTheConnectionCloses() throws IOException {
+    try (Socket s = connect()) {
+      send(s, post(10_000_000) + "x".repeat(10));
+      BufferedReader in = reader(s);
+      List<String> head = head(in);
+      assertThat(head.getFirst()).contains(" 404 ");
+      assertThat(head).anyMatch(h -> h.equalsIgnoreCase("connection: close"));
+    }
+  }
+
+  @Test
+  void aSmallBodyThatStopsComingIsGivenUpOnWithinSeconds() throws IOException {
+    try (Socket s = connect()) {
+      send(s, post(100) + "x".repeat(10));
+      BufferedReader in = reader(s);
+      long started = System.nanoTime();
+      List<String> head = head(in);
+      assertThat(head.getFirst()).contains(" 404 ");
+      assertThat(head).anyMatch(h -> h.equalsIgnoreCase("connection: close"));
+      // the connection's own idle timeout is 5 minutes; the read of a refused body gives up in 5 s
+      assertThat((System.nanoTime() - started) / 1_000_000_000).isLessThan(30);
+    }
+  }
+
+  private static String post(long length) {
+    return "POST /api/v1/nothing-here HTTP/1.1\r\nHost: q\r\nContent-Type: application/json\r\n"
+        + "Content-Length: "
+        + length
+        + "\r\n\r\n";
+  }
+
+  private static Socket connect() throws IOException {
+    Socket s = new Socket("127.0.0.1", broker.port());
+    s.setSoTimeout(60_000); // well under the connection's idle timeout: a wait for it fails here
+    return s;
+  }
+
+  private static void send(Socket s, String text) throws IOException {
+    OutputStream out = s.getOutputStream();
+    out.write(text.getBytes(StandardCharsets.US_ASCII));
+    out.flush();
+  }
+
+  private static BufferedReader reader(Socket s) throws IOException {
+    return new BufferedReader(new InputStreamReader(s.getInputStream(), StandardCharsets.UTF_8));
+  }
+
+  /** The status line and the headers of the next answer. */
+  private static List<String> head(BufferedReader in) throws IOException {
+    List<String> lines = new ArrayList<>();
+    for (String line = in.readLine(); line != null && !line.isEmpty(); line = in.readLine()) {
+      lines.add(line);
+    }
+    assertThat(lines).as("an answer").isNotEmpty();
+    return lines;
+  }
+
+  /** Skips the body of an answer with a Content-Length. */
+  private static void skip(BufferedReader in, List<String> head) throws IOException {
+    int length =
+        head.stream()
+            .filter(h -> h.toLowerCase(java.util.Locale.ROOT).startsWith("content-length:"))
+            .map(h -> Integer.parseInt(h.substring(h.indexOf(':') + 1).trim()))
+            .findFirst()
+            .orElseThrow();
+    assertThat(in.skip(length)).isEqualTo(length);
+  }
+}
