@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Condition;
@@ -42,6 +43,12 @@ public final class BufferedPush implements AutoCloseable {
   private Thread drainer;
   private volatile boolean maintenance;
   private volatile boolean dbHealthy = true;
+
+  /**
+   * The database's refusal of the drain last logged (the drainer's alone), until a drain passes.
+   */
+  private String drainRefused;
+
   private volatile boolean drainProgressing = true;
   private volatile boolean closed;
 
@@ -237,8 +244,13 @@ public final class BufferedPush implements AutoCloseable {
           log.info("database reachable again: local buffer drained");
         }
         dbHealthy = true;
+        drainRefused = null;
       } catch (StoreException e) {
-        dbHealthy = false; // an outage: drain() set aside whatever else it refused
+        if (!e.outage() && !Objects.equals(drainRefused, e.getMessage())) {
+          drainRefused = e.getMessage(); // the database logs outages; this once per cause
+          log.warn("local buffer drain refused by the database, retrying: {}", drainRefused);
+        }
+        dbHealthy = false; // the database cannot take the drain now: drain() kept every file
       } catch (IOException | RuntimeException e) {
         drainProgressing = false; // pushes stop queueing behind it until a drain succeeds
         log.warn("local buffer drain failed, retrying: {}", e.getMessage());
@@ -262,11 +274,14 @@ public final class BufferedPush implements AutoCloseable {
         d.flush();
       } catch (Stopped | StoreException e) {
         buffer.stored(-d.stored); // the file is drained again from its start
-        if (e instanceof StoreException se && !se.unavailable()) {
+        if (e instanceof StoreException se && se.refusedData()) {
           quarantine(file, se);
           continue;
         }
         if (e instanceof StoreException se) {
+          // not the data: a server that takes no writes now (a failover's demoted primary, a
+          // full disk, a cancel) set every file aside within one pass, and pushes after it went
+          // straight to the database ahead of them
           throw se;
         }
         return;

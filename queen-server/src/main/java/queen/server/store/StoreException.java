@@ -44,6 +44,17 @@ public final class StoreException extends RuntimeException {
     return "57014".equals(sqlState());
   }
 
+  /**
+   * PostgreSQL refused the data itself: a data exception (SQLSTATE class 22), an integrity
+   * violation (23), or one of the broker's own errors (class QN). Its retry fails alike, where any
+   * other failure may pass once the server is writable, has room or has been upgraded.
+   */
+  public boolean refusedData() {
+    String state = sqlState();
+    return state != null
+        && (state.startsWith("22") || state.startsWith("23") || state.startsWith("QN"));
+  }
+
   /** The SQLSTATE of the failure, or null. */
   String sqlState() {
     return getCause() instanceof SQLException e ? e.getSQLState() : null;
@@ -51,8 +62,10 @@ public final class StoreException extends RuntimeException {
 
   /**
    * Failures worth a retry: connection failures (SQLSTATE class 08), shutdowns (57P), pool
-   * timeouts, and the transient outcomes of contention (deadlock 40P01, serialization 40001, lock
-   * not available 55P03) that the client's retry resolves.
+   * timeouts, a server that takes no writes now (25006: a primary demoted in a failover, a standby)
+   * or lacks resources (class 53: disk full, out of memory, too many connections), and the
+   * transient outcomes of contention (deadlock 40P01, serialization 40001, lock not available
+   * 55P03) that the client's retry resolves.
    */
   private static boolean isUnavailable(SQLException e) {
     if (e instanceof SQLTransientConnectionException) {
@@ -62,6 +75,8 @@ public final class StoreException extends RuntimeException {
     return state != null
         && (state.startsWith("08")
             || state.startsWith("57P")
+            || state.startsWith("53")
+            || state.equals("25006")
             || state.equals("40P01")
             || state.equals("40001")
             || state.equals("55P03"));

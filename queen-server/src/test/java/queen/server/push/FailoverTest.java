@@ -113,6 +113,56 @@ class FailoverTest {
   }
 
   @Test
+  void aDatabaseThatTakesNoWritesHoldsTheDrainAndSetsNothingAside() throws Exception {
+    Logger drains = (Logger) LoggerFactory.getLogger(BufferedPush.class);
+    ListAppender<ILoggingEvent> logged = new ListAppender<>();
+    logged.start();
+    drains.addAppender(logged);
+    String db = broker.db().database();
+    // opened before the database turns read-only, its session stays writable to undo it
+    try (java.sql.Connection admin = broker.connect();
+        java.sql.Statement undo = admin.createStatement();
+        TcpProxy proxy = new TcpProxy(broker.db().port());
+        Broker b = withFailoverBehind(proxy, Map.of())) {
+      proxy.cut();
+      for (int i = 0; i < 5; i++) {
+        List<ObjectNode> items = new ArrayList<>();
+        for (int n = i * 10; n < i * 10 + 10; n++) {
+          items.add(Wire.item("fo-ro", "p" + (n % 4), "fo-ro-" + n, Wire.object().put("n", n)));
+        }
+        assertThat(broker.post(b, "/api/v1/push", Wire.items(items)).status()).isEqualTo(201);
+      }
+      // as a primary demoted by a failover answers: every new session is read-only (25006)
+      broker.sql("alter database " + db + " set default_transaction_read_only = on");
+      logged.list.clear(); // the failover's own warning
+      proxy.restore();
+      await().atMost(Duration.ofSeconds(30)).until(() -> !logged.list.isEmpty());
+      assertThat(logged.list.getFirst().getFormattedMessage())
+          .as("the drain's first attempt")
+          .contains("refused by the database, retrying")
+          .contains("read-only transaction");
+      JsonNode status = broker.get(b, "/api/v1/status/buffers").json();
+      assertThat(status.get("failed").asLong()).as("nothing set aside").isZero();
+      assertThat(status.get("pending").asLong()).isEqualTo(50);
+      undo.execute("alter database " + db + " reset default_transaction_read_only");
+      proxy.cut(); // its sessions end, and the new ones can write
+      proxy.restore();
+      await()
+          .atMost(Duration.ofSeconds(60))
+          .until(() -> broker.get(b, "/api/v1/status/buffers").json().get("pending").asLong() == 0);
+      assertThat(broker.get(b, "/api/v1/status/buffers").json().get("failed").asLong()).isZero();
+    } finally {
+      drains.detachAppender(logged);
+    }
+    assertThat(
+            broker.sqlLong(
+                "select sum(p.last_offset + 1) from queen.log_partitions p join queen.queues q"
+                    + " on q.id = p.queue_id where q.name = 'fo-ro'"))
+        .as("every buffered message stored once")
+        .isEqualTo(50);
+  }
+
+  @Test
   void withAnUnusableBufferPushesGoStraightToTheDatabaseOnceItIsBack() throws Exception {
     try (TcpProxy proxy = new TcpProxy(broker.db().port());
         Broker b =
