@@ -62,6 +62,7 @@ public final class Database implements AutoCloseable {
     hikari.setInitializationFailTimeout(-1);
     hikari.addDataSourceProperty("ApplicationName", name);
     hikari.addDataSourceProperty("tcpKeepAlive", "true");
+    hikari.addDataSourceProperty("socketFactory", KeepAliveSockets.class.getName());
     if (!statementTimeout.isZero()) {
       hikari.setConnectionInitSql("set statement_timeout = " + statementTimeout.toMillis());
     }

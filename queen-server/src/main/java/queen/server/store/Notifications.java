@@ -105,6 +105,7 @@ public final class Notifications {
     props.setProperty("password", config.password());
     props.setProperty("ApplicationName", LISTENER_NAME);
     props.setProperty("tcpKeepAlive", "true");
+    props.setProperty("socketFactory", KeepAliveSockets.class.getName());
     props.setProperty("connectTimeout", "5");
     try {
       Connection c = DriverManager.getConnection(config.jdbcUrl(), props);
