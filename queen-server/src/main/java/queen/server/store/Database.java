@@ -9,8 +9,10 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
 import org.flywaydb.core.Flyway;
 import org.slf4j.Logger;
@@ -144,8 +146,43 @@ public final class Database implements AutoCloseable {
             mx.getActiveConnections(), mx.getIdleConnections(), mx.getThreadsAwaitingConnection());
   }
 
-  /** True when PostgreSQL answers a trivial query within the pool's connection timeout. */
+  /** An answer of {@link #ping()}, and when it was had (System.nanoTime). */
+  private record Pinged(boolean up, long atNanos) {}
+
+  private static final long PING_KEPT_NANOS = TimeUnit.SECONDS.toNanos(1);
+  private volatile Pinged pinged = new Pinged(false, System.nanoTime() - 2 * PING_KEPT_NANOS);
+  private final AtomicReference<CompletableFuture<Boolean>> pinging = new AtomicReference<>();
+
+  /**
+   * True when PostgreSQL answers a trivial query within the pool's connection timeout. Asked once
+   * for every caller at a time, and an answer under a second old is given again: {@code GET
+   * /health} needs no token, and a flood of it took a pool connection per request from the pushes
+   * and pops.
+   */
   public boolean ping() {
+    Pinged last = pinged;
+    if (System.nanoTime() - last.atNanos() < PING_KEPT_NANOS) {
+      return last.up();
+    }
+    CompletableFuture<Boolean> mine = new CompletableFuture<>();
+    CompletableFuture<Boolean> running = pinging.compareAndExchange(null, mine);
+    if (running != null) {
+      return running.join();
+    }
+    try {
+      boolean up = pingNow();
+      pinged = new Pinged(up, System.nanoTime());
+      mine.complete(up);
+      return up;
+    } catch (RuntimeException e) {
+      mine.completeExceptionally(e);
+      throw e;
+    } finally {
+      pinging.set(null);
+    }
+  }
+
+  private boolean pingNow() {
     try {
       return autocommit(
           c -> {

@@ -1,8 +1,10 @@
 package queen.server.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import queen.server.TestBroker;
@@ -21,6 +23,8 @@ class HealthTest {
 
     TestBroker.dropDatabase(broker.db().database());
 
+    // an answer is kept for a second
+    await().atMost(Duration.ofSeconds(10)).until(() -> broker.get("/health").status() == 503);
     TestBroker.Reply down = broker.get("/health");
     assertThat(down.status()).isEqualTo(503);
     assertThat(down.json().get("status").asText()).isEqualTo("unhealthy");

@@ -3,7 +3,13 @@ package queen.server.http;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.net.http.HttpRequest;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import queen.server.TestBroker;
@@ -11,6 +17,24 @@ import queen.server.TestBroker;
 class HttpBasicsTest {
   @RegisterExtension
   static final TestBroker broker = new TestBroker(Map.of("MAX_BODY_BYTES", "4096"));
+
+  @Test
+  void aFloodOfHealthChecksWhichNeedNoTokenCostsTheDatabaseAPingASecond() throws Exception {
+    broker.get("/health");
+    long before = broker.dbCalls();
+    long started = System.nanoTime();
+    try (ExecutorService pool = Executors.newVirtualThreadPerTaskExecutor()) {
+      List<Future<Integer>> checks = new ArrayList<>();
+      for (int i = 0; i < 2_000; i++) {
+        checks.add(pool.submit(() -> broker.get("/health").status()));
+      }
+      for (Future<Integer> f : checks) {
+        assertThat(f.get()).isEqualTo(200);
+      }
+    }
+    long seconds = TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - started);
+    assertThat(broker.dbCalls() - before).isLessThanOrEqualTo(seconds + 2);
+  }
 
   @Test
   void everyAnswerCarriesCorsHeaders() {
