@@ -289,6 +289,11 @@ public final class BufferedPush implements AutoCloseable {
         buffer.stored(-d.stored);
         quarantine(file, e);
         continue;
+      } catch (IOException e) {
+        // counted again when the file is drained again: left counted off, the pending count
+        // reached 0 early and the drain stopped with messages on disk
+        buffer.stored(-d.stored);
+        throw e;
       }
       buffer.drained(file);
     }

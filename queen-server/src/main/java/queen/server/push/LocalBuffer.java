@@ -107,6 +107,11 @@ public final class LocalBuffer implements AutoCloseable {
    * IOException} means it was not written and must not be answered as buffered.
    */
   public void append(byte[] body, int messages) throws IOException {
+    if (body.length > RecordFraming.MAX_RECORD) {
+      // a drain stops reading a file at a record this long, and the file's rest was lost
+      failedWrites.incrementAndGet();
+      throw new IOException("a push of " + body.length + " bytes is over a buffer record's limit");
+    }
     ByteBuffer record = RecordFraming.frame(body);
     int size = record.remaining();
     Written mine;

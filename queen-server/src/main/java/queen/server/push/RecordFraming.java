@@ -15,7 +15,7 @@ import java.util.zip.CRC32C;
  */
 final class RecordFraming {
   private static final int HEADER = 8;
-  private static final int MAX_RECORD = 256 << 20;
+  static final int MAX_RECORD = 256 << 20;
 
   private RecordFraming() {}
 

@@ -45,6 +45,24 @@ class LocalBufferTest {
   }
 
   @Test
+  void aRecordOverTheLimitADrainReadsIsRefusedAndTheRecordsAroundItKept() throws IOException {
+    Path dir = Files.createTempDirectory("queen-buffer-huge");
+    try (LocalBuffer b = LocalBuffer.open(dir, 1L << 30)) {
+      b.append(record("before"), 1);
+      assertThatThrownBy(() -> b.append(new byte[RecordFraming.MAX_RECORD + 1], 1))
+          .isInstanceOf(IOException.class)
+          .hasMessageContaining("over a buffer record's limit");
+      b.append(record("after"), 1);
+      assertThat(b.failedWrites()).isEqualTo(1);
+      assertThat(b.pending()).isEqualTo(2);
+    }
+    try (var files = Files.list(dir)) {
+      Path file = files.filter(p -> p.toString().endsWith(".log")).findFirst().orElseThrow();
+      assertThat(records(file)).hasSize(2);
+    }
+  }
+
+  @Test
   void aTornLastRecordIsDroppedAndTheWholeOnesBeforeItKept() throws IOException {
     Path dir = Files.createTempDirectory("queen-buffer-torn");
     try (LocalBuffer b = LocalBuffer.open(dir, 1 << 20)) {
