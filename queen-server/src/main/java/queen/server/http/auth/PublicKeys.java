@@ -1,11 +1,14 @@
 package queen.server.http.auth;
 
+import com.nimbusds.jose.Algorithm;
+import com.nimbusds.jose.JWSAlgorithm;
 import com.nimbusds.jose.KeySourceException;
 import com.nimbusds.jose.jwk.Curve;
 import com.nimbusds.jose.jwk.JWK;
 import com.nimbusds.jose.jwk.JWKMatcher;
 import com.nimbusds.jose.jwk.JWKSelector;
 import com.nimbusds.jose.jwk.KeyType;
+import com.nimbusds.jose.jwk.KeyUse;
 import com.nimbusds.jose.jwk.OctetKeyPair;
 import com.nimbusds.jose.jwk.RSAKey;
 import com.nimbusds.jose.jwk.source.JWKSource;
@@ -21,8 +24,11 @@ import java.security.PublicKey;
 import java.security.interfaces.RSAPublicKey;
 import java.security.spec.X509EncodedKeySpec;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Base64;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -58,6 +64,13 @@ final class PublicKeys {
       } catch (MalformedURLException | IllegalArgumentException e) {
         throw new IllegalArgumentException("JWT_JWKS_URL is not a URL: " + s.jwksUrl(), e);
       }
+      if ("http".equalsIgnoreCase(url.getProtocol())) {
+        // who can change that traffic serves keys of their own and signs any role's token
+        log.warn(
+            "JWT_JWKS_URL {} is plain http: the keys it serves decide every token; use https"
+                + " unless the path to it is trusted",
+            url);
+      }
       jwks =
           JWKSourceBuilder.<SecurityContext>create(
                   url, new DefaultResourceRetriever(timeout, timeout, JWKS_SIZE_LIMIT))
@@ -87,13 +100,28 @@ final class PublicKeys {
     return jwks != null || (pem != null && !(pem instanceof RSAPublicKey));
   }
 
+  /**
+   * The JWKS keys a token of this {@code kid} (null: any) and algorithm may name: of the type,
+   * published for signatures or for no use in particular, and for this algorithm or for none. A key
+   * published for encryption, or pinned to another algorithm, verifies nothing.
+   */
+  private static JWKMatcher.Builder signing(KeyType type, String kid, JWSAlgorithm... algs) {
+    Set<Algorithm> any = new HashSet<>(Arrays.asList(algs));
+    any.add(null);
+    return new JWKMatcher.Builder()
+        .keyType(type)
+        .keyID(kid)
+        .keyUses(KeyUse.SIGNATURE, null)
+        .algorithms(any);
+  }
+
   /** The RSA keys that may have signed a token with this {@code kid} (null: any). */
-  List<PublicKey> rsaKeys(String kid) {
+  List<PublicKey> rsaKeys(String kid, JWSAlgorithm alg) {
     List<PublicKey> out = new ArrayList<>();
     if (pem instanceof RSAPublicKey) {
       out.add(pem);
     }
-    for (JWK k : fetch(new JWKMatcher.Builder().keyType(KeyType.RSA).keyID(kid).build())) {
+    for (JWK k : fetch(signing(KeyType.RSA, kid, alg).build())) {
       try {
         out.add(((RSAKey) k).toRSAPublicKey());
       } catch (com.nimbusds.jose.JOSEException e) {
@@ -109,8 +137,11 @@ final class PublicKeys {
     if (pem != null && !(pem instanceof RSAPublicKey)) {
       out.add(pem);
     }
+    // EdDSA and its newer name for this curve (RFC 9864) are one algorithm here
     JWKMatcher okp =
-        new JWKMatcher.Builder().keyType(KeyType.OKP).curve(Curve.Ed25519).keyID(kid).build();
+        signing(KeyType.OKP, kid, JWSAlgorithm.EdDSA, JWSAlgorithm.Ed25519)
+            .curve(Curve.Ed25519)
+            .build();
     for (JWK k : fetch(okp)) {
       try {
         out.add(Ed25519Verifier.fromRaw(((OctetKeyPair) k).getDecodedX()));

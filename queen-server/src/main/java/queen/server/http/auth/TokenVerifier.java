@@ -121,6 +121,12 @@ public final class TokenVerifier {
     if (!accepted.contains(header.getAlgorithm())) {
       throw new AuthFailure("Invalid token: algorithm " + header.getAlgorithm() + " not accepted");
     }
+    if (header.getCriticalParams() != null && !header.getCriticalParams().isEmpty()) {
+      // RFC 7515 4.1.11: extensions the issuer marks critical must be understood, and none is
+      throw new AuthFailure(
+          "Invalid token: critical header parameters not understood: "
+              + header.getCriticalParams());
+    }
     if (!signatureHolds(jwt, verifiers(header))) {
       throw new AuthFailure("Invalid token: signature does not verify");
     }
@@ -143,7 +149,7 @@ public final class TokenVerifier {
     }
     List<JWSVerifier> out = new ArrayList<>();
     if (RSA.contains(alg)) {
-      for (PublicKey k : keys.rsaKeys(header.getKeyID())) {
+      for (PublicKey k : keys.rsaKeys(header.getKeyID(), alg)) {
         out.add(new RSASSAVerifier((RSAPublicKey) k));
       }
     } else {
