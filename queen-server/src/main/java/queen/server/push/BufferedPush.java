@@ -30,11 +30,18 @@ public final class BufferedPush implements AutoCloseable {
   private static final int DRAIN_BATCH = 10_000;
 
   private static final long IDLE_CHECK_MS = 500;
+  private static final long REOPEN_NANOS = TimeUnit.SECONDS.toNanos(2);
 
   private final PushService direct;
   private final PayloadSealing sealing;
-  private final LocalBuffer buffer;
-  private final String bufferProblem;
+
+  /** Null while FILE_BUFFER_DIR cannot be used (see {@link #reopen}); never closed and reopened. */
+  private volatile LocalBuffer buffer;
+
+  private volatile String bufferProblem;
+  private final Path dir;
+  private final long maxBytes;
+  private long reopenedAt = System.nanoTime();
   private final boolean failover;
   private final AtomicLong drained = new AtomicLong();
   private final AtomicLong failedRecords = new AtomicLong();
@@ -62,16 +69,34 @@ public final class BufferedPush implements AutoCloseable {
     this.direct = direct;
     this.sealing = sealing;
     this.failover = failover;
-    LocalBuffer opened = null;
-    String problem = null;
+    this.dir = dir;
+    this.maxBytes = maxBytes;
     try {
-      opened = LocalBuffer.open(dir, maxBytes);
+      buffer = LocalBuffer.open(dir, maxBytes);
     } catch (IOException | RuntimeException e) {
-      problem = "FILE_BUFFER_DIR " + dir + " cannot be used: " + e.getMessage();
-      log.warn("{}; pushes in maintenance mode or failover will be refused", problem);
+      bufferProblem = "FILE_BUFFER_DIR " + dir + " cannot be used: " + e.getMessage();
+      log.warn("{}; pushes in maintenance mode or failover will be refused", bufferProblem);
     }
-    this.buffer = opened;
-    this.bufferProblem = problem;
+  }
+
+  /**
+   * Tries the buffer directory again, every {@link #REOPEN_NANOS}: a broker started while the one
+   * before still held it (a restart that overlapped its shutdown) ran its whole life without a
+   * buffer, and the files of the one before stayed undrained until another restart.
+   */
+  private void reopen() {
+    long now = System.nanoTime();
+    if (now - reopenedAt < REOPEN_NANOS) {
+      return;
+    }
+    reopenedAt = now;
+    try {
+      buffer = LocalBuffer.open(dir, maxBytes);
+      bufferProblem = null;
+      log.info("FILE_BUFFER_DIR {} is usable now: pushes can be buffered", dir);
+    } catch (IOException | RuntimeException e) {
+      bufferProblem = "FILE_BUFFER_DIR " + dir + " cannot be used: " + e.getMessage();
+    }
   }
 
   /** Starts draining; call once the maintenance switch has been read. */
@@ -227,6 +252,9 @@ public final class BufferedPush implements AutoCloseable {
         }
       }
       again = false;
+      if (buffer == null) {
+        reopen();
+      }
       if (maintenance || buffer == null) {
         continue;
       }

@@ -273,6 +273,33 @@ class PushMaintenanceTest {
     assertEveryMessageOnceInOrder("busy-later", 1000);
   }
 
+  @Test
+  void aBrokerStartedWhileAnotherStillHoldsTheBufferTakesItOverOnceFreed() throws Exception {
+    Path dir = Files.createTempDirectory("queen-buffer-handover");
+    Map<String, String> env = Map.of("FILE_BUFFER_DIR", dir.toString());
+    Broker first = broker.startAnother(env);
+    try {
+      maintenance(first, true);
+      pushThousand(first, "handover");
+      try (Broker second = broker.startAnother(env)) {
+        assertThat(bufferHealthy(second)).as("the directory has one owner").isFalse();
+        first.close(); // the restart that overlapped the shutdown of the broker before
+        await()
+            .atMost(Duration.ofSeconds(30))
+            .until(() -> bufferHealthy(second) && pending(second) == 1000);
+        maintenance(second, false);
+        await().atMost(Duration.ofSeconds(30)).until(() -> pending(second) == 0);
+      }
+    } finally {
+      first.close();
+    }
+    assertEveryMessageOnceInOrder("handover", 1000);
+  }
+
+  private static boolean bufferHealthy(Broker b) {
+    return broker.get(b, "/api/v1/status/buffers").json().get("bufferHealthy").asBoolean();
+  }
+
   private static long pending(Broker b) {
     return broker.get(b, "/api/v1/status/buffers").json().get("pending").asLong();
   }
