@@ -121,11 +121,17 @@ begin
                max_lag_seconds = excluded.max_lag_seconds,
                oldest_pending_at = excluded.oldest_pending_at, updated_at = excluded.updated_at
         returning s.queue_id, s.lag_messages, s.max_lag_seconds)
+    -- a minute gets a row for its lag only when there is lag (a row of its counts, written by
+    -- the ticks, gets the lag whatever it is): a row per queue and minute for a week, idle
+    -- queues' included, was 1.5 MB a queue
     insert into queen.queue_stats_minutes as m (queue_id, minute, lag_messages, max_lag_seconds)
     select sn.queue_id, date_trunc('minute', v_now), sn.lag_messages, sn.max_lag_seconds from snap sn
+     where sn.lag_messages > 0 or sn.max_lag_seconds > 0
+        or exists (select 1 from queen.queue_stats_minutes x
+                    where x.queue_id = sn.queue_id and x.minute = date_trunc('minute', v_now))
     on conflict (queue_id, minute) do update
        set lag_messages = excluded.lag_messages, max_lag_seconds = excluded.max_lag_seconds;
-    get diagnostics v_n = row_count;
+    select count(*) into v_n from queen.queue_stats s where s.updated_at = v_now;
     -- every group's oldest uncommitted message, one probe per lagging cursor
     insert into queen.group_stats as g (queue_id, consumer_group, oldest_unconsumed_at, updated_at)
     select l.queue_id, l.consumer_group, min(l.oldest_unconsumed_at), v_now

@@ -82,6 +82,24 @@ class AnalyticsRoutesTest {
   }
 
   @Test
+  void anIdleQueueWritesNoPerMinuteRowsWhileItsSnapshotIsKept() {
+    wire.configure("an-idle", Wire.object().put("leaseTime", 30));
+    JsonNode refreshed = broker.post("/api/v1/stats/refresh", Wire.object()).json();
+    assertThat(refreshed.get("queues").asLong()).as("every queue's snapshot").isPositive();
+    assertThat(
+            broker.sqlLong(
+                "select count(*) from queen.queue_stats s join queen.queues q on q.id ="
+                    + " s.queue_id where q.name = 'an-idle'"))
+        .isEqualTo(1);
+    // a row a minute for a week, for every idle queue, was 1.5 MB a queue
+    assertThat(
+            broker.sqlLong(
+                "select count(*) from queen.queue_stats_minutes m join queen.queues q on q.id ="
+                    + " m.queue_id where q.name = 'an-idle'"))
+        .isZero();
+  }
+
+  @Test
   void everyBrokerReportsItsProcessItsWorkAndItsParkedLongPolls() throws Exception {
     wire.configure("an-park", Wire.object());
     CompletableFuture<HttpResponse<String>> parked =
