@@ -327,7 +327,8 @@ public final class Broker implements AutoCloseable {
                   new TraceRoutes(traces, messages, clock, payloads),
                   new MessageRoutes(
                       messages, new MessageRemoval(adminDb), traces, clock, payloads)),
-              config.maxBodyBytes());
+              config.maxBodyBytes(),
+              config.cors());
       Listener server = Listener.start(config, api);
       sampler.listening(server.port());
       return new Broker(resources, server, api.routes(), pop::stopWaiting, migrated);

@@ -10,6 +10,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import queen.server.codec.PayloadCipher;
+import queen.server.http.Cors;
 import queen.server.http.PushLimits;
 import queen.server.http.auth.AuthSettings;
 import queen.server.http.auth.TokenVerifier;
@@ -25,6 +26,7 @@ import queen.server.store.DbConfig;
  * @param host HOST, the address to listen on
  * @param port PORT, 0 for any free port
  * @param maxBodyBytes MAX_BODY_BYTES, the largest request body accepted (413 beyond)
+ * @param cors QUEEN_CORS_ORIGINS, the web pages whose scripts may call the broker
  * @param sweepInterval QUEEN_SWEEP_INTERVAL_MS (or Queen's EVICTION_INTERVAL), how often messages
  *     past their queue's maxWaitTimeSeconds are moved to the dead letters
  * @param stateRefresh QUEEN_STATE_REFRESH_MS, how often the cluster-wide switches (pop maintenance,
@@ -71,6 +73,7 @@ public record BrokerConfig(
     int port,
     DbConfig db,
     long maxBodyBytes,
+    Cors cors,
     Duration sweepInterval,
     Duration stateRefresh,
     boolean hotList,
@@ -120,6 +123,7 @@ public record BrokerConfig(
         r.integer("PORT", 6632, 0, 65_535),
         db,
         r.integer("MAX_BODY_BYTES", 64 << 20, 1024, Integer.MAX_VALUE),
+        cors(r),
         Duration.ofMillis(
             r.integer(
                 "QUEEN_SWEEP_INTERVAL_MS",
@@ -172,6 +176,14 @@ public record BrokerConfig(
             r.integer("QUEEN_BUFFER_MAX_MB", 1024, 1, 1 << 20) * 1_048_576L,
             r.bool("QUEEN_PUSH_FAILOVER", false)),
         Duration.ofMillis(r.integer("SHUTDOWN_TIMEOUT_MS", 10_000, 0, 600_000)));
+  }
+
+  private static Cors cors(Reader r) {
+    try {
+      return Cors.parse(r.string("QUEEN_CORS_ORIGINS", "*"));
+    } catch (IllegalArgumentException e) {
+      throw new InvalidConfigException("QUEEN_CORS_ORIGINS: " + e.getMessage());
+    }
   }
 
   private static TlsFiles tls(Reader r) {

@@ -37,16 +37,6 @@ import queen.server.store.StoreException;
 public final class HttpApi extends Handler.Abstract {
   private static final Logger log = LoggerFactory.getLogger(HttpApi.class);
 
-  private static final List<HttpField> CORS =
-      List.of(
-          new PreEncodedHttpField("Access-Control-Allow-Origin", "*"),
-          new PreEncodedHttpField(
-              "Access-Control-Allow-Methods", "GET, POST, PUT, DELETE, OPTIONS"),
-          new PreEncodedHttpField("Access-Control-Allow-Headers", "Content-Type, Authorization"),
-          new PreEncodedHttpField("Access-Control-Max-Age", "86400"),
-          // the count of a paged answer whose body has no room for it (a group's cursors)
-          new PreEncodedHttpField("Access-Control-Expose-Headers", "X-Total-Count"));
-
   private static final Predicate<TimeoutException> QUIET = timeout -> false;
   private static final HttpField CLOSE = new PreEncodedHttpField(HttpHeader.CONNECTION, "close");
   private static final long SKIPPED_AT_MOST = 64 * 1024;
@@ -55,20 +45,22 @@ public final class HttpApi extends Handler.Abstract {
   private final Gate gate;
   private final RouteTable table;
   private final long maxBodyBytes;
+  private final Cors cors;
   private volatile boolean closing;
 
-  private HttpApi(Gate gate, RouteTable table, long maxBodyBytes) {
+  private HttpApi(Gate gate, RouteTable table, long maxBodyBytes, Cors cors) {
     this.gate = gate;
     this.table = table;
     this.maxBodyBytes = maxBodyBytes;
+    this.cors = cors;
   }
 
   /**
    * The routes of the given groups behind the gate, then the JSON 404 for everything else
    * (read-write, as WIRE.md section 0 has unknown routes); bodies over {@code maxBodyBytes} are
-   * 413.
+   * 413; {@code cors} says which web pages may call it.
    */
-  public static HttpApi of(Gate gate, List<Routes> groups, long maxBodyBytes) {
+  public static HttpApi of(Gate gate, List<Routes> groups, long maxBodyBytes, Cors cors) {
     RouteTable table = new RouteTable();
     for (Routes group : groups) {
       group.declare(table);
@@ -80,7 +72,7 @@ public final class HttpApi extends Handler.Abstract {
               + " access: {}",
           opened);
     }
-    return new HttpApi(gate, table, maxBodyBytes);
+    return new HttpApi(gate, table, maxBodyBytes, cors);
   }
 
   /** Every route declared, with the access it requires. */
@@ -101,8 +93,9 @@ public final class HttpApi extends Handler.Abstract {
     // a long-poll waits quietly up to its own deadline: the connection's idle timeout ends only
     // quiet connections between requests and stalled reads or writes
     request.addIdleTimeoutListener(QUIET);
-    HttpFields.Mutable headers = response.getHeaders();
-    CORS.forEach(headers::put);
+    String origin = request.getHeaders().get(HttpHeader.ORIGIN);
+    String host = request.getHeaders().get(HttpHeader.HOST);
+    cors.answer(origin, host, response.getHeaders());
     Response res = new Response(response, done, () -> beforeAnswer(request, response));
     res.onFailure(e -> fail(request, res, e));
     try {
@@ -130,6 +123,12 @@ public final class HttpApi extends Handler.Abstract {
       // routes are matched on the decoded path: a group named "g/queues/q" in DELETE
       // /api/v1/consumer-groups/{group} reached the route of group g on queue q
       Replies.error(res, 400, "A name in the path must not contain '/' (%2F)");
+      return;
+    }
+    if (cors.refuses(
+        request.getHeaders().get(HttpHeader.ORIGIN), request.getHeaders().get(HttpHeader.HOST))) {
+      Replies.error(
+          res, 403, "Requests from this web page's origin are not allowed (QUEEN_CORS_ORIGINS)");
       return;
     }
     String method = request.getMethod();
