@@ -195,11 +195,6 @@ begin
             elsif it.status not in ('completed', 'success', 'failed', 'retry', 'dlq')
                   or (p_transactional and it.status = 'retry') then
                 null; -- an unknown status changes nothing and reports success false
-            elsif p_transactional
-                  and (it.msg_offset <= cur.committed or it.msg_offset = any (v_acked)) then
-                -- a transaction sent again after its answer was lost: Queen's clients give its
-                -- pushes no transactionIds, so a no-op here stored them a second time
-                r_error[it.i] := 'Message already acknowledged';
             elsif it.msg_offset <= cur.committed then
                 r_success[it.i] := true; -- already consumed: never moves the cursor back
             elsif g.lease is not null and not v_in_lease then
