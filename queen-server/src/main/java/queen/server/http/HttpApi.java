@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Predicate;
 import org.eclipse.jetty.http.HttpException;
@@ -17,6 +18,7 @@ import org.eclipse.jetty.io.EndPoint;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.handler.ErrorHandler;
 import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.util.thread.Scheduler;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import queen.server.codec.CorruptSegmentException;
@@ -39,8 +41,8 @@ public final class HttpApi extends Handler.Abstract {
 
   private static final Predicate<TimeoutException> QUIET = timeout -> false;
   private static final HttpField CLOSE = new PreEncodedHttpField(HttpHeader.CONNECTION, "close");
-  private static final long SKIPPED_AT_MOST = 64 * 1024;
   private static final long SKIP_IDLE_MS = 5_000;
+  private static final long SKIP_BYTES_PER_SECOND = 1 << 20;
 
   private final Gate gate;
   private final RouteTable table;
@@ -166,9 +168,11 @@ public final class HttpApi extends Handler.Abstract {
   /**
    * Reads what is left of a body the route did not read (a refused request's, say): answered with
    * part of its body unread, the connection would be closed under a client that already sends its
-   * next request on it. Only a remainder of at most {@link #SKIPPED_AT_MOST}, and only while it
-   * keeps coming ({@link #SKIP_IDLE_MS} at most between bytes): a refused client, which needs no
-   * token, held the request for the connection's idle timeout (5 minutes) per byte it trickled.
+   * next request on it, and a client whose body was cut short may see a reset instead of the answer
+   * (a push refused 401 is retried as a network error). Read while it keeps coming: at most {@link
+   * #SKIP_IDLE_MS} between bytes, and all of it within that plus a second per {@link
+   * #SKIP_BYTES_PER_SECOND}. A refused client, which needs no token, held the request for the
+   * connection's idle timeout (5 minutes) per byte it trickled.
    *
    * @return false when a remainder is left unread, and the connection ends after the answer
    */
@@ -178,12 +182,19 @@ public final class HttpApi extends Handler.Abstract {
     if (length <= 0 || left <= 0) {
       return true;
     }
-    if (left > SKIPPED_AT_MOST) {
+    if (length > maxBodyBytes) {
       return false;
     }
     EndPoint endPoint = request.getConnectionMetaData().getConnection().getEndPoint();
     long idle = endPoint.getIdleTimeout();
     endPoint.setIdleTimeout(SKIP_IDLE_MS);
+    // past the idle timeout, which answers a body that stopped; the deadline ends a trickle
+    long deadline = 2 * SKIP_IDLE_MS + 1_000 * left / SKIP_BYTES_PER_SECOND;
+    Scheduler.Task cut =
+        request
+            .getComponents()
+            .getScheduler()
+            .schedule(endPoint::close, deadline, TimeUnit.MILLISECONDS);
     try {
       Content.Source.consumeAll(request);
       return true;
@@ -191,6 +202,7 @@ public final class HttpApi extends Handler.Abstract {
       log.debug("{} {}: the unread body ended early", request.getMethod(), path(request));
       return false;
     } finally {
+      cut.cancel();
       endPoint.setIdleTimeout(idle);
     }
   }

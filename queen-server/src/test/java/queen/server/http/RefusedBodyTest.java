@@ -37,6 +37,20 @@ class RefusedBodyTest {
   }
 
   @Test
+  void aLargeBodySentWholeIsReadAndItsClientGetsTheAnswer() throws IOException {
+    // a push refused 401 whose body was left unread may meet a reset instead of the answer
+    try (Socket s = connect()) {
+      send(s, post(2_000_000) + "x".repeat(2_000_000) + "GET /health HTTP/1.1\r\nHost: q\r\n\r\n");
+      BufferedReader in = reader(s);
+      List<String> first = head(in);
+      assertThat(first.getFirst()).contains(" 404 ");
+      assertThat(first).noneMatch(h -> h.equalsIgnoreCase("connection: close"));
+      skip(in, first);
+      assertThat(head(in).getFirst()).contains(" 200 ");
+    }
+  }
+
+  @Test
   void aLargeUnsentBodyIsNotWaitedForAndTheConnectionCloses() throws IOException {
     try (Socket s = connect()) {
       send(s, post(10_000_000) + "x".repeat(10));
@@ -44,6 +58,34 @@ class RefusedBodyTest {
       List<String> head = head(in);
       assertThat(head.getFirst()).contains(" 404 ");
       assertThat(head).anyMatch(h -> h.equalsIgnoreCase("connection: close"));
+    }
+  }
+
+  @Test
+  void aBodyTrickledByteByByteIsGivenUpOnWithinItsDeadline() throws Exception {
+    try (Socket s = connect()) {
+      send(s, post(1_000));
+      long started = System.nanoTime();
+      Thread trickle =
+          Thread.ofVirtual()
+              .start(
+                  () -> {
+                    try {
+                      for (int i = 0; i < 1_000; i++) {
+                        send(s, "x");
+                        Thread.sleep(1_000); // the attack itself: a byte a second
+                      }
+                    } catch (IOException | InterruptedException e) {
+                      // the broker closed the connection: what this test waits for
+                    }
+                  });
+      BufferedReader in = reader(s);
+      while (in.readLine() != null) {
+        // the answer, if it got out before the connection closed; then the end of the stream
+      }
+      trickle.interrupt();
+      // a byte a second never idles 5 s: only the deadline (10 s and a second a MiB) ends it
+      assertThat((System.nanoTime() - started) / 1_000_000_000).isLessThan(30);
     }
   }
 
