@@ -319,7 +319,9 @@ public final class BufferedPush implements AutoCloseable {
         continue;
       } catch (IOException e) {
         // counted again when the file is drained again: left counted off, the pending count
-        // reached 0 early and the drain stopped with messages on disk
+        // reached 0 early and the drain stopped with messages on disk. A file that stays
+        // unreadable is tried again every half second, logged each time, and the files after it
+        // wait: setting it aside would need its count, which it cannot give
         buffer.stored(-d.stored);
         throw e;
       }
