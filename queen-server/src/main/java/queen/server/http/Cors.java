@@ -68,7 +68,7 @@ public record Cors(boolean any, Set<String> origins) {
           && u.getRawQuery() == null
           && u.getRawFragment() == null
           && u.getRawUserInfo() == null) {
-        return text.toLowerCase(Locale.ROOT);
+        return normal(text);
       }
     } catch (URISyntaxException e) {
       // named below
@@ -98,8 +98,18 @@ public record Cors(boolean any, Set<String> origins) {
     SHARED.forEach(headers::put);
   }
 
-  private boolean allowed(String origin, String host) {
+  /** Lower case, without the scheme's default port: a browser never sends https://h:443. */
+  private static String normal(String origin) {
     String o = origin.toLowerCase(Locale.ROOT);
+    if (o.startsWith("https://") && o.endsWith(":443")
+        || o.startsWith("http://") && o.endsWith(":80")) {
+      return o.substring(0, o.lastIndexOf(':'));
+    }
+    return o;
+  }
+
+  private boolean allowed(String origin, String host) {
+    String o = normal(origin);
     if (origins.contains(o)) {
       return true;
     }

@@ -16,8 +16,16 @@ final class ReseedSchedule {
   private boolean running;
   private long endedNanos;
 
-  /** Partitions a claim found empty since the last reseed, which filled its page. */
+  /**
+   * Partitions a claim found empty, while reseeds fill their page; forgotten every {@link
+   * #EMPTY_KEPT} reseeds. A push through any broker makes one ready by itself (a hint), so this
+   * only bounds what a lost hint costs, and 5,000 pops parked on empty partitions of a wide queue
+   * claimed them all once a reseed when it was forgotten at each.
+   */
   private final Set<String> foundEmpty = new HashSet<>();
+
+  static final int EMPTY_KEPT = 10;
+  private int reseedsSinceForgot;
 
   /** Whether a reseed has completed: until then the ring cannot answer "nothing here". */
   boolean primed() {
@@ -48,7 +56,10 @@ final class ReseedSchedule {
     morePending = fullPage;
     lastNanos = nowNanos;
     endedNanos = nowNanos;
-    foundEmpty.clear();
+    if (!fullPage || ++reseedsSinceForgot >= EMPTY_KEPT) {
+      foundEmpty.clear();
+      reseedsSinceForgot = 0;
+    }
   }
 
   /**
@@ -65,7 +76,7 @@ final class ReseedSchedule {
     return primed && endedNanos - nanos > 0;
   }
 
-  /** A claim found the partition empty; remembered until the next reseed. */
+  /** A claim found the partition empty; remembered for up to {@link #EMPTY_KEPT} reseeds. */
   void empty(String partition) {
     if (morePending) {
       foundEmpty.add(partition);

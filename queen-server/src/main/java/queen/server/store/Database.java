@@ -174,8 +174,8 @@ public final class Database implements AutoCloseable {
       pinged = new Pinged(up, System.nanoTime());
       mine.complete(up);
       return up;
-    } catch (RuntimeException e) {
-      mine.completeExceptionally(e);
+    } catch (RuntimeException | Error e) {
+      mine.completeExceptionally(e); // never left pending: every caller joins it
       throw e;
     } finally {
       pinging.set(null);

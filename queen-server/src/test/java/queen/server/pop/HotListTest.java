@@ -69,12 +69,16 @@ class HotListTest {
     ring.checkIn("c", 0, false, Verdict.DELIVERED, false, 0, SECOND);
     assertThat(ring.worthClaiming("c")).as("leased by this broker: held").isFalse();
     ring.reseeded(List.of("a"), true, 2 * SECOND);
-    assertThat(ring.worthClaiming("b")).as("pushed since, through another broker?").isTrue();
+    assertThat(ring.worthClaiming("b")).as("a hint would have readied it").isFalse();
     assertThat(ring.worthClaiming("c"))
         .as("a lease from before the page may have expired")
         .isTrue();
     ring.checkIn("c", 0, false, Verdict.LOCKED, false, 5 * SECOND, 2 * SECOND);
     assertThat(ring.worthClaiming("c")).as("live until a known time: the wheel's").isFalse();
+    for (int i = 3; i < 2 + ReseedSchedule.EMPTY_KEPT; i++) {
+      ring.reseeded(List.of("a"), true, i * SECOND);
+    }
+    assertThat(ring.worthClaiming("b")).as("pushed since, its hint lost?").isTrue();
   }
 
   @Test
