@@ -359,6 +359,21 @@ public final class TestBroker implements BeforeAllCallback, AfterAllCallback {
     }
   }
 
+  /** A request with a body (null: none) and headers given as name, value, name, value... */
+  public Reply send(String method, String path, String body, String... headers) {
+    HttpRequest.Builder b =
+        HttpRequest.newBuilder(uri(path))
+            .method(
+                method,
+                body == null
+                    ? HttpRequest.BodyPublishers.noBody()
+                    : HttpRequest.BodyPublishers.ofString(body));
+    for (int i = 0; i < headers.length; i += 2) {
+      b.header(headers[i], headers[i + 1]);
+    }
+    return send(b.build());
+  }
+
   public URI uri(String path) {
     return URI.create("http://127.0.0.1:" + broker.port() + path);
   }

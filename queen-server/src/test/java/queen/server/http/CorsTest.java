@@ -3,7 +3,6 @@ package queen.server.http;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import java.net.http.HttpRequest;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -22,16 +21,7 @@ class CorsTest {
           Map.of("QUEEN_CORS_ORIGINS", "https://app.example.com:443, http://localhost:3000"));
 
   private static TestBroker.Reply from(String origin, String method, String path, String body) {
-    return broker.send(
-        HttpRequest.newBuilder(broker.uri(path))
-            .header("Origin", origin)
-            .header("Content-Type", "text/plain")
-            .method(
-                method,
-                body == null
-                    ? HttpRequest.BodyPublishers.noBody()
-                    : HttpRequest.BodyPublishers.ofString(body))
-            .build());
+    return broker.send(method, path, body, "Origin", origin, "Content-Type", "text/plain");
   }
 
   @Test

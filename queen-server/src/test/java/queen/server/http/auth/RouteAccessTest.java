@@ -208,15 +208,7 @@ class RouteAccessTest {
 
   private TestBroker.Reply as(String token, String method, String path, String body) {
     return broker.send(
-        HttpRequest.newBuilder(broker.uri(path))
-            .header("Authorization", "Bearer " + token)
-            .header("Content-Type", "application/json")
-            .method(
-                method,
-                body == null
-                    ? HttpRequest.BodyPublishers.noBody()
-                    : HttpRequest.BodyPublishers.ofString(body))
-            .build());
+        method, path, body, "Authorization", "Bearer " + token, "Content-Type", "application/json");
   }
 
   @Test
