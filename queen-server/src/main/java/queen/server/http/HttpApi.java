@@ -170,7 +170,7 @@ public final class HttpApi extends Handler.Abstract {
    * part of its body unread, the connection would be closed under a client that already sends its
    * next request on it, and a client whose body was cut short may see a reset instead of the answer
    * (a push refused 401 is retried as a network error). Read while it keeps coming: at most {@link
-   * #SKIP_IDLE_MS} between bytes, and all of it within that plus a second per {@link
+   * #SKIP_IDLE_MS} between bytes, and all of it within twice that plus a second per {@link
    * #SKIP_BYTES_PER_SECOND}. A refused client, which needs no token, held the request for the
    * connection's idle timeout (5 minutes) per byte it trickled.
    *

@@ -131,7 +131,7 @@ final class RingPath {
           () -> {
             List<PartitionClaim> claims = store.popSpecific(queue, p.partition(), claim);
             if (claims.isEmpty()) {
-              // no such partition (yet): the ring says so until a push or the next reseed
+              // no such partition (yet): the ring says so until a push, or for 10 reseeds
               ring.checkIn(
                   p.partition(), version, false, Verdict.MISSING, false, 0, System.nanoTime());
             }
