@@ -16,7 +16,9 @@ import queen.server.store.StatsStore;
 
 /** The broker's per-queue counts, added to the minute rows at each tick. */
 class StatisticsTest {
-  @RegisterExtension static final TestBroker broker = new TestBroker();
+  // the broker's own ticks once an hour: the tests claim the refresh themselves
+  @RegisterExtension
+  static final TestBroker broker = new TestBroker(Map.of("QUEEN_STATS_INTERVAL_MS", "3600000"));
 
   private Database db;
   private Statistics stats;
@@ -42,6 +44,35 @@ class StatisticsTest {
             + " join queen.queues q on q.id = m.queue_id where q.name = '"
             + queue
             + "'");
+  }
+
+  @Test
+  void aRefreshThatTookLongRunsAtMostATenthOfTheTime() {
+    String tick = "select queen.stats_tick_v2('{}', '{}', '{}', '{}', '{}', '{}', '{}', null, 100)";
+    lastRefresh("{}", "1 hour");
+    assertThat(broker.sqlLong(tick)).as("the first claim").isNotNegative();
+    assertThat(
+            broker.sqlLong(
+                "select (value ->> 'tookMs')::bigint from queen.system_state"
+                    + " where key = 'stats_refresh'"))
+        .as("its time, recorded")
+        .isNotNegative();
+    // as a refresh over a few hundred thousand partitions records itself
+    lastRefresh("{\"tookMs\": 10000}", "2 seconds");
+    assertThat(broker.sqlLong(tick)).as("due after 100 s, not 100 ms").isEqualTo(-1);
+    lastRefresh("{\"tookMs\": 10000}", "101 seconds");
+    assertThat(broker.sqlLong(tick)).isNotNegative();
+  }
+
+  /** The refresh's claim row as a refresh that recorded {@code value} that long ago leaves it. */
+  private static void lastRefresh(String value, String ago) {
+    broker.sql(
+        "insert into queen.system_state (key, value, updated_at) values ('stats_refresh', '"
+            + value
+            + "', now() - interval '"
+            + ago
+            + "') on conflict (key) do update set value = excluded.value,"
+            + " updated_at = excluded.updated_at");
   }
 
   @Test

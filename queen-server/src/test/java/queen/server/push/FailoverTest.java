@@ -121,7 +121,7 @@ class FailoverTest {
     String db = broker.db().database();
     // opened before the database turns read-only, its session stays writable to undo it
     try (java.sql.Connection admin = broker.connect();
-        java.sql.Statement undo = admin.createStatement();
+        java.sql.Statement sql = admin.createStatement();
         TcpProxy proxy = new TcpProxy(broker.db().port());
         Broker b = withFailoverBehind(proxy, Map.of())) {
       proxy.cut();
@@ -133,7 +133,9 @@ class FailoverTest {
         assertThat(broker.post(b, "/api/v1/push", Wire.items(items)).status()).isEqualTo(201);
       }
       // as a primary demoted by a failover answers: every new session is read-only (25006)
-      broker.sql("alter database " + db + " set default_transaction_read_only = on");
+      // on Citus, the coordinator's database alone: the workers' sessions must stay writable
+      sql.execute("set citus.enable_ddl_propagation = off");
+      sql.execute("alter database " + db + " set default_transaction_read_only = on");
       logged.list.clear(); // the failover's own warning
       proxy.restore();
       await().atMost(Duration.ofSeconds(30)).until(() -> !logged.list.isEmpty());
@@ -144,9 +146,13 @@ class FailoverTest {
       JsonNode status = broker.get(b, "/api/v1/status/buffers").json();
       assertThat(status.get("failed").asLong()).as("nothing set aside").isZero();
       assertThat(status.get("pending").asLong()).isEqualTo(50);
-      undo.execute("alter database " + db + " reset default_transaction_read_only");
-      proxy.cut(); // its sessions end, and the new ones can write
-      proxy.restore();
+      sql.execute("alter database " + db + " reset default_transaction_read_only");
+      // its sessions end, and the new ones can write (a cut and a restore of the proxy could
+      // lose its port to another socket in between)
+      sql.execute(
+          "select pg_terminate_backend(pid) from pg_stat_activity where datname ="
+              + " current_database() and pid <> pg_backend_pid() and backend_type = 'client"
+              + " backend'");
       await()
           .atMost(Duration.ofSeconds(60))
           .until(() -> broker.get(b, "/api/v1/status/buffers").json().get("pending").asLong() == 0);
