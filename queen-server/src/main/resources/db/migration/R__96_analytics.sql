@@ -74,11 +74,13 @@ begin
         perform queen.broker_sample_v1(p_sample);
     end if;
     -- a refresh reads every partition and cursor: one that takes long (3 s at 200,000
-    -- partitions, every 5 s was 60% of a core) runs at most a tenth of the time
+    -- partitions, every 5 s was 60% of a core) runs about a tenth of the time, and at least
+    -- every 10 minutes (one refresh slowed by a lock must not freeze the counts for long)
     select (s.value ->> 'tookMs')::integer into v_took
       from queen.system_state s where s.key = 'stats_refresh';
-    if not coalesce(queen.periodic_claim_v1('stats_refresh',
-                                            greatest(p_interval_ms, 10 * coalesce(v_took, 0))),
+    if not coalesce(queen.periodic_claim_v1(
+                        'stats_refresh',
+                        greatest(p_interval_ms, least(10 * coalesce(v_took, 0), 600000))),
                     false) then
         return -1;
     end if;

@@ -114,6 +114,6 @@ public record Cors(boolean any, Set<String> origins) {
       return true;
     }
     int at = o.indexOf("://");
-    return host != null && at > 0 && o.substring(at + 3).equals(host.toLowerCase(Locale.ROOT));
+    return host != null && at > 0 && o.equals(normal(o.substring(0, at + 3) + host));
   }
 }

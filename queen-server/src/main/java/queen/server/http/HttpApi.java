@@ -182,7 +182,9 @@ public final class HttpApi extends Handler.Abstract {
     if (length <= 0 || left <= 0) {
       return true;
     }
-    if (length > maxBodyBytes) {
+    if (length > maxBodyBytes
+        || left == length && request.getHeaders().contains(HttpHeader.EXPECT, "100-continue")) {
+      // nothing sent yet, and the client waits to be asked: reading would ask for all of it
       return false;
     }
     EndPoint endPoint = request.getConnectionMetaData().getConnection().getEndPoint();

@@ -6,6 +6,7 @@ import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -17,6 +18,7 @@ import java.util.concurrent.ConcurrentHashMap;
 final class TcpProxy implements AutoCloseable {
   private final int targetPort;
   private final Set<Socket> open = ConcurrentHashMap.newKeySet();
+  private final Set<Socket> upstream = ConcurrentHashMap.newKeySet();
   private final int port;
   private volatile ServerSocket server;
 
@@ -45,6 +47,7 @@ final class TcpProxy implements AutoCloseable {
         open.add(client);
         Socket upstream = new Socket("127.0.0.1", targetPort);
         open.add(upstream);
+        this.upstream.add(upstream);
         // a connection accepted while cut() ran may have missed its sweep of the open ones: it
         // went through to PostgreSQL during the outage (a pool's new connection, a flaky
         // FailoverTest)
@@ -85,6 +88,11 @@ final class TcpProxy implements AutoCloseable {
     } catch (IOException e) {
       // already closed
     }
+  }
+
+  /** The local ports of the connections to the target: its sessions' {@code client_port}. */
+  List<Integer> upstreamPorts() {
+    return upstream.stream().filter(u -> !u.isClosed()).map(Socket::getLocalPort).toList();
   }
 
   /** The database goes away: every connection drops, new ones are refused. */
