@@ -2,10 +2,11 @@ package queen.server.http;
 
 import java.net.URI;
 import java.net.URISyntaxException;
-import java.util.LinkedHashSet;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
+import java.util.stream.Collectors;
 import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
@@ -51,11 +52,11 @@ public record Cors(boolean any, Set<String> origins) {
     if (v.equalsIgnoreCase("none")) {
       return new Cors(false, Set.of());
     }
-    Set<String> origins = new LinkedHashSet<>();
-    for (String part : v.split(",")) {
-      origins.add(origin(part.trim()));
-    }
-    return new Cors(false, Set.copyOf(origins));
+    return new Cors(
+        false,
+        Arrays.stream(v.split(","))
+            .map(part -> origin(part.trim()))
+            .collect(Collectors.toUnmodifiableSet()));
   }
 
   private static String origin(String text) {
@@ -78,24 +79,23 @@ public record Cors(boolean any, Set<String> origins) {
   }
 
   /**
-   * Whether a request is refused: a list is set, and the page that sent it is of an origin neither
-   * listed nor the broker's own ({@code host}, the request's Host header).
+   * Puts the CORS headers of the answer to a request from {@code origin} (null: none named) and
+   * says whether the request may go on: not when a list is set and the page that sent it is of an
+   * origin neither listed nor the broker's own ({@code host}, the request's Host header).
    */
-  boolean refuses(String origin, String host) {
-    return !any && origin != null && !allowed(origin, host);
-  }
-
-  /** The CORS headers of the answer to a request from {@code origin} (null: none named). */
-  void answer(String origin, String host, HttpFields.Mutable headers) {
+  boolean admit(String origin, String host, HttpFields.Mutable headers) {
     if (any) {
       headers.put(ANY_ORIGIN);
-    } else if (origin != null && allowed(origin, host)) {
+    } else if (origin == null) {
+      return true; // not a browser page of another origin: no CORS headers, nothing to refuse
+    } else if (allowed(origin, host)) {
       headers.put("Access-Control-Allow-Origin", origin);
       headers.put(VARY);
     } else {
-      return;
+      return false;
     }
     SHARED.forEach(headers::put);
+    return true;
   }
 
   /** Lower case, without the scheme's default port: a browser never sends https://h:443. */

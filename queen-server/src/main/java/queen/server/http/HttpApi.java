@@ -95,13 +95,15 @@ public final class HttpApi extends Handler.Abstract {
     // a long-poll waits quietly up to its own deadline: the connection's idle timeout ends only
     // quiet connections between requests and stalled reads or writes
     request.addIdleTimeoutListener(QUIET);
-    String origin = request.getHeaders().get(HttpHeader.ORIGIN);
-    String host = request.getHeaders().get(HttpHeader.HOST);
-    cors.answer(origin, host, response.getHeaders());
+    boolean admitted =
+        cors.admit(
+            request.getHeaders().get(HttpHeader.ORIGIN),
+            request.getHeaders().get(HttpHeader.HOST),
+            response.getHeaders());
     Response res = new Response(response, done, () -> beforeAnswer(request, response));
     res.onFailure(e -> fail(request, res, e));
     try {
-      dispatch(request, res);
+      dispatch(request, res, admitted);
       if (!res.deferred() && !res.sent()) {
         throw new IllegalStateException("the route sent no answer");
       }
@@ -115,7 +117,8 @@ public final class HttpApi extends Handler.Abstract {
     return true;
   }
 
-  private void dispatch(org.eclipse.jetty.server.Request request, Response res) throws Exception {
+  private void dispatch(org.eclipse.jetty.server.Request request, Response res, boolean admitted)
+      throws Exception {
     if (request.getLength() > maxBodyBytes) {
       // refused whatever the route: one that reads no body answered as if there were none (its
       // connection is closed after the 413 either way, the body unread)
@@ -127,8 +130,7 @@ public final class HttpApi extends Handler.Abstract {
       Replies.error(res, 400, "A name in the path must not contain '/' (%2F)");
       return;
     }
-    if (cors.refuses(
-        request.getHeaders().get(HttpHeader.ORIGIN), request.getHeaders().get(HttpHeader.HOST))) {
+    if (!admitted) {
       Replies.error(
           res, 403, "Requests from this web page's origin are not allowed (QUEEN_CORS_ORIGINS)");
       return;
