@@ -44,7 +44,8 @@ import queen.server.store.DbConfig;
  *     part of may hold for the pops that take the rest (zero: none kept)
  * @param departureScan QUEEN_DEPARTURE_SCAN_MS, how often the kernel's TCP table is read for
  *     long-poll clients that have gone; zero never
- * @param retention RETENTION_INTERVAL, RETENTION_BATCH_SIZE, RETENTION_VACUUM
+ * @param retention RETENTION_INTERVAL, RETENTION_BATCH_SIZE, RETENTION_VACUUM,
+ *     PARTITION_CLEANUP_DAYS
  * @param analyzeInterval ANALYZE_INTERVAL, how often the broker's tables are checked for planner
  *     statistics out of date, which it gathers while the server's autovacuum is off (zero: never)
  * @param statsInterval QUEEN_STATS_INTERVAL_MS, how often each broker adds its message counts to
@@ -146,7 +147,8 @@ public record BrokerConfig(
         new Retention.Settings(
             Duration.ofMillis(r.integer("RETENTION_INTERVAL", 300_000, 100, 86_400_000)),
             r.integer("RETENTION_BATCH_SIZE", 1_000, 1, 1_000_000),
-            r.choice("RETENTION_VACUUM", Retention.Vacuum.AUTO)),
+            r.choice("RETENTION_VACUUM", Retention.Vacuum.AUTO),
+            Duration.ofDays(r.integer("PARTITION_CLEANUP_DAYS", 30, 0, 36_500))),
         Duration.ofMillis(r.integer("ANALYZE_INTERVAL", 15_000, 0, 86_400_000)),
         Duration.ofMillis(r.integer("QUEEN_STATS_INTERVAL_MS", 5_000, 100, 3_600_000)),
         auth(r, env),

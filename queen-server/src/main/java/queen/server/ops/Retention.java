@@ -55,8 +55,11 @@ public final class Retention implements AutoCloseable {
    * @param interval RETENTION_INTERVAL, time between cycles
    * @param batchSegments RETENTION_BATCH_SIZE, segments (or dead letters) per delete transaction
    * @param vacuum RETENTION_VACUUM
+   * @param partitionIdle PARTITION_CLEANUP_DAYS, how long a partition that retains no message must
+   *     go without a push, pop or ack to be removed with its cursors; zero never
    */
-  public record Settings(Duration interval, int batchSegments, Vacuum vacuum) {}
+  public record Settings(
+      Duration interval, int batchSegments, Vacuum vacuum, Duration partitionIdle) {}
 
   /** What one cycle deleted. */
   public record Report(long segments, long messages, long bytes, long deadLetters) {
@@ -81,6 +84,7 @@ public final class Retention implements AutoCloseable {
   private final MeterRegistry meters;
   private final Timer runs;
   private final ObjLongConsumer<String> deleted;
+  private final PartitionCleanup inactive;
   private volatile boolean closed;
   private ScheduledExecutorService timer;
 
@@ -92,6 +96,7 @@ public final class Retention implements AutoCloseable {
       MeterRegistry meters,
       ObjLongConsumer<String> deleted) {
     this.deleted = deleted;
+    this.inactive = new PartitionCleanup(store, settings.partitionIdle(), meters);
     this.store = store;
     this.settings = settings;
     this.clock = clock;
@@ -136,19 +141,23 @@ public final class Retention implements AutoCloseable {
     if (!closed) {
       forgetCountersBut(queues);
     }
+    // after the segments' deletes: a partition they emptied may go in the same cycle
+    long removed = inactive.run(now, () -> closed);
     dateCursors();
     if (!closed && vacuumWanted()) {
       store.vacuum();
     }
     long took = System.nanoTime() - started;
     runs.record(took, TimeUnit.NANOSECONDS);
-    if (total.deletedAnything()) {
+    if (total.deletedAnything() || removed > 0) {
       log.info(
-          "retention deleted {} segments ({} messages, {} bytes) and {} dead letters in {} ms",
+          "retention deleted {} segments ({} messages, {} bytes) and {} dead letters, and removed"
+              + " {} inactive partitions in {} ms",
           total.segments(),
           total.messages(),
           total.bytes(),
           total.deadLetters(),
+          removed,
           TimeUnit.NANOSECONDS.toMillis(took));
     }
     return total;

@@ -82,8 +82,10 @@ public final class PushService {
 
   /**
    * Prepares the items (transaction ids assigned, partitions resolved or created, segments encoded)
-   * and runs the work on them. If a partition turns out deleted since it was cached, the directory
-   * is refreshed and the work runs once more, on a freshly prepared batch.
+   * and runs the work on them. If a partition turns out deleted since it was cached (its queue
+   * deleted, or the partition removed as inactive), the directory is refreshed and the work runs
+   * again on a freshly prepared batch, up to {@link #PREPARES} times in all: a push merged into one
+   * call with others fails with any of theirs, so one retry could meet another's stale partition.
    */
   public <T> T withFreshPartitions(List<PushItem> items, Function<PushBatch, T> work) {
     List<String> txns = new ArrayList<>(items.size());
@@ -91,13 +93,20 @@ public final class PushService {
       String t = item.transactionId();
       txns.add(t == null || t.isEmpty() ? ids.next().toString() : t);
     }
-    try {
-      return work.apply(prepare(items, txns));
-    } catch (PartitionMissingException e) {
-      directory.forget();
-      return work.apply(prepare(items, txns));
+    for (int attempt = 1; ; attempt++) {
+      try {
+        return work.apply(prepare(items, txns));
+      } catch (PartitionMissingException e) {
+        if (attempt == PREPARES) {
+          throw e;
+        }
+        directory.forget();
+      }
     }
   }
+
+  /** Preparations of one push at most, each after a partition was found missing. */
+  static final int PREPARES = 4;
 
   private PushBatch prepare(List<PushItem> items, List<String> txns) {
     var resolved =

@@ -52,8 +52,17 @@ public final class StoreException extends RuntimeException {
   public boolean refusedData() {
     String state = sqlState();
     return state != null
+        && !FOREIGN_KEY_VIOLATION.equals(state)
         && (state.startsWith("22") || state.startsWith("23") || state.startsWith("QN"));
   }
+
+  /**
+   * A cursor created for a partition that the retention cycle removed meanwhile as inactive
+   * (PARTITION_CLEANUP_DAYS): the pop, seed or seek read the partition before the removal and met
+   * its foreign key after. The broker writes no other reference to a row it did not just read under
+   * lock, so this is a race its retry resolves, as a deadlock is.
+   */
+  private static final String FOREIGN_KEY_VIOLATION = "23503";
 
   /** The SQLSTATE of the failure, or null. */
   String sqlState() {
@@ -63,9 +72,9 @@ public final class StoreException extends RuntimeException {
   /**
    * Failures worth a retry: connection failures (SQLSTATE class 08), shutdowns (57P), pool
    * timeouts, a server that takes no writes now (25006: a primary demoted in a failover, a standby)
-   * or lacks resources (class 53: disk full, out of memory, too many connections), and the
-   * transient outcomes of contention (deadlock 40P01, serialization 40001, lock not available
-   * 55P03) that the client's retry resolves.
+   * or lacks resources (class 53: disk full, out of memory, too many connections), a reference to a
+   * partition removed meanwhile (23503), and the transient outcomes of contention (deadlock 40P01,
+   * serialization 40001, lock not available 55P03) that the client's retry resolves.
    */
   private static boolean isUnavailable(SQLException e) {
     if (e instanceof SQLTransientConnectionException) {
@@ -77,6 +86,7 @@ public final class StoreException extends RuntimeException {
             || state.startsWith("57P")
             || state.startsWith("53")
             || state.equals("25006")
+            || state.equals(FOREIGN_KEY_VIOLATION)
             || state.equals("40P01")
             || state.equals("40001")
             || state.equals("55P03"));

@@ -36,7 +36,7 @@ class RetentionTest extends RetentionContract {
     try (Database db = Database.open(broker.db())) {
       new Retention(
               new RetentionStore(db),
-              new Retention.Settings(Duration.ofHours(1), 100, Retention.Vacuum.ON),
+              new Retention.Settings(Duration.ofHours(1), 100, Retention.Vacuum.ON, Duration.ZERO),
               Instant::now,
               new SimpleMeterRegistry(),
               (q, n) -> {})
