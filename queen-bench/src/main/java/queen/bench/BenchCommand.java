@@ -33,6 +33,7 @@ import picocli.CommandLine.Option;
       BenchCommand.QueenMixed.class,
       BenchCommand.StorageCmd.class,
       BenchCommand.RetentionCmd.class,
+      PartitionChurnCommand.class,
       AdminCommand.class,
       StartupCommand.class,
       KillRestartCommand.class,
@@ -166,6 +167,8 @@ public final class BenchCommand implements Runnable {
               + " retentionSeconds and then without retention: the queen schema's size and the"
               + " broker's RSS over time, and the throughput of both.")
   static final class RetentionCmd implements Callable<Integer> {
+    static final int PARTITIONS = 50;
+
     @Mixin BenchOptions options;
 
     @Option(names = "--minutes", defaultValue = "10")
@@ -206,7 +209,16 @@ public final class BenchCommand implements Runnable {
                     options.out.resolve("broker-retention.log"),
                     Map.of("RETENTION_INTERVAL", Integer.toString(retentionInterval)));
             BrokerTarget t = new BrokerTarget(broker.url)) {
-          Result r = RetentionRun.phase(t, db, broker.pid(), minutes, seconds, sampleSeconds);
+          Result r =
+              RetentionRun.phase(
+                  t,
+                  db,
+                  broker.pid(),
+                  minutes,
+                  seconds,
+                  sampleSeconds,
+                  new RetentionRun.Shape(
+                      PARTITIONS, 0, seconds > 0 ? "retention-" + seconds + "s" : "retention-off"));
           System.out.println(r.summary());
           Report.append(options.out, r);
           errors += r.errors();

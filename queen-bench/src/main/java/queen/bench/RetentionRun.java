@@ -26,7 +26,6 @@ final class RetentionRun {
   static final int PUSH_BATCH = 10;
   static final int CONSUMERS = 8;
   static final int POP_BATCH = 100;
-  static final int PARTITIONS = 50;
 
   /**
    * Load before the first sample: the broker's JIT and pools settle, so the curve shows storage.
@@ -36,9 +35,15 @@ final class RetentionRun {
   private RetentionRun() {}
 
   /**
+   * The load of a phase: pushes to a partition drawn at random from {@code partitions}, at {@code
+   * pushesPerSecond} per producer (0: as fast as they go), reported as {@code name}.
+   */
+  record Shape(int partitions, double pushesPerSecond, String name) {}
+
+  /**
    * One phase: pushes and pop+acks on one queue for {@code minutes}, sampling the schema's size and
-   * the broker's resident memory every {@code sampleSeconds}. Retention on when {@code
-   * retentionSeconds} > 0.
+   * the broker's resident memory every {@code sampleSeconds}, in the load's shape. Retention on
+   * when {@code retentionSeconds} > 0.
    */
   static Result phase(
       BrokerTarget target,
@@ -46,7 +51,8 @@ final class RetentionRun {
       long brokerPid,
       int minutes,
       int retentionSeconds,
-      int sampleSeconds)
+      int sampleSeconds,
+      Shape shape)
       throws Exception {
     String q = "bench-retention-" + Long.toString(System.currentTimeMillis(), 36);
     target.configure(
@@ -56,17 +62,19 @@ final class RetentionRun {
                 + retentionSeconds
                 + "}"
             : "{\"leaseTime\":60}");
-    SteadyLoad load = new SteadyLoad(target, q, PARTITIONS);
+    SteadyLoad load = new SteadyLoad(target, q, shape.partitions());
     AtomicLong pushed = load.pushed;
     List<Long> samples = new ArrayList<>();
     List<Long> retained = new ArrayList<>();
     List<Long> rates = new ArrayList<>();
     List<Long> rss = new ArrayList<>();
+    List<Long> partitionRows = new ArrayList<>();
+    List<Long> cursorRows = new ArrayList<>();
     long start = System.nanoTime();
     try (ExecutorService pool = Executors.newVirtualThreadPerTaskExecutor()) {
       List<Future<?>> workers = new ArrayList<>();
       for (int w = 0; w < PRODUCERS; w++) {
-        workers.add(pool.submit(load.producer(PUSH_BATCH)));
+        workers.add(pool.submit(load.producer(PUSH_BATCH, shape.pushesPerSecond())));
       }
       for (int w = 0; w < CONSUMERS; w++) {
         workers.add(pool.submit(load.consumer("bench", POP_BATCH)));
@@ -80,6 +88,8 @@ final class RetentionRun {
         samples.add(Storage.total(db, "queen"));
         retained.add(retainedMessages(db));
         rss.add(Rss.now(brokerPid));
+        partitionRows.add(count(db, "log_partitions"));
+        cursorRows.add(count(db, "log_consumers"));
         long now = pushed.get();
         rates.add(next == first ? 0 : (now - before) / sampleSeconds);
         before = now;
@@ -104,9 +114,11 @@ final class RetentionRun {
     extra.put("retainedMessagesEvery" + sampleSeconds + "s", retained);
     // a broker that runs for weeks must not grow: its memory over the run, beside the schema's
     extra.put("brokerRssMBEvery" + sampleSeconds + "s", rss);
+    extra.put("partitionRowsEvery" + sampleSeconds + "s", partitionRows);
+    extra.put("cursorRowsEvery" + sampleSeconds + "s", cursorRows);
     extra.put("tableKBLast", kilobytes(Storage.sizes(db, "queen")));
     return new Result(
-        retentionSeconds > 0 ? "retention-" + retentionSeconds + "s" : "retention-off",
+        shape.name(),
         target.name(),
         Result.params(
             "minutes",
@@ -120,7 +132,9 @@ final class RetentionRun {
             "popBatch",
             POP_BATCH,
             "partitions",
-            PARTITIONS),
+            shape.partitions(),
+            "pushesPerSecondEach",
+            shape.pushesPerSecond()),
         seconds,
         load.consumed.get(),
         load.consumed.get() / seconds,
@@ -140,6 +154,16 @@ final class RetentionRun {
             st.executeQuery(
                 "select coalesce(sum(last_offset + 1 - retained_from), 0)"
                     + " from queen.log_partitions")) {
+      rs.next();
+      return rs.getLong(1);
+    }
+  }
+
+  /** The rows of one of the broker's tables now. */
+  private static long count(Jdbc db, String table) throws SQLException {
+    try (Connection c = db.connection();
+        Statement st = c.createStatement();
+        ResultSet rs = st.executeQuery("select count(*) from queen." + table)) {
       rs.next();
       return rs.getLong(1);
     }

@@ -148,7 +148,9 @@ public record BrokerConfig(
             Duration.ofMillis(r.integer("RETENTION_INTERVAL", 300_000, 100, 86_400_000)),
             r.integer("RETENTION_BATCH_SIZE", 1_000, 1, 1_000_000),
             r.choice("RETENTION_VACUUM", Retention.Vacuum.AUTO),
-            Duration.ofDays(r.integer("PARTITION_CLEANUP_DAYS", 30, 0, 36_500))),
+            // days as in Queen; a fraction for queues whose partitions are done with in hours
+            Duration.ofMillis(
+                Math.round(r.decimal("PARTITION_CLEANUP_DAYS", 30, 0, 36_500) * 86_400_000))),
         Duration.ofMillis(r.integer("ANALYZE_INTERVAL", 15_000, 0, 86_400_000)),
         Duration.ofMillis(r.integer("QUEEN_STATS_INTERVAL_MS", 5_000, 100, 3_600_000)),
         auth(r, env),

@@ -55,7 +55,7 @@ import picocli.CommandLine.Command;
       "                  when the server's autovacuum is off; on; off",
       "  PARTITION_CLEANUP_DAYS  days after which a partition that retains no message",
       "                  and saw no push, pop or ack is removed with its cursors",
-      "                  (default 30; 0: never); a later push creates it again",
+      "                  (default 30; 0: never; 0.5: 12 hours); a later push creates it again",
       "  ANALYZE_INTERVAL  ms between checks of the broker's tables for planner",
       "                  statistics out of date, gathered while the server's",
       "                  autovacuum is off (default 15000; 0: never)",

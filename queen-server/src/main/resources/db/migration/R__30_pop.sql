@@ -94,12 +94,14 @@ declare
     v_attempt    integer := 1;
     v_n          integer;
     v_i          integer;
+    -- the partition read's incarnation: one removed as inactive comes back under its id
+    v_created    timestamptz;
     h            record;
     s            record;
 begin
-    select p.queue_id, p.last_offset, p.retained_from, q.delayed_processing, q.window_buffer,
-           q.lease_time
-      into v_queue_id, v_last, v_retained, v_delay, v_window, v_lease_time
+    select p.queue_id, p.last_offset, p.retained_from, p.created_at, q.delayed_processing,
+           q.window_buffer, q.lease_time
+      into v_queue_id, v_last, v_retained, v_created, v_delay, v_window, v_lease_time
       from queen.log_partitions p
       join queen.queues q on q.id = p.queue_id
      where p.id = p_partition_id;
@@ -159,6 +161,19 @@ begin
         -- exclusively, also without waiting) out while this transaction creates rows.
         if not pg_try_advisory_xact_lock_shared(hashtextextended(v_queue_id::text || '/' || p_group, 46))
            or not pg_try_advisory_xact_lock(hashtextextended(p_partition_id::text || '/' || p_group, 42)) then
+            return query select 'locked'::text, null::timestamptz, null::bigint, null::integer,
+                                null::integer, null::integer, null::timestamptz, null::bytea, null::integer,
+                                null::bigint;
+            return;
+        end if;
+        -- Seeded from the partition read above only while it is the partition of that read: one
+        -- removed as inactive and pushed again since has the same id and offsets from 0, and a
+        -- seed at the old last offset would skip them. Held to commit, so that no removal takes
+        -- it meanwhile (a removal skips a locked partition); one a removal holds now: locked.
+        perform 1 from queen.log_partitions p
+         where p.id = p_partition_id and p.created_at = v_created
+           for key share skip locked;
+        if not found then
             return query select 'locked'::text, null::timestamptz, null::bigint, null::integer,
                                 null::integer, null::integer, null::timestamptz, null::bytea, null::integer,
                                 null::bigint;
@@ -288,9 +303,13 @@ begin
         -- or attempt field is touched.
         if v_last > v_committed
            and not exists (select 1 from queen.log_segments s where s.partition_id = p_partition_id) then
-            -- undated: no segment holds the offset any more
+            -- undated: no segment holds the offset any more; not on a partition removed and
+            -- created again since it was read (its offsets start again from 0, which the old last
+            -- offset would skip; the claimed cursor keeps a removal out from here on)
             update queen.log_consumers c set committed = v_last, committed_at = null
-             where c.partition_id = p_partition_id and c.consumer_group = p_group;
+             where c.partition_id = p_partition_id and c.consumer_group = p_group
+               and exists (select 1 from queen.log_partitions p
+                            where p.id = p_partition_id and p.created_at = v_created);
         end if;
         return query select 'empty'::text, null::timestamptz, null::bigint, null::integer,
                             null::integer, null::integer, null::timestamptz, null::bytea, null::integer,

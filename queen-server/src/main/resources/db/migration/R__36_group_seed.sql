@@ -32,6 +32,7 @@ declare
     v_pending integer := 0;
     v_n       integer;
     v_from    timestamptz;
+    v_last    bigint;
     q         record;
     r         record;
 begin
@@ -88,11 +89,19 @@ begin
         else
             -- the seek per partition runs here, not inside a statement over the partitions: on
             -- Citus that statement runs on the workers, where the seek's own queries cannot
+            -- Each partition read again under a key-share lock: one removed as inactive and pushed
+            -- again while the loop ran has the same id and offsets from 0, and a seek bounded by
+            -- the loop's old read would skip them.
             for r in
-                select p.id, p.last_offset from queen.log_partitions p where p.queue_id = q.id order by p.id
+                select p.id from queen.log_partitions p where p.queue_id = q.id order by p.id
             loop
+                select p.last_offset into v_last
+                  from queen.log_partitions p
+                 where p.id = r.id
+                   for key share;
+                continue when not found;
                 insert into queen.log_consumers (partition_id, consumer_group, committed)
-                values (r.id, p_group, queen.log_seek_v1(r.id, v_from, r.last_offset))
+                values (r.id, p_group, queen.log_seek_v1(r.id, v_from, v_last))
                 on conflict (partition_id, consumer_group) do nothing;
             end loop;
         end if;

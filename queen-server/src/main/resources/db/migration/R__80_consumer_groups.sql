@@ -115,6 +115,7 @@ declare
     v_n   integer;
     v_off bigint;
     v_off_at timestamptz;
+    v_last bigint;
     r     record;
 begin
     select q.id into v_qid from queen.queues q where q.name = p_queue;
@@ -130,10 +131,17 @@ begin
     -- one cursor per statement, the seek computed here (on Citus a statement over the partitions
     -- runs on the workers, where the seek's own queries cannot)
     v_n := 0;
-    for r in select p.id, p.last_offset from queen.log_partitions p where p.queue_id = v_qid order by p.id
+    for r in select p.id from queen.log_partitions p where p.queue_id = v_qid order by p.id
     loop
-        v_off := case when p_to_end then r.last_offset
-                      else queen.log_seek_v1(r.id, p_ts, r.last_offset) end;
+        -- read again under a key-share lock: a partition removed as inactive and pushed again
+        -- while the loop ran has offsets from 0 under the same id, which the old read would skip
+        select p.last_offset into v_last
+          from queen.log_partitions p
+         where p.id = r.id
+           for key share;
+        continue when not found;
+        v_off := case when p_to_end then v_last
+                      else queen.log_seek_v1(r.id, p_ts, v_last) end;
         v_off_at := queen.log_offset_created_at_v1(r.id, v_off);
         insert into queen.log_consumers as c (partition_id, consumer_group, committed, committed_at)
         values (r.id, p_group, v_off, v_off_at)
@@ -178,7 +186,8 @@ begin
         return;
     end if;
     v_pid := queen.partition_uuid(v_qid, p_partition);
-    select p.last_offset into v_last from queen.log_partitions p where p.id = v_pid;
+    -- held to commit: a partition removed as inactive meanwhile is not seeked at its old offset
+    select p.last_offset into v_last from queen.log_partitions p where p.id = v_pid for key share;
     if not found then
         return query select true, null::bigint;
         return;

@@ -6,10 +6,12 @@ import java.util.UUID;
 /**
  * The id of a stored message, derived from where it is stored instead of stored with it: an RFC
  * 9562 version 7 UUID whose 48-bit time is its segment's created-at in milliseconds and whose 74
- * other bits are a hash of (partition id, offset). A (partition, offset) holds one message for
- * ever, so the id is stable and every broker derives the same one; it sorts by push time, as a
- * generated v7 id does, and costs no storage (16 incompressible bytes a message otherwise).
- * Changing this function changes the id of every stored message: it is part of the storage format.
+ * other bits are a hash of (partition id, offset). A (partition, offset) holds one message while
+ * the partition lives (one removed as inactive and pushed again starts from offset 0 under its id,
+ * and its messages differ from the old ones by their time), so the id is stable and every broker
+ * derives the same one; it sorts by push time, as a generated v7 id does, and costs no storage (16
+ * incompressible bytes a message otherwise). Changing this function changes the id of every stored
+ * message: it is part of the storage format.
  */
 public final class MessageIds {
   private MessageIds() {}

@@ -27,6 +27,7 @@ import queen.server.http.auth.Access;
 import queen.server.http.auth.AuthFailure;
 import queen.server.http.auth.KeysUnavailable;
 import queen.server.push.BufferUnavailableException;
+import queen.server.store.PartitionMissingException;
 import queen.server.store.StoreException;
 
 /**
@@ -295,6 +296,11 @@ public final class HttpApi extends Handler.Abstract {
         Replies.error(res, 503, keys.getMessage());
       }
       case HttpException http -> Replies.error(res, http.getCode(), describe(http.getCode()));
+      case PartitionMissingException missing -> {
+        // its partitions removed as inactive again at each of the push's preparations
+        res.header("Retry-After", "1");
+        Replies.error(res, 503, missing.getMessage() + ", retry");
+      }
       case StoreException store when store.unavailable() -> {
         // the database logs an outage once; each refused request only at DEBUG
         log.debug("{} {}: database unavailable: {}", req.getMethod(), path(req), e.getMessage());

@@ -4,8 +4,6 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.List;
-import java.util.UUID;
 import java.util.function.BooleanSupplier;
 import queen.server.store.RetentionStore;
 
@@ -15,14 +13,14 @@ import queen.server.store.RetentionStore;
  * with its cursors. Without it a queue with a partition per order, user or job kept a partition row
  * and a cursor per group for every one it ever had, and each statistics refresh read them all.
  *
- * <p>Candidates are read a page at a time in id order; each is judged again and removed in its own
- * short transaction under its row lock, so a push that arrives meanwhile either lands first (and
- * the partition stays) or waits and creates it again under the same id. A partition with a live
- * lease or dead letters stays.
+ * <p>A page of candidates at a time in id order, each page one short transaction in which every
+ * candidate is judged again under its row lock: a push that arrives meanwhile either lands first
+ * (and the partition stays) or waits and creates it again under the same id. A partition or cursor
+ * in use right now, a live lease, dead letters or stream state keep it.
  */
 final class PartitionCleanup {
-  /** Candidates read per statement. */
-  static final int PAGE = 1_000;
+  /** Candidates looked at per transaction: its locks are held until it commits. */
+  static final int PAGE = 100;
 
   private final RetentionStore store;
   private final Duration idle;
@@ -45,21 +43,12 @@ final class PartitionCleanup {
     }
     Instant cutoff = now.minus(idle);
     long n = 0;
-    UUID after = null;
-    List<UUID> page;
-    do {
-      page = store.inactive(cutoff, after, PAGE);
-      for (UUID partition : page) {
-        if (stop.getAsBoolean()) {
-          return n;
-        }
-        if (store.removeInactive(partition, cutoff)) {
-          n++;
-          removed.increment();
-        }
-        after = partition;
-      }
-    } while (page.size() == PAGE);
+    RetentionStore.Removal page = new RetentionStore.Removal(PAGE, 0, null);
+    while (page.examined() == PAGE && !stop.getAsBoolean()) {
+      page = store.removeInactive(cutoff, page.lastId(), PAGE);
+      n += page.removed();
+      removed.increment(page.removed());
+    }
     return n;
   }
 }

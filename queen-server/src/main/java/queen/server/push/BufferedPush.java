@@ -13,6 +13,7 @@ import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import queen.server.store.PartitionMissingException;
 import queen.server.store.StoreException;
 
 /**
@@ -313,6 +314,11 @@ public final class BufferedPush implements AutoCloseable {
           throw se;
         }
         return;
+      } catch (PartitionMissingException e) {
+        // partitions removed as inactive again and again while the push prepared: not the data,
+        // and the next turn creates them afresh
+        buffer.stored(-d.stored);
+        throw e;
       } catch (RuntimeException e) {
         buffer.stored(-d.stored);
         quarantine(file, e);

@@ -13,9 +13,9 @@ import queen.server.store.QueueStore;
  * Caches partition ids by name so that a push to known partitions costs no lookup.
  *
  * <p>Unknown names are created in their own short transaction before the push transaction (see
- * {@code queen.log_ensure_partitions_v1}). A cached id goes stale only when its queue is deleted,
- * by this broker or another; the push then finds the partition missing, and the caller calls {@link
- * #forget()} and retries once.
+ * {@code queen.log_ensure_partitions_v1}). A cached id goes stale when its queue is deleted, or the
+ * partition removed as inactive (PARTITION_CLEANUP_DAYS), by this broker or another; the push then
+ * finds the partition missing, and the caller calls {@link #forget()} and prepares it again.
  */
 public final class PartitionDirectory {
   /** Past this many names the cache is dropped rather than grown without bound. */

@@ -16,9 +16,7 @@ public final class RetentionStore {
   private static final String DELETE = "select * from queen.retention_delete_v1(?, ?, ?, ?)";
   private static final String DEAD_LETTERS = "select queen.retention_dead_letters_v1(?, ?, ?)";
   private static final String DATE_CURSORS = "select * from queen.log_cursors_date_v1(?, ?, ?)";
-  private static final String INACTIVE =
-      "select * from queen.partition_cleanup_candidates_v1(?, ?, ?)";
-  private static final String REMOVE = "select queen.partition_cleanup_v1(?, ?)";
+  private static final String REMOVE = "select * from queen.partition_cleanup_v1(?, ?, ?)";
 
   /**
    * The broker's tables, whose old row versions it clears, and their statistics too (ops/Analyzer
@@ -154,41 +152,25 @@ public final class RetentionStore {
         });
   }
 
-  /**
-   * At most {@code max} partitions after {@code after} (null: from the first), in id order, that
-   * retain no message and had no push since the cutoff: what {@link #removeInactive} may remove.
-   */
-  public List<UUID> inactive(Instant cutoff, UUID after, int max) {
-    return db.autocommit(
-        c -> {
-          try (PreparedStatement ps = c.prepareStatement(INACTIVE)) {
-            Sql.setTimestamptz(ps, 1, cutoff);
-            ps.setObject(2, after);
-            ps.setInt(3, max);
-            List<UUID> out = new ArrayList<>();
-            try (ResultSet rs = ps.executeQuery()) {
-              while (rs.next()) {
-                out.add(rs.getObject(1, UUID.class));
-              }
-            }
-            return out;
-          }
-        });
-  }
+  /** What one page of {@link #removeInactive} looked at and removed, and where it ended. */
+  public record Removal(int examined, int removed, UUID lastId) {}
 
   /**
-   * One short transaction: removes the partition, with its cursors, when it is still inactive since
-   * the cutoff read under its lock; true when removed.
+   * One short transaction: looks at the next {@code max} partitions after {@code after} (null: from
+   * the first), in id order, that retain no message and had no push since the cutoff, and removes
+   * those still inactive since then, read under their locks, with their cursors.
    */
-  public boolean removeInactive(UUID partitionId, Instant cutoff) {
+  public Removal removeInactive(Instant cutoff, UUID after, int max) {
     return db.autocommit(
         c -> {
           try (PreparedStatement ps = c.prepareStatement(REMOVE)) {
-            ps.setObject(1, partitionId);
-            Sql.setTimestamptz(ps, 2, cutoff);
+            Sql.setTimestamptz(ps, 1, cutoff);
+            ps.setObject(2, after);
+            ps.setInt(3, max);
             try (ResultSet rs = ps.executeQuery()) {
               rs.next();
-              return rs.getBoolean(1);
+              return new Removal(
+                  rs.getInt("examined"), rs.getInt("removed"), rs.getObject("last_id", UUID.class));
             }
           }
         });

@@ -57,10 +57,10 @@ public final class StoreException extends RuntimeException {
   }
 
   /**
-   * A cursor created for a partition that the retention cycle removed meanwhile as inactive
-   * (PARTITION_CLEANUP_DAYS): the pop, seed or seek read the partition before the removal and met
-   * its foreign key after. The broker writes no other reference to a row it did not just read under
-   * lock, so this is a race its retry resolves, as a deadlock is.
+   * A row naming one that was deleted meanwhile: a cursor for a partition removed as inactive
+   * (PARTITION_CLEANUP_DAYS) after the pop, seed or seek read it, or a group's subscription for a
+   * queue deleted after it was read. The broker writes such references only to rows it just read,
+   * so this is a race that a retry resolves, as it resolves a deadlock.
    */
   private static final String FOREIGN_KEY_VIOLATION = "23503";
 
