@@ -171,60 +171,22 @@ public final class BenchCommand implements Runnable {
 
     @Mixin BenchOptions options;
 
-    @Option(names = "--minutes", defaultValue = "10")
-    int minutes;
+    @Mixin OwnBrokerPhases phases;
 
     @Option(names = "--retention-seconds", defaultValue = "30")
     int retentionSeconds;
 
-    @Option(names = "--sample-seconds", defaultValue = "10")
-    int sampleSeconds;
-
-    @Option(
-        names = "--retention-interval-ms",
-        defaultValue = "5000",
-        description = "The broker's RETENTION_INTERVAL (default ${DEFAULT-VALUE}).")
-    int retentionInterval;
-
-    @Option(names = "--database", defaultValue = "queen_bench_retention")
-    String database;
-
-    @Option(names = "--port", defaultValue = "6698")
-    int port;
-
-    @Option(names = "--broker-main", defaultValue = "queen.cli.Main", hidden = true)
-    String brokerMain;
-
     @Override
     public Integer call() throws Exception {
-      long errors = 0;
-      for (int seconds : new int[] {retentionSeconds, 0}) {
-        options.recreate(database);
-        try (Jdbc db = options.jdbc();
-            BrokerProcess broker =
-                BrokerProcess.start(
-                    brokerMain,
-                    port,
-                    database,
-                    options.out.resolve("broker-retention.log"),
-                    Map.of("RETENTION_INTERVAL", Integer.toString(retentionInterval)));
-            BrokerTarget t = new BrokerTarget(broker.url)) {
-          Result r =
-              RetentionRun.phase(
-                  t,
-                  db,
-                  broker.pid(),
-                  minutes,
-                  seconds,
-                  sampleSeconds,
-                  new RetentionRun.Shape(
-                      PARTITIONS, 0, seconds > 0 ? "retention-" + seconds + "s" : "retention-off"));
-          System.out.println(r.summary());
-          Report.append(options.out, r);
-          errors += r.errors();
-        }
-      }
-      return errors > 0 ? 1 : 0;
+      return phases.run(
+          options,
+          List.of(
+              new OwnBrokerPhases.Phase(
+                  retentionSeconds,
+                  Map.of(),
+                  new RetentionRun.Shape(PARTITIONS, 0, "retention-" + retentionSeconds + "s")),
+              new OwnBrokerPhases.Phase(
+                  0, Map.of(), new RetentionRun.Shape(PARTITIONS, 0, "retention-off"))));
     }
   }
 

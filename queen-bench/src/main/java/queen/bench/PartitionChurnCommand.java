@@ -1,5 +1,6 @@
 package queen.bench;
 
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -24,8 +25,7 @@ final class PartitionChurnCommand implements Callable<Integer> {
 
   @Mixin BenchOptions options;
 
-  @Option(names = "--minutes", defaultValue = "5")
-  int minutes;
+  @Mixin OwnBrokerPhases phases;
 
   @Option(names = "--retention-seconds", defaultValue = "30")
   int retentionSeconds;
@@ -46,59 +46,19 @@ final class PartitionChurnCommand implements Callable<Integer> {
               + " ${DEFAULT-VALUE}; 0: as fast as they go).")
   double pushesPerSecond;
 
-  @Option(names = "--sample-seconds", defaultValue = "30")
-  int sampleSeconds;
-
-  @Option(
-      names = "--retention-interval-ms",
-      defaultValue = "5000",
-      description = "The broker's RETENTION_INTERVAL (default ${DEFAULT-VALUE}).")
-  int retentionInterval;
-
-  @Option(names = "--database", defaultValue = "queen_bench_churn")
-  String database;
-
-  @Option(names = "--port", defaultValue = "6699")
-  int port;
-
-  @Option(names = "--broker-main", defaultValue = "queen.cli.Main", hidden = true)
-  String brokerMain;
-
   @Override
   public Integer call() throws Exception {
-    long errors = 0;
-    for (double days : new double[] {cleanupDays, 0}) {
-      options.recreate(database);
-      try (Jdbc db = options.jdbc();
-          BrokerProcess broker =
-              BrokerProcess.start(
-                  brokerMain,
-                  port,
-                  database,
-                  options.out.resolve("broker-churn.log"),
-                  Map.of(
-                      "RETENTION_INTERVAL",
-                      Integer.toString(retentionInterval),
-                      "PARTITION_CLEANUP_DAYS",
-                      Double.toString(days)));
-          BrokerTarget t = new BrokerTarget(broker.url)) {
-        Result r =
-            RetentionRun.phase(
-                t,
-                db,
-                broker.pid(),
-                minutes,
+    double each = pushesPerSecond / RetentionRun.PRODUCERS;
+    return phases.run(
+        options,
+        List.of(
+            new OwnBrokerPhases.Phase(
                 retentionSeconds,
-                sampleSeconds,
-                new RetentionRun.Shape(
-                    PARTITIONS,
-                    pushesPerSecond / RetentionRun.PRODUCERS,
-                    days > 0 ? "churn-cleanup-" + days + "d" : "churn-no-cleanup"));
-        System.out.println(r.summary());
-        Report.append(options.out, r);
-        errors += r.errors();
-      }
-    }
-    return errors > 0 ? 1 : 0;
+                Map.of("PARTITION_CLEANUP_DAYS", Double.toString(cleanupDays)),
+                new RetentionRun.Shape(PARTITIONS, each, "churn-cleanup-" + cleanupDays + "d")),
+            new OwnBrokerPhases.Phase(
+                retentionSeconds,
+                Map.of("PARTITION_CLEANUP_DAYS", "0"),
+                new RetentionRun.Shape(PARTITIONS, each, "churn-no-cleanup"))));
   }
 }
