@@ -105,13 +105,19 @@ abstract class PartitionCleanupContract extends RetentionFixture {
     retained("recent", 0, 1);
     wire.pushNumbered("recent", "p", 0, 1);
     consume("recent", "p", "late", 1);
-    String partition = pid("recent", "p");
+    // literals: Citus plans no subquery, nor date arithmetic on columns, in a distributed UPDATE
+    String partition = "'" + broker().sqlText("select " + pid("recent", "p") + "::text") + "'";
+    String longAgo = "'" + Instant.now().minus(Duration.ofDays(60)) + "'";
     // the partition's own dates long past; the cursor was acked just now
     broker()
         .sql(
-            "update queen.log_partitions set created_at = created_at - interval '60 days',"
-                + " last_write_at = last_write_at - interval '60 days',"
-                + " newest_created_at = newest_created_at - interval '60 days' where id = "
+            "update queen.log_partitions set created_at = "
+                + longAgo
+                + ", last_write_at = "
+                + longAgo
+                + ", newest_created_at = "
+                + longAgo
+                + " where id = "
                 + partition);
     Instant at = Instant.now().plus(Duration.ofDays(20));
 
@@ -120,10 +126,15 @@ abstract class PartitionCleanupContract extends RetentionFixture {
 
     broker()
         .sql(
-            "update queen.log_consumers set created_at = created_at - interval '60 days',"
-                + " last_consumed_at = last_consumed_at - interval '60 days',"
-                + " lease_acquired_at = lease_acquired_at - interval '60 days',"
-                + " lease_expires_at = lease_expires_at - interval '60 days' where partition_id = "
+            "update queen.log_consumers set created_at = "
+                + longAgo
+                + ", last_consumed_at = "
+                + longAgo
+                + ", lease_acquired_at = "
+                + longAgo
+                + ", lease_expires_at = "
+                + longAgo
+                + " where partition_id = "
                 + partition);
     cleanAt(at, IDLE);
     assertThat(exists("recent", "p")).isFalse();
