@@ -8,6 +8,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.InstantSource;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ScheduledExecutorService;
@@ -24,16 +25,16 @@ import queen.server.store.RetentionStore;
  * retentionSeconds. The transactionId index entries of a deleted segment go with it, so a queue's
  * dedup window is its retention window.
  *
- * <p>Deletes run in batches of at most {@code batchSegments} segments of one partition, each its
- * own short transaction: a push to that partition waits for one batch at most, a pop never waits.
- * Several brokers on one database run one cycle per interval between them (a claim in the
- * database), and never take one partition at once (a try-lock). When nothing else vacuums (the
- * server's autovacuum is off), every cycle ends with a VACUUM of the broker's tables: it makes the
- * space of deleted rows reusable, and without it the busiest tables slow down (measured: pushes at
- * a third of their speed after ten minutes). Before that, it dates the cursors that lack the date
- * of their committed message (moved last before V17, or placed at first contact), which the list of
- * completed messages orders partitions by. A failed cycle (database down) is logged and tried again
- * at the next tick.
+ * <p>Deletes run in batches of at most {@code batchSegments} segments of up to {@link #PAGE}
+ * partitions, each its own short transaction: a push to one of them waits for one batch at most, a
+ * pop never waits. Several brokers on one database run one cycle per interval between them (a claim
+ * in the database), and never take one partition at once (a try-lock). When nothing else vacuums
+ * (the server's autovacuum is off), every cycle ends with a VACUUM of the broker's tables: it makes
+ * the space of deleted rows reusable, and without it the busiest tables slow down (measured: pushes
+ * at a third of their speed after ten minutes). Before that, it dates the cursors that lack the
+ * date of their committed message (moved last before V17, or placed at first contact), which the
+ * list of completed messages orders partitions by. A failed cycle (database down) is logged and
+ * tried again at the next tick.
  */
 public final class Retention implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(Retention.class);
@@ -43,6 +44,12 @@ public final class Retention implements AutoCloseable {
    * seek of one of them waits for that (a pop skips it for the moment).
    */
   static final int CURSOR_DATES = 100;
+
+  /**
+   * Partitions whose segments one transaction may delete, within RETENTION_BATCH_SIZE segments in
+   * all: a transaction per partition kept retention from keeping up with a partition per push.
+   */
+  static final int PAGE = 100;
 
   /** When a cycle vacuums: AUTO when the server's autovacuum is off, or always, or never. */
   public enum Vacuum {
@@ -183,12 +190,13 @@ public final class Retention implements AutoCloseable {
             ? byCompletion
             : byTime;
     Report done = Report.NOTHING;
-    for (UUID partition : store.candidates(q.id(), loosest)) {
-      RetentionStore.Deleted d;
-      do {
-        d = store.delete(partition, byTime, byCompletion, settings.batchSegments());
-        done = done.plus(new Report(d.segments(), d.messages(), d.bytes(), 0));
-      } while (d.more() && !closed);
+    List<UUID> candidates = store.candidates(q.id(), loosest);
+    int next = 0;
+    while (next < candidates.size() && !closed) {
+      List<UUID> page = candidates.subList(next, Math.min(next + PAGE, candidates.size()));
+      RetentionStore.Deleted d = store.delete(page, byTime, byCompletion, settings.batchSegments());
+      done = done.plus(new Report(d.segments(), d.messages(), d.bytes(), 0));
+      next += d.done();
     }
     if (byTime != null) {
       int n;

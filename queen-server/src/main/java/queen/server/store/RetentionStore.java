@@ -13,7 +13,7 @@ public final class RetentionStore {
   private static final String CLAIM = "select queen.retention_claim_v1(?)";
   private static final String QUEUES = "select * from queen.retention_queues_v1()";
   private static final String CANDIDATES = "select * from queen.retention_candidates_v1(?, ?)";
-  private static final String DELETE = "select * from queen.retention_delete_v1(?, ?, ?, ?)";
+  private static final String DELETE = "select * from queen.retention_delete_page_v1(?, ?, ?, ?)";
   private static final String DEAD_LETTERS = "select queen.retention_dead_letters_v1(?, ?, ?)";
   private static final String DATE_CURSORS = "select * from queen.log_cursors_date_v1(?, ?, ?)";
   private static final String REMOVE = "select * from queen.partition_cleanup_v1(?, ?, ?)";
@@ -36,8 +36,11 @@ public final class RetentionStore {
   public record RetentionQueue(
       UUID id, String name, int retentionSeconds, int completedRetentionSeconds) {}
 
-  /** What one bounded delete removed, and whether the partition may hold more to delete. */
-  public record Deleted(int segments, long messages, long bytes, boolean more) {}
+  /**
+   * What one bounded delete removed, and how many of its partitions, from the first, are done: the
+   * one after them may hold more.
+   */
+  public record Deleted(int segments, long messages, long bytes, int done) {}
 
   /** True for at most one broker per interval, however many ask. */
   public boolean claim(long intervalMillis) {
@@ -90,15 +93,15 @@ public final class RetentionStore {
   }
 
   /**
-   * One short transaction: deletes at most {@code maxSegments} expired segments of the partition,
-   * oldest first. A null cutoff is a rule that is off.
+   * One short transaction: deletes the expired segments of the partitions in turn, oldest first, at
+   * most {@code maxSegments} in all. A null cutoff is a rule that is off.
    */
   public Deleted delete(
-      UUID partitionId, Instant timeCutoff, Instant completedCutoff, int maxSegments) {
+      List<UUID> partitionIds, Instant timeCutoff, Instant completedCutoff, int maxSegments) {
     return db.autocommit(
         c -> {
           try (PreparedStatement ps = c.prepareStatement(DELETE)) {
-            ps.setObject(1, partitionId);
+            ps.setArray(1, c.createArrayOf("uuid", partitionIds.toArray()));
             Sql.setTimestamptz(ps, 2, timeCutoff);
             Sql.setTimestamptz(ps, 3, completedCutoff);
             ps.setInt(4, maxSegments);
@@ -108,7 +111,7 @@ public final class RetentionStore {
                   rs.getInt("segments"),
                   rs.getLong("messages"),
                   rs.getLong("bytes"),
-                  rs.getBoolean("more"));
+                  rs.getInt("done"));
             }
           }
         });

@@ -50,6 +50,36 @@ class RetentionTest extends RetentionContract {
     }
   }
 
+  // partitions go a page to a transaction within RETENTION_BATCH_SIZE segments in all: none skipped
+  @Test
+  void expiredSegmentsOfManyPartitionsGoInPagesWithinTheBatchSize() {
+    Wire wire = new Wire(broker);
+    wire.configure(
+        "paged", Wire.object().put("retentionEnabled", true).put("retentionSeconds", 60));
+    for (int p = 0; p < 250; p++) {
+      wire.pushNumbered("paged", "p" + p, 0, 1);
+      wire.pushNumbered("paged", "p" + p, 1, 1);
+    }
+    SimpleMeterRegistry meters = new SimpleMeterRegistry();
+    try (Database db = Database.open(broker.db())) {
+      new Retention(
+              new RetentionStore(db),
+              new Retention.Settings(Duration.ofHours(1), 7, Retention.Vacuum.OFF, Duration.ZERO),
+              () -> Instant.now().plusSeconds(3600),
+              meters,
+              (q, n) -> {})
+          .runOnce();
+    }
+    assertThat(meters.counter("queen_retention_deleted_segments", "queue", "paged").count())
+        .isEqualTo(500);
+    assertThat(
+            broker.sqlLong(
+                "select count(*) from queen.log_segments s join queen.log_partitions p on p.id ="
+                    + " s.partition_id join queen.queues q on q.id = p.queue_id"
+                    + " where q.name = 'paged'"))
+        .isZero();
+  }
+
   /** How many times a table of the schema was analyzed. */
   private static long analyzed(String table) {
     return broker.sqlLong(
