@@ -8,12 +8,28 @@ returns boolean
 language plpgsql
 as $$
 declare
-    v_result boolean;
+    v_id  uuid;
+    v_pid uuid;
 begin
-    with gone as (delete from queen.queues where name = p_name returning 1)
-    select exists (select 1 from gone)
-    into v_result;
-    return v_result;
+    select q.id into v_id from queen.queues q where q.name = p_name;
+    if not found then
+        return false;
+    end if;
+    -- The partitions locked in id order first, the order pushes and retention's pages take them:
+    -- the cascade's own order met a page of retention holding some of them and deadlocked. One
+    -- statement, or one per partition where Citus refuses to lock rows of several shards at once.
+    if not queen.distributed() then
+        perform 1 from queen.log_partitions p where p.queue_id = v_id order by p.id for update;
+    else
+        -- one connection per worker: after a parallel read of the shards Citus refuses to modify
+        -- the queues reference table in the same transaction
+        perform set_config('citus.multi_shard_modify_mode', 'sequential', true);
+        for v_pid in select p.id from queen.log_partitions p where p.queue_id = v_id order by p.id loop
+            perform 1 from queen.log_partitions p where p.id = v_pid for update;
+        end loop;
+    end if;
+    delete from queen.queues q where q.id = v_id;
+    return found;
 end;
 $$;
 

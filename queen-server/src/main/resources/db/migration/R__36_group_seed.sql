@@ -91,14 +91,15 @@ begin
             -- Citus that statement runs on the workers, where the seek's own queries cannot
             -- Each partition read again under a key-share lock: one removed as inactive and pushed
             -- again while the loop ran has the same id and offsets from 0, and a seek bounded by
-            -- the loop's old read would skip them.
+            -- the loop's old read would skip them. One a removal or a clear holds now is empty:
+            -- skipped, its first-contact pop seeds it.
             for r in
                 select p.id from queen.log_partitions p where p.queue_id = q.id order by p.id
             loop
                 select p.last_offset into v_last
                   from queen.log_partitions p
                  where p.id = r.id
-                   for key share;
+                   for key share skip locked;
                 continue when not found;
                 insert into queen.log_consumers (partition_id, consumer_group, committed)
                 values (r.id, p_group, queen.log_seek_v1(r.id, v_from, v_last))

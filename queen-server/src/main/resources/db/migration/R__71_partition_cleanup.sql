@@ -83,6 +83,9 @@ begin
          where p.id > coalesce(p_after, '00000000-0000-0000-0000-000000000000'::uuid)
            and p.retained_from > p.last_offset
            and greatest(p.created_at, p.last_write_at, p.newest_created_at) < p_cutoff
+           -- kept for good while they last: not locked again every cycle
+           and not exists (select 1 from queen.dead_letters d where d.partition_id = p.id)
+           and not exists (select 1 from queen.stream_state s where s.partition_id = p.id)
          order by p.id
          limit p_limit
     loop
