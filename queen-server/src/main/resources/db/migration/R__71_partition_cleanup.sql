@@ -40,9 +40,8 @@ begin
         return false;
     end if;
     -- the cursors locked too, and every one of them (v_locked counts those this took): one that a
-    -- pop, ack or seek holds now is in use, and
-    -- waiting for it behind the partition lock would stall the partition's pushes (or deadlock
-    -- with a transaction that acks, then pushes)
+    -- pop, ack or seek holds now is in use, and waiting for it behind the partition lock would
+    -- stall the partition's pushes (or deadlock with a transaction that acks, then pushes)
     select count(*) into v_locked
       from (select 1 from queen.log_consumers c
              where c.partition_id = p_partition_id
