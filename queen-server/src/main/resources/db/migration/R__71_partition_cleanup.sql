@@ -4,9 +4,6 @@
 -- is derived from its queue and name (queen.partition_uuid): a later push of the same name creates
 -- it again under the same id, with offsets from 0.
 
-drop function if exists queen.partition_cleanup_candidates_v1(timestamptz, uuid, integer);
-drop function if exists queen.partition_cleanup_v1(uuid, timestamptz);
-
 -- Removes one partition when, read under its lock, it holds no message, had no push since
 -- p_cutoff, and none of its cursors was created, popped or acked since then or holds a lease that
 -- runs past it. A partition with dead letters stays (their keys would meet the offsets of the
