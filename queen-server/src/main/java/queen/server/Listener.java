@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.security.KeyStore;
-import org.eclipse.jetty.http.UriCompliance;
 import org.eclipse.jetty.server.HttpConfiguration;
 import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.Server;
@@ -54,14 +53,7 @@ final class Listener {
     // no header cache: Jetty builds one per connection at its second request, a 1,024-row trie of
     // about 100 kB; 5,000 long-polls on connections that had served a request held 660 MB, not 130
     http.setHeaderCacheSize(0);
-    // names in the path are the routes' to judge, so that a refusal names the field: a '/'
-    // encoded in one (HttpApi), '%' and control characters (Fields.name)
-    http.setUriCompliance(
-        UriCompliance.DEFAULT.with(
-            "queen",
-            UriCompliance.Violation.AMBIGUOUS_PATH_SEPARATOR,
-            UriCompliance.Violation.AMBIGUOUS_PATH_ENCODING,
-            UriCompliance.Violation.SUSPICIOUS_PATH_CHARACTERS));
+    http.setUriCompliance(HttpApi.uriCompliance());
     HttpConnectionFactory h1 = new HttpConnectionFactory(http);
     ServerConnector connector =
         config.tls() == null

@@ -12,7 +12,9 @@ import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpStatus;
+import org.eclipse.jetty.http.HttpURI;
 import org.eclipse.jetty.http.PreEncodedHttpField;
+import org.eclipse.jetty.http.UriCompliance;
 import org.eclipse.jetty.io.Content;
 import org.eclipse.jetty.io.EndPoint;
 import org.eclipse.jetty.server.Handler;
@@ -212,10 +214,30 @@ public final class HttpApi extends Handler.Abstract {
     }
   }
 
+  /**
+   * What Jetty lets through to be judged here. Names in the path are the routes' to judge, so that
+   * a refusal names the field: a '/' encoded in one ({@link #encodesSlash}), '%' and control
+   * characters (Fields.name). A path that is not percent-encoded UTF-8 is refused by {@link #path},
+   * after the body is read: Jetty's own 400 closed the connection with a body still arriving, and
+   * its client met a reset instead of the answer.
+   */
+  public static UriCompliance uriCompliance() {
+    return UriCompliance.DEFAULT.with(
+        "queen",
+        UriCompliance.Violation.AMBIGUOUS_PATH_SEPARATOR,
+        UriCompliance.Violation.AMBIGUOUS_PATH_ENCODING,
+        UriCompliance.Violation.SUSPICIOUS_PATH_CHARACTERS,
+        UriCompliance.Violation.BAD_UTF8_ENCODING);
+  }
+
   /** The decoded path; null when its percent-encoding is not UTF-8. */
   private static String path(org.eclipse.jetty.server.Request request) {
+    HttpURI uri = request.getHttpURI();
+    if (uri.hasViolation(UriCompliance.Violation.BAD_UTF8_ENCODING)) {
+      return null; // decoded, its bad bytes would be U+FFFD: a queue named by no one
+    }
     try {
-      return request.getHttpURI().getDecodedPath();
+      return uri.getDecodedPath();
     } catch (IllegalArgumentException e) {
       return null;
     }
