@@ -311,7 +311,7 @@ public final class Broker implements AutoCloseable {
                       new DeadLetterService(
                           deadLetters, clock, push.listener(), config.popMaxBytes()),
                       payloads),
-                  new MaintenanceRoutes(system, settings, buffered, hints::refresh),
+                  new MaintenanceRoutes(system, settings, buffered, changed),
                   new ResourceRoutes(resourceStore, statsStore, changed, clock),
                   new StatusRoutes(
                       statsStore,

@@ -20,7 +20,11 @@ public final class MaintenanceRoutes implements Routes {
   private final BufferedPush pushes;
   private final Runnable changed;
 
-  /** {@code changed} runs after a switch was set, so that other brokers follow at once. */
+  /**
+   * {@code changed} runs after a switch was set: this broker reads the switches again, after any
+   * refresh that read them before (which set the switch back until the next refresh, so a push
+   * answered after push maintenance went straight to the database), and other brokers follow.
+   */
   public MaintenanceRoutes(
       SystemStore system, PopSettings settings, BufferedPush pushes, Runnable changed) {
     this.system = system;

@@ -22,6 +22,7 @@ public final class StateRefresher implements AutoCloseable {
   private final ConsumerGroups groups;
   private final Consumer<SystemStore.State> followers;
   private final Duration interval;
+  private final Object reading = new Object();
   private ScheduledExecutorService timer;
 
   /**
@@ -49,12 +50,19 @@ public final class StateRefresher implements AutoCloseable {
     }
   }
 
-  /** Reads the state now, e.g. right after this broker changed it. */
+  /**
+   * Reads the state now, e.g. right after this broker changed it. One refresh at a time, each
+   * applied before the next reads: a timed refresh that read a switch before a route set it, then
+   * applied it after the route's own refresh, turned the switch back for an interval (a push went
+   * past the buffer after push maintenance was answered on).
+   */
   public void refresh() {
-    SystemStore.State s = store.read(groups.floor());
-    settings.update(s.popMaintenance(), s.minPopWaitMs());
-    followers.accept(s);
-    groups.apply(s.resets());
+    synchronized (reading) {
+      SystemStore.State s = store.read(groups.floor());
+      settings.update(s.popMaintenance(), s.minPopWaitMs());
+      followers.accept(s);
+      groups.apply(s.resets());
+    }
   }
 
   /**

@@ -142,6 +142,35 @@ class PushMaintenanceTest {
   }
 
   @Test
+  void aPushAfterTheSwitchAnsweredIsBufferedWhateverARefreshInFlightHadRead() {
+    // a refresh that read the switch before it was set, applied after the route set it, turned
+    // it off again for an interval: a push then went straight to the database, past the buffer
+    try (Broker refreshing = broker.startAnother(Map.of("QUEEN_STATE_REFRESH_MS", "10"))) {
+      for (int i = 0; i < 300; i++) {
+        maintenance(refreshing, true);
+        ObjectNode item = Wire.item("switch", "p", "switch-" + i, Wire.object().put("n", i));
+        TestBroker.Reply reply = broker.post(refreshing, "/api/v1/push", Wire.items(List.of(item)));
+        assertThat(reply.json().get(0).get("status").asText())
+            .as("push %d", i)
+            .isEqualTo("buffered");
+        maintenance(refreshing, false);
+      }
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .until(
+              () ->
+                  broker.get(refreshing, "/api/v1/status/buffers").json().get("pending").asLong()
+                      == 0);
+    }
+    assertThat(
+            broker.sqlLong(
+                "select p.last_offset from queen.log_partitions p"
+                    + " join queen.queues q on q.id = p.queue_id where q.name = 'switch'"))
+        .as("every push stored")
+        .isEqualTo(299);
+  }
+
+  @Test
   void aTransactionThatPushesIsAppliedWhileOnAsWireAnswersIt200() {
     maintenance(null, true);
     ObjectNode first = Wire.item("mnt-tx", "p0", "first", Wire.object().put("p", 0).put("n", 0));
