@@ -17,6 +17,7 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
+import java.util.HashMap;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
@@ -35,6 +36,25 @@ import queen.server.store.DbConfig;
  */
 public final class TestBroker implements BeforeAllCallback, AfterAllCallback {
   public static final ObjectMapper JSON = new ObjectMapper();
+
+  /**
+   * The broker's timed database work off (switch refresh, sweeper, statistics, planner statistics),
+   * for a test that counts the database calls of its requests: on a loaded machine a window that
+   * stretched took in background calls too.
+   */
+  public static final Map<String, String> QUIET_TIMERS =
+      Map.of(
+          "QUEEN_STATE_REFRESH_MS", "3600000",
+          "QUEEN_SWEEP_INTERVAL_MS", "3600000",
+          "QUEEN_STATS_INTERVAL_MS", "3600000",
+          "ANALYZE_INTERVAL", "0");
+
+  /** {@link #QUIET_TIMERS} and the extra environment given. */
+  public static Map<String, String> quiet(Map<String, String> env) {
+    Map<String, String> all = new HashMap<>(QUIET_TIMERS);
+    all.putAll(env);
+    return all;
+  }
 
   private final HttpClient http =
       HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();

@@ -15,7 +15,7 @@ import queen.server.store.QueueStore;
  * <p>Unknown names are created in their own short transaction before the push transaction (see
  * {@code queen.log_ensure_partitions_v1}). A cached id goes stale when its queue is deleted, or the
  * partition removed as inactive (PARTITION_CLEANUP_DAYS), by this broker or another; the push then
- * finds the partition missing, and the caller calls {@link #forget()} and prepares it again.
+ * finds the partition missing, and the caller forgets the push's keys and prepares it again.
  */
 public final class PartitionDirectory {
   /** Past this many names the cache is dropped rather than grown without bound. */
@@ -54,8 +54,22 @@ public final class PartitionDirectory {
     return found;
   }
 
-  /** Drops every cached id, after a push found one of them deleted. */
-  public void forget() {
+  /**
+   * Drops the cached ids of these keys, after a push of them found a partition missing. Only these:
+   * dropping every id made each push of the next minutes to any other cached partition (up to
+   * {@link #MAX_ENTRIES}) a lookup, for one removed partition.
+   */
+  public void forget(Collection<PartitionKey> keys) {
+    keys.forEach(cache::remove);
+  }
+
+  /** Drops every cached id. */
+  public void forgetAll() {
     cache.clear();
+  }
+
+  /** Whether the id of this key is cached. */
+  boolean knows(PartitionKey key) {
+    return cache.containsKey(key);
   }
 }

@@ -83,9 +83,10 @@ public final class PushService {
   /**
    * Prepares the items (transaction ids assigned, partitions resolved or created, segments encoded)
    * and runs the work on them. If a partition turns out deleted since it was cached (its queue
-   * deleted, or the partition removed as inactive), the directory is refreshed and the work runs
-   * again on a freshly prepared batch, up to {@link #PREPARES} times in all: a push merged into one
-   * call with others fails with any of theirs, so one retry could meet another's stale partition.
+   * deleted, or the partition removed as inactive), the directory forgets the items' partitions,
+   * and every partition after a second miss, and the work runs again on a freshly prepared batch,
+   * up to {@link #PREPARES} times in all: a push merged into one call with others fails with any of
+   * theirs, so a retry could meet another's stale partition.
    */
   public <T> T withFreshPartitions(List<PushItem> items, Function<PushBatch, T> work) {
     List<String> txns = new ArrayList<>(items.size());
@@ -93,25 +94,25 @@ public final class PushService {
       String t = item.transactionId();
       txns.add(t == null || t.isEmpty() ? ids.next().toString() : t);
     }
+    List<PartitionKey> keys =
+        items.stream().map(i -> new PartitionKey(i.queue(), i.partition())).toList();
     for (int attempt = 1; ; attempt++) {
       try {
-        return work.apply(prepare(items, txns));
+        return work.apply(new PushBatch(items, txns, directory.resolve(keys), sealing));
       } catch (PartitionMissingException e) {
         if (attempt == PREPARES) {
           throw e;
         }
-        directory.forget();
+        if (attempt == 1) {
+          directory.forget(keys); // a merged call's other pushes forget their own
+        } else {
+          // missed again: merged with other pushes' stale partitions (a deleted queue's, say)
+          directory.forgetAll();
+        }
       }
     }
   }
 
   /** Preparations of one push at most, each after a partition was found missing. */
   static final int PREPARES = 4;
-
-  private PushBatch prepare(List<PushItem> items, List<String> txns) {
-    var resolved =
-        directory.resolve(
-            items.stream().map(i -> new PartitionKey(i.queue(), i.partition())).toList());
-    return new PushBatch(items, txns, resolved, sealing);
-  }
 }

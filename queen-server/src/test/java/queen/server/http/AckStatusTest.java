@@ -8,7 +8,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import queen.server.Broker;
@@ -16,11 +15,8 @@ import queen.server.TestBroker;
 import queen.server.Wire;
 
 class AckStatusTest {
-  /** No background database work (state refresh, sweeps) to blur the count of calls per ack. */
-  @RegisterExtension
-  static final TestBroker broker =
-      new TestBroker(
-          Map.of("QUEEN_STATE_REFRESH_MS", "3600000", "QUEEN_SWEEP_INTERVAL_MS", "3600000"));
+  /** No background database work to blur the count of calls per ack. */
+  @RegisterExtension static final TestBroker broker = new TestBroker(TestBroker.QUIET_TIMERS);
 
   private final Wire wire = new Wire(broker);
 

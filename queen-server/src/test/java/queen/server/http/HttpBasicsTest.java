@@ -16,7 +16,8 @@ import queen.server.TestBroker;
 
 class HttpBasicsTest {
   @RegisterExtension
-  static final TestBroker broker = new TestBroker(Map.of("MAX_BODY_BYTES", "4096"));
+  static final TestBroker broker =
+      new TestBroker(TestBroker.quiet(Map.of("MAX_BODY_BYTES", "4096")));
 
   @Test
   void aFloodOfHealthChecksWhichNeedNoTokenCostsTheDatabaseAPingASecond() throws Exception {
@@ -32,8 +33,9 @@ class HttpBasicsTest {
         assertThat(f.get()).isEqualTo(200);
       }
     }
-    long seconds = TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - started);
-    assertThat(broker.dbCalls() - before).isLessThanOrEqualTo(seconds + 2);
+    // a ping per second begun, and one more: without the shared ping, some 2,000
+    long seconds = TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - started) + 1;
+    assertThat(broker.dbCalls() - before).isLessThanOrEqualTo(seconds + 1);
   }
 
   @Test

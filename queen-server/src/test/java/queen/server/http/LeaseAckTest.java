@@ -86,6 +86,7 @@ class LeaseAckTest {
     wire.configure("late", object().put("leaseTime", 1));
     wire.pushNumbered("late", "Default", 0, 2);
     JsonNode first = wire.popPartition("late", "Default", "batch=2").json();
+    outliveStalls("late");
     // the first consumer stalls past its lease; a second one gets the batch and processes it
     AtomicReference<JsonNode> redelivered = new AtomicReference<>();
     await()
@@ -195,6 +196,7 @@ class LeaseAckTest {
     wire.ackAll(wire.popPartition("nogroup", "Default", "batch=1").json());
     // group a's first lease stalls past its end; a second one processes the message
     JsonNode stalled = wire.popPartition("nogroup", "Default", "consumerGroup=a").json();
+    outliveStalls("nogroup");
     await()
         .atMost(Duration.ofSeconds(5))
         .until(
@@ -321,6 +323,12 @@ class LeaseAckTest {
                 broker.sqlLong(
                         Wire.cursorOf(queue, "__QUEUE_MODE__", "(lease_expires_at < now())::int"))
                     == 1);
+    outliveStalls(queue);
     return pop;
+  }
+
+  /** Leases taken from now on outlive any stall of a loaded machine between a pop and its ack. */
+  private void outliveStalls(String queue) {
+    wire.configure(queue, object().put("leaseTime", 30));
   }
 }

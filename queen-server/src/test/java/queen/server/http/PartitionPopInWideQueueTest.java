@@ -23,7 +23,8 @@ class PartitionPopInWideQueueTest {
   @RegisterExtension
   static final TestBroker broker =
       new TestBroker(
-          Map.of("POP_WAIT_INITIAL_INTERVAL_MS", "3000", "POP_WAIT_MAX_INTERVAL_MS", "3000"));
+          TestBroker.quiet(
+              Map.of("POP_WAIT_INITIAL_INTERVAL_MS", "3000", "POP_WAIT_MAX_INTERVAL_MS", "3000")));
 
   private static final int PARTITIONS = 5_000;
 
@@ -107,7 +108,8 @@ class PartitionPopInWideQueueTest {
       assertThat(wire.popPartition("wide", "nothing-here", "wait=false&consumerGroup=e").status())
           .isEqualTo(204);
     }
-    assertThat(broker.dbCalls() - before).as("answered by the ring").isZero();
+    // a reseed of the ring may fall in the window; a claim per pop would be 20 calls
+    assertThat(broker.dbCalls() - before).as("answered by the ring").isLessThan(3);
     wire.pushNumbered("wide", "nothing-here", 0, 1);
     TestBroker.Reply r = wire.popPartition("wide", "nothing-here", "wait=false&consumerGroup=e");
     assertThat(Wire.numbers(r.json()))

@@ -2,7 +2,6 @@ package queen.server.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import queen.server.TestBroker;
@@ -10,10 +9,7 @@ import queen.server.Wire;
 
 class PopMaintenanceTest {
   /** No background refresh or sweep: every database call in a test is one a request made. */
-  @RegisterExtension
-  static final TestBroker broker =
-      new TestBroker(
-          Map.of("QUEEN_STATE_REFRESH_MS", "3600000", "QUEEN_SWEEP_INTERVAL_MS", "3600000"));
+  @RegisterExtension static final TestBroker broker = new TestBroker(TestBroker.QUIET_TIMERS);
 
   @Test
   void whileOnEveryPopAnswers204AtOnceWithNoSql() {
