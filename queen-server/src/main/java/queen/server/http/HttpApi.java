@@ -217,9 +217,10 @@ public final class HttpApi extends Handler.Abstract {
   /**
    * What Jetty lets through to be judged here. Names in the path are the routes' to judge, so that
    * a refusal names the field: a '/' encoded in one ({@link #encodesSlash}), '%' and control
-   * characters (Fields.name). A path that is not percent-encoded UTF-8 is refused by {@link #path},
-   * after the body is read: Jetty's own 400 closed the connection with a body still arriving, and
-   * its client met a reset instead of the answer.
+   * characters (Fields.name), an empty one (no route matches). A path that is not percent-encoded
+   * UTF-8 is refused by {@link #path}. Each after the body is read: Jetty's own 400 closed the
+   * connection with a body still arriving, and its client met a reset instead of the answer. (Jetty
+   * still refuses a NUL, %00, itself, whatever the compliance allows.)
    */
   public static UriCompliance uriCompliance() {
     return UriCompliance.DEFAULT.with(
@@ -227,6 +228,7 @@ public final class HttpApi extends Handler.Abstract {
         UriCompliance.Violation.AMBIGUOUS_PATH_SEPARATOR,
         UriCompliance.Violation.AMBIGUOUS_PATH_ENCODING,
         UriCompliance.Violation.SUSPICIOUS_PATH_CHARACTERS,
+        UriCompliance.Violation.AMBIGUOUS_EMPTY_SEGMENT,
         UriCompliance.Violation.BAD_UTF8_ENCODING);
   }
 

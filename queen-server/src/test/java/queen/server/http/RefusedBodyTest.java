@@ -46,6 +46,12 @@ class RefusedBodyTest {
     assertThat(error).contains("not valid percent-encoded UTF-8");
   }
 
+  @Test
+  void aPathWithAnEmptyNameIsRefusedAfterItsBodyIsRead() throws IOException {
+    assertRefusedThenServesTheNext(
+        "DELETE /api/v1/consumer-groups//queues/q", 2_000_000, " 404 "); // no route: an empty name
+  }
+
   private static String assertRefusedThenServesTheNext(int length) throws IOException {
     return assertRefusedThenServesTheNext(NOTHING_HERE, length, " 404 ");
   }
