@@ -198,6 +198,7 @@ public final class Broker implements AutoCloseable {
               meters,
               deliveries,
               new SegmentCache(config.segmentCacheBytes(), meters));
+      settings.onPopMaintenance(pop::wakeAll);
       resources.addFirst(pop::close);
       Departures departures = Departures.start(config.departureScan());
       resources.addFirst(departures);

@@ -159,6 +159,10 @@ public final class PopService {
     return stopping;
   }
 
+  boolean popMaintenance() {
+    return settings.popMaintenance();
+  }
+
   void countWake() {
     wakes.increment();
   }

@@ -13,15 +13,28 @@ public final class PopSettings {
   private volatile boolean popMaintenance;
   private final AtomicBoolean anyMinPopWait = new AtomicBoolean();
   private volatile Map<String, Integer> minPopWaitMs = Map.of();
+  private volatile Runnable turnedOn = () -> {};
+
+  /**
+   * Runs when pop maintenance turns on (here, or read from the database): the pops parked before it
+   * must answer at once, not deliver what a push wakes them for.
+   */
+  public void onPopMaintenance(Runnable wakeParked) {
+    turnedOn = wakeParked;
+  }
 
   public void update(boolean maintenance, Map<String, Integer> minPopWait) {
-    popMaintenance = maintenance;
+    setPopMaintenance(maintenance);
     minPopWaitMs = Map.copyOf(minPopWait);
     anyMinPopWait.setRelease(!minPopWait.isEmpty());
   }
 
   public void setPopMaintenance(boolean on) {
+    boolean was = popMaintenance;
     popMaintenance = on;
+    if (on && !was) {
+      turnedOn.run();
+    }
   }
 
   public boolean popMaintenance() {

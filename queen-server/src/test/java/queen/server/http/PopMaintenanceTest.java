@@ -1,15 +1,28 @@
 package queen.server.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import queen.server.TestBroker;
 import queen.server.Wire;
 
 class PopMaintenanceTest {
-  /** No background refresh or sweep: every database call in a test is one a request made. */
-  @RegisterExtension static final TestBroker broker = new TestBroker(TestBroker.QUIET_TIMERS);
+  /**
+   * No background refresh or sweep: every database call in a test is one a request made. A parked
+   * pop looks again only when woken (a 30 s backoff), so that an answer at once is the switch's.
+   */
+  @RegisterExtension
+  static final TestBroker broker =
+      new TestBroker(
+          TestBroker.quiet(
+              Map.of(
+                  "POP_WAIT_INITIAL_INTERVAL_MS", "30000", "POP_WAIT_MAX_INTERVAL_MS", "30000")));
 
   @Test
   void whileOnEveryPopAnswers204AtOnceWithNoSql() {
@@ -43,6 +56,31 @@ class PopMaintenanceTest {
     broker.post("/api/v1/system/maintenance/pop", "{\"enabled\":false}");
     assertThat(Wire.numbers(broker.get("/api/v1/pop/queue/paused?batch=10").json()))
         .containsExactly(0, 1, 2);
+  }
+
+  @Test
+  void aPopParkedBeforeTheSwitchAnswers204AtOnceAndTakesNothing() throws Exception {
+    Wire wire = new Wire(broker);
+    CompletableFuture<TestBroker.Reply> parked =
+        CompletableFuture.supplyAsync(
+            () -> broker.get("/api/v1/pop/queue/parked-then-paused?wait=true&timeout=20000"));
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(
+            () ->
+                broker.metric("queen_queue_parked_consumers", "queue=\"parked-then-paused\"") >= 1);
+    broker.post("/api/v1/system/maintenance/pop", "{\"enabled\":true}");
+    TestBroker.Reply r = parked.get(10, TimeUnit.SECONDS);
+    assertThat(r.status()).as("answered well before its 20 s deadline, empty").isEqualTo(204);
+    // it stayed parked, and a push woke it to deliver after the switch said every pop answers 204
+    wire.pushNumbered("parked-then-paused", "p", 0, 1);
+    assertThat(broker.get("/api/v1/pop/queue/parked-then-paused?wait=true&timeout=5000").status())
+        .isEqualTo(204);
+
+    broker.post("/api/v1/system/maintenance/pop", "{\"enabled\":false}");
+    assertThat(Wire.numbers(broker.get("/api/v1/pop/queue/parked-then-paused").json()))
+        .as("kept for the pops after the switch")
+        .containsExactly(0);
   }
 
   @Test
