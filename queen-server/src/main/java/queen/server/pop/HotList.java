@@ -239,13 +239,22 @@ final class HotList {
 
   /**
    * Releases every partition a visibility gate holds: the queue's options changed, and the gates'
-   * times with them. A claim running now may have read the old options: its partition counts as
-   * freed, so a "deferred" verdict makes it ready instead of holding it. Returns how many became
-   * ready.
+   * times with them. A claim running now (in flight, a spare, a pop of the one partition) may have
+   * read the old options: each partition no lease holds moves to a new version, freed at it, so a
+   * verdict observed before makes it ready instead of holding it, and one observed after holds it.
+   * (Moving the freed mark alone made every later claim count as one from before: never held, the
+   * partition was claimed by pop after pop until its gate opened.) Returns how many became ready.
    */
   synchronized int releaseGates(long nowNanos) {
-    for (String p : inFlight.keySet()) {
-      freed.put(p, ++clock);
+    Set<String> known = new HashSet<>(versions.keySet());
+    known.addAll(inFlight.keySet());
+    known.addAll(ready);
+    for (String p : known) {
+      Hold hold = held.get(p);
+      if (hold == null || hold.gate()) {
+        versions.put(p, ++clock);
+        freed.put(p, clock);
+      }
     }
     List<String> gated = new ArrayList<>();
     held.forEach(

@@ -309,5 +309,24 @@ class HotListTest {
     ring.releaseGates(2 * SECOND);
     ring.checkIn("gated", claiming.version(), true, Verdict.DEFERRED, false, 100 * SECOND, 0);
     assertThat(ring.isReady("gated")).as("not held to the old time").isTrue();
+
+    HotList.Taken after = ring.take(1, 1).getFirst(); // a claim that read the new options
+    ring.checkIn("gated", after.version(), true, Verdict.DEFERRED, false, 100 * SECOND, 0);
+    assertThat(ring.isReady("gated"))
+        .as("held to its new time, not claimed again by every pop until then")
+        .isFalse();
+  }
+
+  @Test
+  void aConfigureReleasesAGatedPartitionThatASpareOrANamedPopWasClaiming() {
+    HotList ring = new HotList();
+    ring.add("gated", 1, 0, 0);
+    HotList.Taken spare = ring.take(1, 0).getFirst(); // borrowed: never in flight
+    long named = ring.version("gated"); // what a pop of this one partition observes
+    ring.releaseGates(SECOND);
+    ring.checkIn("gated", spare.version(), false, Verdict.DEFERRED, false, 100 * SECOND, 0);
+    assertThat(ring.isReady("gated")).as("a spare's claim that read the old options").isTrue();
+    ring.checkIn("gated", named, false, Verdict.DEFERRED, false, 100 * SECOND, 0);
+    assertThat(ring.isReady("gated")).as("a named pop's claim that read them").isTrue();
   }
 }
