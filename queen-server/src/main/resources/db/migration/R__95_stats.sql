@@ -48,6 +48,9 @@ $$;
 -- Recomputes every queue's snapshot and records its lag in the current minute. A partition's
 -- counts follow its queue-mode cursor, or the slowest group's when it is read only by groups.
 -- One pass over partitions and cursors, plus one primary-key probe per lagging partition.
+-- One refresh at a time, before any row (a tick that refreshes takes the same lock first): a
+-- refresh asked for through the route and a tick's deadlocked on the snapshot and minute rows,
+-- and an older snapshot could land after a newer one.
 create or replace function queen.stats_refresh_v1(p_now timestamptz default null)
 returns integer
 language plpgsql
@@ -56,6 +59,7 @@ declare
     v_now timestamptz := coalesce(p_now, now());
     v_n   integer;
 begin
+    perform pg_advisory_xact_lock(hashtext('queen.stats_refresh'));
     with per_partition as (
         select p.queue_id, p.id, p.last_offset, p.retained_from,
                coalesce(qm.committed, slow.committed, -1) as committed,
@@ -129,6 +133,8 @@ begin
      where sn.lag_messages > 0 or sn.max_lag_seconds > 0
         or exists (select 1 from queen.queue_stats_minutes x
                     where x.queue_id = sn.queue_id and x.minute = date_trunc('minute', v_now))
+     -- in queue id order, as the ticks add their counts: in any order, two deadlocked
+     order by sn.queue_id
     on conflict (queue_id, minute) do update
        set lag_messages = excluded.lag_messages, max_lag_seconds = excluded.max_lag_seconds;
     select count(*) into v_n from queen.queue_stats s where s.updated_at = v_now;

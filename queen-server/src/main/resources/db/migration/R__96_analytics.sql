@@ -65,7 +65,23 @@ declare
     v_took    integer;
     v_started timestamptz;
     v_n       integer;
+    v_claimed boolean;
 begin
+    -- a refresh reads every partition and cursor: one that takes long (3 s at 200,000
+    -- partitions, every 5 s was 60% of a core) runs about a tenth of the time, and at least
+    -- every 10 minutes (one refresh slowed by a lock must not freeze the counts for long)
+    select (s.value ->> 'tookMs')::integer into v_took
+      from queen.system_state s where s.key = 'stats_refresh';
+    -- the claim (it locks its row, claimed or not) and the refresh's lock before the counts' rows:
+    -- with the counts first, a tick that then claimed deadlocked with another broker's refresh or
+    -- with one asked for through the route, each holding rows the other needed
+    v_claimed := coalesce(queen.periodic_claim_v1(
+                              'stats_refresh',
+                              greatest(p_interval_ms, least(10 * coalesce(v_took, 0), 600000))),
+                          false);
+    if v_claimed then
+        perform pg_advisory_xact_lock(hashtext('queen.stats_refresh'));
+    end if;
     if cardinality(p_queues) > 0 then
         perform queen.stats_add_v2(p_queues, p_pushed, p_popped, p_acked, p_failed, p_dead,
                                    p_retained);
@@ -73,15 +89,7 @@ begin
     if p_sample is not null then
         perform queen.broker_sample_v1(p_sample);
     end if;
-    -- a refresh reads every partition and cursor: one that takes long (3 s at 200,000
-    -- partitions, every 5 s was 60% of a core) runs about a tenth of the time, and at least
-    -- every 10 minutes (one refresh slowed by a lock must not freeze the counts for long)
-    select (s.value ->> 'tookMs')::integer into v_took
-      from queen.system_state s where s.key = 'stats_refresh';
-    if not coalesce(queen.periodic_claim_v1(
-                        'stats_refresh',
-                        greatest(p_interval_ms, least(10 * coalesce(v_took, 0), 600000))),
-                    false) then
+    if not v_claimed then
         return -1;
     end if;
     delete from queen.broker_stats_minutes b where b.minute < now() - interval '7 days';

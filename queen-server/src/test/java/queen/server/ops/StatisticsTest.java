@@ -4,7 +4,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -92,5 +100,48 @@ class StatisticsTest {
     stats.tick();
     stats.tick();
     assertThat(pushed("job-1")).isEqualTo(5);
+  }
+
+  @Test
+  void ticksOfTwoBrokersAndRefreshesAskedForMeetNoDeadlock() throws Exception {
+    List<String> queues = IntStream.range(0, 6).mapToObj(i -> "shared-" + i).toList();
+    for (String q : queues) {
+      new Wire(broker).configure(q, Wire.object().put("leaseTime", 60));
+    }
+    // each broker refreshes at each tick (its interval 1 ms); the route refreshes when asked
+    List<Callable<Void>> work = new ArrayList<>();
+    for (int b = 0; b < 2; b++) {
+      Statistics other =
+          new Statistics(
+              new StatsStore(db),
+              new BrokerSampler("broker-" + b, Instant.now(), db, Map::of),
+              Duration.ofMillis(1));
+      work.add(
+          () -> {
+            for (int i = 0; i < 150; i++) {
+              List<String> shuffled = new ArrayList<>(queues);
+              Collections.shuffle(shuffled);
+              shuffled.forEach(q -> other.pushed(q, 1));
+              other.tick();
+            }
+            return null;
+          });
+    }
+    StatsStore asked = new StatsStore(db);
+    work.add(
+        () -> {
+          for (int i = 0; i < 150; i++) {
+            asked.refresh();
+          }
+          return null;
+        });
+    try (ExecutorService pool = Executors.newFixedThreadPool(work.size())) {
+      for (Future<Void> f : pool.invokeAll(work)) {
+        f.get(); // a deadlock (40P01) fails one of the calls
+      }
+    }
+    for (String q : queues) {
+      assertThat(pushed(q)).as(q).isEqualTo(300);
+    }
   }
 }
