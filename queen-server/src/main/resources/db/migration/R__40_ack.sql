@@ -292,6 +292,22 @@ begin
             v_retry_end := null;
         end if;
 
+        if v_release and v_new < cur.batch_end then
+            -- given back short of its batch: what this lease dead-lettered above the cursor goes
+            -- out again with the rest, so it is no dead letter too (processed a second time, and
+            -- a third after a requeue); its next delivery may dead-letter it again
+            foreach v_i in array v_dead loop
+                if r_offset[v_i] > v_new then
+                    r_dlq[v_i] := false;
+                    r_success[v_i] := false;
+                    r_error[v_i] := 'The batch was released and will be redelivered';
+                end if;
+            end loop;
+            delete from queen.dead_letters d
+             where d.partition_id = cur.partition_id and d.consumer_group = cur.consumer_group
+               and d.msg_offset > v_new and d.msg_offset <= cur.batch_end
+               and d.msg_offset = any (coalesce(cur.acked_offsets, '{}'));
+        end if;
         if v_release then
             -- every item of this lease learns that it ended, for the broker's ack-promote
             for v_i in select u.i from unnest(p_partition_ids, p_lease_ids) with ordinality as u(pid, lease, i)

@@ -65,6 +65,53 @@ class AckStatusTest {
   }
 
   @Test
+  void aMessageDeadLetteredInABatchGivenBackShortIsNotAlsoDeliveredAgain() {
+    wire.configure("short", object().put("retryLimit", 3));
+    wire.pushNumbered("short", "Default", 0, 3);
+    JsonNode first = pop("short", "batch=10").get("messages");
+    // out of order, in two requests: the second message dead-lettered, the third failed
+    JsonNode dead = ackBatch(Wire.ack(first.get(1), "dlq", "poison")).get(0);
+    assertThat(dead.get("dlq").asBoolean()).isTrue();
+    assertThat(
+            ackBatch(Wire.ack(first.get(2), "failed", "x")).get(0).get("leaseReleased").asBoolean())
+        .isTrue();
+    assertThat(broker.get("/api/v1/dlq?queue=short").json().get("total").asInt())
+        .as("given back with the batch, not also a dead letter")
+        .isZero();
+    JsonNode again = pop("short", "batch=10");
+    assertThat(Wire.numbers(again)).containsExactly(0, 1, 2);
+
+    // in one request: the dead-lettered one learns that its batch went back
+    JsonNode m = again.get("messages");
+    JsonNode both =
+        ackBatch(Wire.ack(m.get(1), "dlq", "poison"), Wire.ack(m.get(2), "failed", "x"));
+    assertThat(both.get(0).get("success").asBoolean()).isFalse();
+    assertThat(both.get(0).get("dlq").asBoolean()).isFalse();
+    assertThat(both.get(0).get("error").asText())
+        .isEqualTo("The batch was released and will be redelivered");
+    assertThat(broker.get("/api/v1/dlq?queue=short").json().get("total").asInt()).isZero();
+
+    JsonNode last = pop("short", "batch=10");
+    assertThat(Wire.numbers(last)).containsExactly(0, 1, 2);
+    JsonNode inOrder =
+        ackBatch(
+            Wire.ack(last.get("messages").get(0), "completed", null),
+            Wire.ack(last.get("messages").get(1), "dlq", "poison"),
+            Wire.ack(last.get("messages").get(2), "completed", null));
+    assertThat(inOrder.get(1).get("dlq").asBoolean()).isTrue();
+    assertThat(broker.get("/api/v1/dlq?queue=short").json().get("total").asInt())
+        .as("dead-lettered once the cursor passes it")
+        .isEqualTo(1);
+    assertThat(wire.popPartition("short", "Default", "batch=10").status()).isEqualTo(204);
+  }
+
+  private JsonNode ackBatch(ObjectNode... acks) {
+    ObjectNode body = object();
+    body.putArray("acknowledgments").addAll(List.of(acks));
+    return broker.post("/api/v1/ack/batch", body).json();
+  }
+
+  @Test
   void retryReleasesWithoutChargingAndDlqIsImmediate() {
     wire.pushNumbered("statuses", "Default", 0, 2);
     JsonNode first = pop("statuses", "batch=1");
@@ -188,6 +235,28 @@ class AckStatusTest {
       assertThat(answer).allMatch(a -> a.get("success").asBoolean());
     }
     assertThat(cursor("two-brokers", "committed")).isEqualTo(2);
+  }
+
+  @Test
+  void aLeaseOfSeveralPartitionsIsExtendedThroughABrokerThatDidNotIssueIt() {
+    for (int p = 0; p < 4; p++) {
+      wire.pushNumbered("extend-wide", "p" + p, 0, 1);
+    }
+    JsonNode batch = broker.get("/api/v1/pop/queue/extend-wide?batch=10&partitions=4").json();
+    String lease = batch.get("leaseId").asText();
+    String rows = "select count(*) from queen.log_consumers where worker_id = '" + lease + "' and ";
+    long leased = broker.sqlLong(rows + "lease_expires_at > now()");
+    assertThat(leased).as("partitions under the one lease").isGreaterThan(1);
+    try (Broker other = broker.startAnother()) {
+      // unknown to that broker: it finds the rows by the lease, partition by partition
+      TestBroker.Reply ext =
+          broker.post(other, "/api/v1/lease/" + lease + "/extend", object().put("seconds", 600));
+      assertThat(ext.json().get(0).get("success").asBoolean()).isTrue();
+    }
+    assertThat(broker.sqlLong(rows + "lease_expires_at > now() + interval '500 seconds'"))
+        .as("every partition's lease extended")
+        .isEqualTo(leased);
+    assertThat(wire.ackAll(batch)).allMatch(a -> a.get("success").asBoolean());
   }
 
   @Test
