@@ -150,6 +150,13 @@ begin
                for update;
             v_live := found and cur.worker_id is not null and cur.lease_expires_at > v_now;
         end if;
+        if cur.retry_end < cur.attempt_offset then
+            -- the failed range is behind this batch (an autoAck pop, a cursor seal or retention
+            -- passed it): its budget was spent on it, and charged this batch's first failure as a
+            -- last one
+            cur.retry_count := 0;
+            cur.retry_end := null;
+        end if;
         select q.retry_limit, q.name, p.name, p.last_offset into v_limit, v_qname, v_pname, v_last
           from queen.log_partitions p join queen.queues q on q.id = p.queue_id
          where p.id = g.pid;

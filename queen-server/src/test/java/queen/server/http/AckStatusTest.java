@@ -112,6 +112,21 @@ class AckStatusTest {
   }
 
   @Test
+  void aFailedRangeThatAnAutoAckPopTookSpendsNoBudgetOfLaterMessages() {
+    wire.configure("spent", object().put("retryLimit", 1));
+    wire.pushNumbered("spent", "Default", 0, 2);
+    wire.ackAll(pop("spent", "batch=10"), "failed", "x");
+    assertThat(cursor("spent", "retry_count")).isEqualTo(1);
+    assertThat(Wire.numbers(pop("spent", "batch=10&autoAck=true"))).containsExactly(0, 1);
+    wire.pushNumbered("spent", "Default", 2, 1);
+    JsonNode later = pop("spent", "batch=10");
+    assertThat(Wire.numbers(later)).containsExactly(2);
+    JsonNode failed = wire.ackAll(later, "failed", "y").get(0);
+    assertThat(failed.get("dlq").asBoolean()).as("its first failure, with a retry left").isFalse();
+    assertThat(Wire.numbers(pop("spent", "batch=10"))).containsExactly(2);
+  }
+
+  @Test
   void retryReleasesWithoutChargingAndDlqIsImmediate() {
     wire.pushNumbered("statuses", "Default", 0, 2);
     JsonNode first = pop("statuses", "batch=1");
