@@ -127,6 +127,10 @@ begin
     -- it read the cursors before this seek, and the watermark it writes after the delete below
     -- would hide the replay from the SQL scan path until the next push. Taken before the cursors'
     -- row locks, as a group delete takes it, so the two never wait on each other in a cycle.
+    -- Lock 46 first, as a group delete does: a pop's first-contact seed (which only tries it,
+    -- shared) then answers 'locked' instead of waiting on a cursor this seek inserted, while it
+    -- holds another cursor that the seek's loop reaches next (a deadlock).
+    perform pg_advisory_xact_lock(hashtextextended(v_qid::text || '/' || p_group, 46));
     perform pg_advisory_xact_lock(hashtextextended(v_qid::text || '/' || p_group, 45));
     -- one cursor per statement, the seek computed here (on Citus a statement over the partitions
     -- runs on the workers, where the seek's own queries cannot)

@@ -14,7 +14,8 @@ import queen.server.Wire;
 
 /**
  * A group deleted while a pop is creating its cursors: the delete waits for that pop, so no cursor
- * seeded from the removed subscription outlives it.
+ * seeded from the removed subscription outlives it. A group sought while a pop makes first contact:
+ * the pop never waits on the seek's cursors.
  */
 class GroupDeleteRaceTest {
   @RegisterExtension static final TestBroker broker = new TestBroker();
@@ -47,5 +48,35 @@ class GroupDeleteRaceTest {
             broker.sqlLong("select count(*) from queen.log_consumers where consumer_group = 'g'"))
         .as("no cursor outlives the delete")
         .isZero();
+  }
+
+  @Test
+  void aFirstContactPopDuringASeekAnswersWithoutWaitingOnTheSeeksCursors() throws Exception {
+    wire.pushNumbered("seeking", "a", 0, 2);
+    try (Connection seek = broker.connect();
+        Statement st = seek.createStatement()) {
+      // a seek of group g, its cursors inserted and not committed yet
+      seek.setAutoCommit(false);
+      st.execute("select * from queen.group_seek_v1('g', 'seeking', false, '2000-01-01')");
+      // first contact of g with the partition: its seed met the seek's uncommitted cursor and
+      // waited for it, holding whatever it held (another partition's cursor: a deadlock)
+      CompletableFuture<TestBroker.Reply> pop =
+          CompletableFuture.supplyAsync(
+              () -> wire.popPartition("seeking", "a", "consumerGroup=g&wait=false"));
+      assertThat(pop.get(10, java.util.concurrent.TimeUnit.SECONDS).status())
+          .as("answered while the seek is open, taking nothing")
+          .isEqualTo(204);
+      seek.commit();
+    }
+    // the broker learns of the seek at its next state refresh, as of one made through another
+    TestBroker.Reply after =
+        await()
+            .atMost(Duration.ofSeconds(10))
+            .until(
+                () -> wire.popPartition("seeking", "a", "consumerGroup=g&wait=false"),
+                r -> r.status() == 200);
+    assertThat(Wire.numbers(after.json()))
+        .as("from where the seek put the cursor")
+        .containsExactly(0, 1);
   }
 }
