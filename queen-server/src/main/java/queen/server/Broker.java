@@ -257,6 +257,15 @@ public final class Broker implements AutoCloseable {
               hints.refresh();
             }
           };
+      // a switch set here: read again and tell the other brokers; no gate's times changed
+      Runnable switched =
+          () -> {
+            try {
+              refresher.refresh();
+            } finally {
+              hints.refresh();
+            }
+          };
       hints.start(
           new Hints.Receiver() {
             @Override
@@ -312,7 +321,7 @@ public final class Broker implements AutoCloseable {
                       new DeadLetterService(
                           deadLetters, clock, push.listener(), config.popMaxBytes()),
                       payloads),
-                  new MaintenanceRoutes(system, settings, buffered, changed),
+                  new MaintenanceRoutes(system, settings, buffered, switched),
                   new ResourceRoutes(resourceStore, statsStore, changed, clock),
                   new StatusRoutes(
                       statsStore,

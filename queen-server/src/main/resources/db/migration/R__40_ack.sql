@@ -302,9 +302,13 @@ begin
         if v_release and v_new < cur.batch_end then
             -- given back short of its batch: what this lease dead-lettered above the cursor goes
             -- out again with the rest, so it is no dead letter too (processed a second time, and
-            -- a third after a requeue); its next delivery may dead-letter it again
-            foreach v_i in array v_dead loop
-                if r_offset[v_i] > v_new then
+            -- a third after a requeue); its next delivery may dead-letter it again. Any item of
+            -- this request, a lease-less one's too: its dead letter is written after this call
+            for v_i in select u.i from unnest(p_partition_ids) with ordinality as u(pid, i)
+                        where u.pid = g.pid
+            loop
+                if r_dlq[v_i] and r_group[v_i] = cur.consumer_group
+                   and r_offset[v_i] > v_new and r_offset[v_i] <= cur.batch_end then
                     r_dlq[v_i] := false;
                     r_success[v_i] := false;
                     r_error[v_i] := 'The batch was released and will be redelivered';

@@ -2,6 +2,7 @@ package queen.server.ops;
 
 import java.time.Duration;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -22,7 +23,7 @@ public final class StateRefresher implements AutoCloseable {
   private final ConsumerGroups groups;
   private final Consumer<SystemStore.State> followers;
   private final Duration interval;
-  private final Object reading = new Object();
+  private final ReentrantLock reading = new ReentrantLock();
   private ScheduledExecutorService timer;
 
   /**
@@ -57,11 +58,16 @@ public final class StateRefresher implements AutoCloseable {
    * past the buffer after push maintenance was answered on).
    */
   public void refresh() {
-    synchronized (reading) {
+    // a lock, not a monitor: request threads take it around a database read, and on JDK 21 a
+    // virtual thread blocked in a synchronized block pins its carrier
+    reading.lock();
+    try {
       SystemStore.State s = store.read(groups.floor());
       settings.update(s.popMaintenance(), s.minPopWaitMs());
       followers.accept(s);
       groups.apply(s.resets());
+    } finally {
+      reading.unlock();
     }
   }
 

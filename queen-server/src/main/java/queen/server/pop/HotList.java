@@ -240,21 +240,25 @@ final class HotList {
   /**
    * Releases every partition a visibility gate holds: the queue's options changed, and the gates'
    * times with them. A claim running now (in flight, a spare, a pop of the one partition) may have
-   * read the old options: each partition no lease holds moves to a new version, freed at it, so a
-   * verdict observed before makes it ready instead of holding it, and one observed after holds it.
-   * (Moving the freed mark alone made every later claim count as one from before: never held, the
-   * partition was claimed by pop after pop until its gate opened.) Returns how many became ready.
+   * read the old options: each partition such a claim can be on (ready, in flight, or held by a
+   * gate) moves to a new version, freed at it, so a verdict observed before makes it ready instead
+   * of holding it, and one observed after holds it. (Moving the freed mark alone made every later
+   * claim count as one from before: never held, the partition was claimed by pop after pop until
+   * its gate opened.) Cold partitions keep their versions, so that pruning still forgets them.
+   * Returns how many became ready.
    */
   synchronized int releaseGates(long nowNanos) {
-    Set<String> known = new HashSet<>(versions.keySet());
-    known.addAll(inFlight.keySet());
-    known.addAll(ready);
-    for (String p : known) {
-      Hold hold = held.get(p);
-      if (hold == null || hold.gate()) {
-        versions.put(p, ++clock);
-        freed.put(p, clock);
-      }
+    Set<String> claimable = new HashSet<>(ready);
+    claimable.addAll(inFlight.keySet());
+    held.forEach(
+        (p, hold) -> {
+          if (hold.gate()) {
+            claimable.add(p);
+          }
+        });
+    for (String p : claimable) {
+      versions.put(p, ++clock);
+      freed.put(p, clock);
     }
     List<String> gated = new ArrayList<>();
     held.forEach(

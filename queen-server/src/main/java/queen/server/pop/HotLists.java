@@ -293,9 +293,9 @@ public final class HotLists {
   }
 
   /**
-   * A queue's options changed (here or, by a hint, on another broker): the partitions visibility
-   * gates hold are takeable at once, so that a lowered delayedProcessing or windowBuffer takes
-   * effect now rather than at the times the old options gave.
+   * A queue's options may have changed (a configure here, or a refresh hint from another broker):
+   * the partitions visibility gates hold are takeable at once, so that a lowered delayedProcessing
+   * or windowBuffer takes effect now rather than at the times the old options gave.
    */
   public void releaseGates() {
     long now = System.nanoTime();

@@ -79,12 +79,13 @@ final class LongPoll implements Runnable, WakeGate.Resume {
         pops.countDeparture();
         return PopService.empty(request, claim.workerId());
       }
+      // read before looking: a wake that lands between the look and the park is not lost (the
+      // wake of a switch to pop maintenance too, so read before the switch)
+      long seen = gate.generation();
       if (pops.popMaintenance()) {
         // switched on while this pop waited: it answers as a pop begun now, taking nothing
         return PopService.empty(request, claim.workerId());
       }
-      // read before looking: a wake that lands between the look and the park is not lost
-      long seen = gate.generation();
       PopService.Attempt a = pops.attempt(request, claim, deadline);
       if (a.result() != null) {
         if (discovery && (woken || a.result().messages().size() >= request.batch())) {

@@ -91,6 +91,14 @@ class AckStatusTest {
         .isEqualTo("The batch was released and will be redelivered");
     assertThat(broker.get("/api/v1/dlq?queue=short").json().get("total").asInt()).isZero();
 
+    // a lease-less dlq ack before the leased one: its dead letter is written after the release
+    JsonNode third = pop("short", "batch=10").get("messages");
+    ObjectNode leaseless = Wire.ack(third.get(1), "dlq", "poison");
+    leaseless.remove("leaseId");
+    JsonNode mixed = ackBatch(leaseless, Wire.ack(third.get(2), "failed", "x"));
+    assertThat(mixed.get(0).get("dlq").asBoolean()).isFalse();
+    assertThat(broker.get("/api/v1/dlq?queue=short").json().get("total").asInt()).isZero();
+
     JsonNode last = pop("short", "batch=10");
     assertThat(Wire.numbers(last)).containsExactly(0, 1, 2);
     JsonNode inOrder =
