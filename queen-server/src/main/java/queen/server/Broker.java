@@ -247,23 +247,23 @@ public final class Broker implements AutoCloseable {
               config.stateRefresh());
       resources.addFirst(refresher);
       refresher.start();
-      Runnable changed =
-          () -> {
-            try {
-              refresher.refresh();
-            } finally {
-              // what changed has committed: the gates and the other brokers follow it whatever
-              hot.releaseGates();
-              hints.refresh();
-            }
-          };
-      // a switch set here: read again and tell the other brokers; no gate's times changed
+      // a switch set here: read again; what changed has committed, so the other brokers follow it
+      // whatever the read did
       Runnable switched =
           () -> {
             try {
               refresher.refresh();
             } finally {
               hints.refresh();
+            }
+          };
+      // a queue's options or a group changed: the gates' times may have changed too
+      Runnable changed =
+          () -> {
+            try {
+              switched.run();
+            } finally {
+              hot.releaseGates();
             }
           };
       hints.start(
