@@ -34,6 +34,19 @@ as $$
                 else p_blob end
 $$;
 
+-- A claim's answer when it delivers nothing: the verdict, and when to try again if known.
+create or replace function queen.pop_verdict(p_verdict text, p_retry_at timestamptz default null)
+returns table (verdict text, retry_at timestamptz, base_offset bigint, start_idx integer,
+               take integer, msg_count integer, created_at timestamptz, blob bytea, attempt integer,
+               bytes bigint)
+language sql
+immutable
+parallel safe
+as $$
+    select p_verdict, p_retry_at, null::bigint, null::integer, null::integer, null::integer,
+           null::timestamptz, null::bytea, null::integer, null::bigint
+$$;
+
 -- The claim for one partition. Returns one row per delivered segment slice (verdict 'delivered'),
 -- or a single row with the verdict why nothing was delivered:
 --   empty     nothing pending for this group
@@ -75,6 +88,9 @@ declare
     v_visible    timestamptz;
     v_committed  bigint;
     v_retry_end  bigint;
+    -- an expired lease's batch and what it acked out of order, dead letters among them
+    v_lapsed_end bigint;
+    v_lapsed     bigint[];
     v_until      timestamptz;
     v_wanted     bigint;
     v_next       bigint;
@@ -106,9 +122,7 @@ begin
       join queen.queues q on q.id = p.queue_id
      where p.id = p_partition_id;
     if not found then
-        return query select 'missing'::text, null::timestamptz, null::bigint, null::integer,
-                            null::integer, null::integer, null::timestamptz, null::bytea, null::integer,
-                            null::bigint;
+        return query select * from queen.pop_verdict('missing');
         return;
     end if;
 
@@ -121,10 +135,8 @@ begin
          order by s.base_offset desc
          limit 1;
         if v_newest > v_now - make_interval(secs => v_window) then
-            return query select 'deferred'::text, v_newest + make_interval(secs => v_window),
-                                null::bigint, null::integer, null::integer, null::integer,
-                                null::timestamptz, null::bytea, null::integer,
-                                null::bigint;
+            return query select * from queen.pop_verdict('deferred',
+                                                          v_newest + make_interval(secs => v_window));
             return;
         end if;
     end if;
@@ -134,7 +146,8 @@ begin
 
     -- The claim. SKIP LOCKED: another worker's live lease, or another pop mid-flight on this row,
     -- means this partition is simply skipped this cycle.
-    select c.committed, c.retry_end into v_committed, v_retry_end
+    select c.committed, c.retry_end, c.batch_end, c.acked_offsets
+      into v_committed, v_retry_end, v_lapsed_end, v_lapsed
       from queen.log_consumers c
      where c.partition_id = p_partition_id and c.consumer_group = p_group
        and (c.worker_id is null or c.lease_expires_at is null or c.lease_expires_at < v_now)
@@ -148,10 +161,8 @@ begin
           from queen.log_consumers c
          where c.partition_id = p_partition_id and c.consumer_group = p_group;
         if found then
-            return query select 'locked'::text, case when v_until > v_now then v_until end,
-                                null::bigint, null::integer, null::integer, null::integer,
-                                null::timestamptz, null::bytea, null::integer,
-                                null::bigint;
+            return query select * from queen.pop_verdict('locked',
+                                                          case when v_until > v_now then v_until end);
             return;
         end if;
         -- Missing: try, not take. ON CONFLICT against a key another open transaction is inserting
@@ -161,9 +172,7 @@ begin
         -- exclusively, also without waiting) out while this transaction creates rows.
         if not pg_try_advisory_xact_lock_shared(hashtextextended(v_queue_id::text || '/' || p_group, 46))
            or not pg_try_advisory_xact_lock(hashtextextended(p_partition_id::text || '/' || p_group, 42)) then
-            return query select 'locked'::text, null::timestamptz, null::bigint, null::integer,
-                                null::integer, null::integer, null::timestamptz, null::bytea, null::integer,
-                                null::bigint;
+            return query select * from queen.pop_verdict('locked');
             return;
         end if;
         -- Seeded from the partition read above only while it is the partition of that read: one
@@ -174,18 +183,14 @@ begin
          where p.id = p_partition_id and p.created_at = v_created
            for key share skip locked;
         if not found then
-            return query select 'locked'::text, null::timestamptz, null::bigint, null::integer,
-                                null::integer, null::integer, null::timestamptz, null::bytea, null::integer,
-                                null::bigint;
+            return query select * from queen.pop_verdict('locked');
             return;
         end if;
         perform queen.pop_commit_seeded_v1();
         v_committed := queen.log_seed_cursor_v1(p_partition_id, v_queue_id, p_group, v_last,
                                                 p_sub_mode, p_sub_from, v_now);
         if v_committed is null then
-            return query select 'locked'::text, null::timestamptz, null::bigint, null::integer,
-                                null::integer, null::integer, null::timestamptz, null::bytea, null::integer,
-                                null::bigint;
+            return query select * from queen.pop_verdict('locked');
             return;
         end if;
         -- holding the advisory lock, a conflict can only be with a committed row: no wait
@@ -198,9 +203,7 @@ begin
            and (c.worker_id is null or c.lease_expires_at is null or c.lease_expires_at < v_now)
            for update skip locked;
         if not found then
-            return query select 'locked'::text, null::timestamptz, null::bigint, null::integer,
-                                null::integer, null::integer, null::timestamptz, null::bytea, null::integer,
-                                null::bigint;
+            return query select * from queen.pop_verdict('locked');
             return;
         end if;
     end if;
@@ -291,9 +294,7 @@ begin
 
     if v_taken = 0 then
         if v_deferred is not null then
-            return query select 'deferred'::text, v_deferred, null::bigint, null::integer,
-                                null::integer, null::integer, null::timestamptz, null::bytea, null::integer,
-                                null::bigint;
+            return query select * from queen.pop_verdict('deferred', v_deferred);
             return;
         end if;
         -- Cursor seal: a partition whose segments were all removed by retention would otherwise
@@ -311,9 +312,7 @@ begin
                and exists (select 1 from queen.log_partitions p
                             where p.id = p_partition_id and p.created_at = v_created);
         end if;
-        return query select 'empty'::text, null::timestamptz, null::bigint, null::integer,
-                            null::integer, null::integer, null::timestamptz, null::bytea, null::integer,
-                            null::bigint;
+        return query select * from queen.pop_verdict('empty');
         return;
     end if;
 
@@ -350,6 +349,14 @@ begin
          where c.partition_id = p_partition_id and c.consumer_group = p_group
         returning c.attempt_count into v_attempt;
         perform queen.pop_commit_lease_v1();
+    end if;
+    if v_lapsed is not null then
+        -- an expired lease's batch goes out again whole, with what it dead-lettered above the
+        -- cursor: so that is no dead letter too (processed twice, a third time after a requeue)
+        delete from queen.dead_letters d
+         where d.partition_id = p_partition_id and d.consumer_group = p_group
+           and d.msg_offset >= v_wanted and d.msg_offset <= v_lapsed_end
+           and d.msg_offset = any (v_lapsed);
     end if;
 
     -- one primary-key lookup per delivered segment: the blobs read are exactly those delivered,

@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import queen.server.Broker;
@@ -111,6 +112,41 @@ class AckStatusTest {
         .as("dead-lettered once the cursor passes it")
         .isEqualTo(1);
     assertThat(wire.popPartition("short", "Default", "batch=10").status()).isEqualTo(204);
+  }
+
+  @Test
+  void aMessageDeadLetteredInALeaseThatExpiresIsNotAlsoDeliveredAgain() {
+    // 3 s: long enough for the dlq ack to land inside the lease, short enough to wait out
+    wire.configure("lapsed", object().put("retryLimit", 3).put("leaseTime", 3));
+    wire.pushNumbered("lapsed", "Default", 0, 3);
+    JsonNode first = pop("lapsed", "batch=10").get("messages");
+    assertThat(ackBatch(Wire.ack(first.get(1), "dlq", "poison")).get(0).get("dlq").asBoolean())
+        .isTrue();
+    JsonNode again = afterExpiry("batch=10");
+    assertThat(Wire.numbers(again))
+        .as("the expired lease's batch goes out again whole")
+        .containsExactly(0, 1, 2);
+    assertThat(broker.get("/api/v1/dlq?queue=lapsed").json().get("total").asInt())
+        .as("redelivered, so no dead letter too")
+        .isZero();
+
+    // an autoAck pop after the expiry delivers it too: no dead letter either
+    JsonNode m = again.get("messages");
+    assertThat(ackBatch(Wire.ack(m.get(2), "dlq", "poison")).get(0).get("dlq").asBoolean())
+        .isTrue();
+    assertThat(Wire.numbers(afterExpiry("batch=10&autoAck=true"))).containsExactly(0, 1, 2);
+    assertThat(broker.get("/api/v1/dlq?queue=lapsed").json().get("total").asInt()).isZero();
+  }
+
+  private JsonNode afterExpiry(String query) {
+    AtomicReference<TestBroker.Reply> delivered = new AtomicReference<>();
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .until(
+            () ->
+                delivered.updateAndGet(r -> wire.popPartition("lapsed", "Default", query)).status()
+                    == 200);
+    return delivered.get().json();
   }
 
   private JsonNode ackBatch(ObjectNode... acks) {
