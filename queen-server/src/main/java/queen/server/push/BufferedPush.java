@@ -30,6 +30,14 @@ public final class BufferedPush implements AutoCloseable {
   /** Items handed to one push while draining: big enough to amortise, small enough to retry. */
   private static final int DRAIN_BATCH = 10_000;
 
+  /**
+   * Record bytes merged into one drain push. 10,000 items of 50 KB were one push of 500 MB, a heap
+   * run out three times over while it was encoded (the broker ended, and drained it again at its
+   * next start) and one segment that every pop of it decoded whole. A bigger record goes alone, as
+   * big as the push it came from.
+   */
+  static final int DRAIN_BYTES = 8 << 20;
+
   private static final long IDLE_CHECK_MS = 500;
   private static final long REOPEN_NANOS = TimeUnit.SECONDS.toNanos(2);
 
@@ -134,6 +142,12 @@ public final class BufferedPush implements AutoCloseable {
       }
     }
     if (behindBuffer()) {
+      if (!dbHealthy && !failover) {
+        // not buffered for an outage without failover; nor straight to the database, which may
+        // be back before the drain finds out: the push would overtake its partition's buffered ones
+        throw new BufferUnavailableException(
+            "Buffered pushes are waiting for the database to take them, retry");
+      }
       List<PushResult> results = buffer(items);
       wake();
       return results;
@@ -164,11 +178,10 @@ public final class BufferedPush implements AutoCloseable {
 
   /**
    * Whether a push straight to PostgreSQL would overtake the buffered messages of its partition.
-   * Not when the drain is stuck (its file unreadable), nor, without failover, while the database is
-   * away: then a push answers as without a buffer.
+   * Not when the drain is stuck (its file unreadable): then a push answers as without a buffer.
    */
   private boolean behindBuffer() {
-    return buffer != null && buffer.pending() > 0 && drainProgressing && (dbHealthy || failover);
+    return buffer != null && buffer.pending() > 0 && drainProgressing;
   }
 
   private List<PushResult> buffer(List<PushItem> items) {
@@ -342,17 +355,21 @@ public final class BufferedPush implements AutoCloseable {
     }
   }
 
-  /** One file's drain: records merged into batches of up to DRAIN_BATCH items. */
+  /** One file's drain: records merged into batches of up to DRAIN_BATCH items and DRAIN_BYTES. */
   private final class FileDrain {
     private List<PushItem> batch = new ArrayList<>();
+    private long batchBytes;
     private long stored;
 
     void add(byte[] record) {
       List<PushItem> items = BufferRecord.decode(record, sealing);
-      if (!batch.isEmpty() && batch.size() + items.size() > DRAIN_BATCH) {
+      if (!batch.isEmpty()
+          && (batch.size() + items.size() > DRAIN_BATCH
+              || batchBytes + record.length > DRAIN_BYTES)) {
         flush();
       }
       batch.addAll(items);
+      batchBytes += record.length;
     }
 
     void flush() {
@@ -367,6 +384,7 @@ public final class BufferedPush implements AutoCloseable {
       drained.addAndGet(batch.size());
       stored += batch.size();
       batch = new ArrayList<>();
+      batchBytes = 0;
     }
   }
 

@@ -76,18 +76,24 @@ public final class LocalBuffer implements AutoCloseable {
       throw new IOException(dir + " is in use by another broker");
     }
     LocalBuffer b = new LocalBuffer(dir, maxBytes, lockChannel, lock);
-    long last = 0;
-    for (Path f : BufferFiles.below(dir, Long.MAX_VALUE)) {
-      last = Math.max(last, BufferFiles.sequence(f));
-      b.counted.add(BufferFiles.sequence(f));
-      b.bytesOnDisk += Files.size(f);
-      b.pending.addAndGet(messagesIn(f));
+    try {
+      long last = 0;
+      for (Path f : BufferFiles.below(dir, Long.MAX_VALUE)) {
+        last = Math.max(last, BufferFiles.sequence(f));
+        b.counted.add(BufferFiles.sequence(f));
+        b.bytesOnDisk += Files.size(f);
+        b.pending.addAndGet(messagesIn(f));
+      }
+      // numbers of files set aside are not reused: renamed back, one would land on a newer file
+      for (Path f : BufferFiles.setAside(dir)) {
+        last = Math.max(last, BufferFiles.sequence(f));
+      }
+      b.currentSequence = last + 1;
+    } catch (IOException | RuntimeException e) {
+      // the lock goes with the failed open: kept, every retry of it found the directory "in use"
+      lockChannel.close();
+      throw e;
     }
-    // numbers of files set aside are not reused: renamed back, one would land on a newer file
-    for (Path f : BufferFiles.setAside(dir)) {
-      last = Math.max(last, BufferFiles.sequence(f));
-    }
-    b.currentSequence = last + 1;
     return b;
   }
 

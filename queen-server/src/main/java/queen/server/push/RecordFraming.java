@@ -50,7 +50,9 @@ final class RecordFraming {
         ByteBuffer h = ByteBuffer.wrap(header);
         int length = h.getInt();
         int checksum = h.getInt();
-        if (length < 0 || length > MAX_RECORD) {
+        // a body starts with its item count; 8 zero bytes (a tail zero-filled by a power loss)
+        // have the checksum of an empty body
+        if (length < Integer.BYTES || length > MAX_RECORD) {
           return;
         }
         byte[] body = in.readNBytes(length);

@@ -114,10 +114,7 @@ class FailoverTest {
 
   @Test
   void aDatabaseThatTakesNoWritesHoldsTheDrainAndSetsNothingAside() throws Exception {
-    Logger drains = (Logger) LoggerFactory.getLogger(BufferedPush.class);
-    ListAppender<ILoggingEvent> logged = new ListAppender<>();
-    logged.start();
-    drains.addAppender(logged);
+    ListAppender<ILoggingEvent> logged = drainLog();
     String db = broker.db().database();
     // opened before the database turns read-only, its session stays writable to undo it
     try (java.sql.Connection admin = broker.connect();
@@ -132,10 +129,7 @@ class FailoverTest {
         }
         assertThat(broker.post(b, "/api/v1/push", Wire.items(items)).status()).isEqualTo(201);
       }
-      // as a primary demoted by a failover answers: every new session is read-only (25006)
-      // on Citus, the coordinator's database alone: the workers' sessions must stay writable
-      sql.execute("set citus.enable_ddl_propagation = off");
-      sql.execute("alter database " + db + " set default_transaction_read_only = on");
+      readOnly(sql, db, true);
       logged.list.clear(); // the failover's own warning
       proxy.restore();
       await().atMost(Duration.ofSeconds(30)).until(() -> !logged.list.isEmpty());
@@ -146,19 +140,16 @@ class FailoverTest {
       JsonNode status = broker.get(b, "/api/v1/status/buffers").json();
       assertThat(status.get("failed").asLong()).as("nothing set aside").isZero();
       assertThat(status.get("pending").asLong()).isEqualTo(50);
-      sql.execute("alter database " + db + " reset default_transaction_read_only");
+      readOnly(sql, db, false);
       // its sessions end, and the new ones can write: those through the proxy alone (a cut and
       // a restore of the proxy could lose its port to another socket in between)
-      for (int port : proxy.upstreamPorts()) {
-        sql.execute(
-            "select pg_terminate_backend(pid) from pg_stat_activity where client_port = " + port);
-      }
+      endSessionsThrough(sql, proxy);
       await()
           .atMost(Duration.ofSeconds(60))
           .until(() -> broker.get(b, "/api/v1/status/buffers").json().get("pending").asLong() == 0);
       assertThat(broker.get(b, "/api/v1/status/buffers").json().get("failed").asLong()).isZero();
     } finally {
-      drains.detachAppender(logged);
+      ((Logger) LoggerFactory.getLogger(BufferedPush.class)).detachAppender(logged);
     }
     assertThat(
             broker.sqlLong(
@@ -166,6 +157,86 @@ class FailoverTest {
                     + " on q.id = p.queue_id where q.name = 'fo-ro'"))
         .as("every buffered message stored once")
         .isEqualTo(50);
+  }
+
+  @Test
+  void withoutFailoverAPushAfterAFailedDrainWaitsForItInsteadOfOvertakingIt() throws Exception {
+    ListAppender<ILoggingEvent> logged = drainLog();
+    String db = broker.db().database();
+    try (java.sql.Connection admin = broker.connect();
+        java.sql.Statement sql = admin.createStatement();
+        TcpProxy proxy = new TcpProxy(broker.db().port());
+        Broker b =
+            broker.startAnother(
+                Map.of(
+                    "PG_HOST", "127.0.0.1",
+                    "PG_PORT", Integer.toString(proxy.port()),
+                    "QUEEN_STATE_REFRESH_MS", "100"))) {
+      broker.post(b, "/api/v1/system/maintenance", Wire.object().put("enabled", true));
+      for (int n = 0; n < 10; n++) {
+        ObjectNode item = Wire.item("fo-order", "p", "fo-order-" + n, Wire.object().put("n", n));
+        JsonNode r = broker.post(b, "/api/v1/push", Wire.items(List.of(item))).json().get(0);
+        assertThat(r.get("status").asText()).isEqualTo("buffered");
+      }
+      readOnly(sql, db, true);
+      endSessionsThrough(sql, proxy);
+      logged.list.clear();
+      sql.execute("select queen.set_push_maintenance_v1(false)");
+      await().atMost(Duration.ofSeconds(30)).until(() -> !logged.list.isEmpty());
+      readOnly(sql, db, false);
+      endSessionsThrough(sql, proxy);
+      // writable again before the drain's next turn: a push straight to the database came first
+      for (int n = 10; n < 20; n++) {
+        ObjectNode item = Wire.item("fo-order", "p", "fo-order-" + n, Wire.object().put("n", n));
+        await()
+            .atMost(Duration.ofSeconds(30))
+            .until(() -> broker.post(b, "/api/v1/push", Wire.items(List.of(item))).status() == 201);
+      }
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .until(() -> broker.get(b, "/api/v1/status/buffers").json().get("pending").asLong() == 0);
+    } finally {
+      ((Logger) LoggerFactory.getLogger(BufferedPush.class)).detachAppender(logged);
+    }
+    TestBroker.Reply r =
+        broker.get(
+            "/api/v1/pop/queue/fo-order/partition/p?consumerGroup=check&batch=100&autoAck=true");
+    List<Integer> order = new ArrayList<>();
+    r.json().get("messages").forEach(m -> order.add(m.at("/data/n").asInt()));
+    assertThat(order)
+        .as("in push order, each once")
+        .isEqualTo(java.util.stream.IntStream.range(0, 20).boxed().toList());
+  }
+
+  /** What BufferedPush logs from now on; detach it when done. */
+  private static ListAppender<ILoggingEvent> drainLog() {
+    ListAppender<ILoggingEvent> logged = new ListAppender<>();
+    logged.start();
+    ((Logger) LoggerFactory.getLogger(BufferedPush.class)).addAppender(logged);
+    return logged;
+  }
+
+  /**
+   * Every new session of the test's database read-only (SQLSTATE 25006), as a primary demoted by a
+   * failover answers, or writable again. On Citus, the coordinator's database alone: the workers'
+   * sessions must stay writable.
+   */
+  private static void readOnly(java.sql.Statement sql, String db, boolean on) throws Exception {
+    sql.execute("set citus.enable_ddl_propagation = off");
+    sql.execute(
+        "alter database "
+            + db
+            + (on
+                ? " set default_transaction_read_only = on"
+                : " reset default_transaction_read_only"));
+  }
+
+  /** Ends the database sessions a broker behind {@code proxy} holds: its next ones are new. */
+  private static void endSessionsThrough(java.sql.Statement sql, TcpProxy proxy) throws Exception {
+    for (int port : proxy.upstreamPorts()) {
+      sql.execute(
+          "select pg_terminate_backend(pid) from pg_stat_activity where client_port = " + port);
+    }
   }
 
   @Test

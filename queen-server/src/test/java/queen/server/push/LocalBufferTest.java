@@ -44,6 +44,12 @@ class LocalBufferTest {
     return out;
   }
 
+  private static Path firstLog(Path dir) throws IOException {
+    try (var s = Files.list(dir)) {
+      return s.filter(p -> p.toString().endsWith(".log")).findFirst().orElseThrow();
+    }
+  }
+
   @Test
   void aRecordOverTheLimitADrainReadsIsRefusedAndTheRecordsAroundItKept() throws IOException {
     Path dir = Files.createTempDirectory("queen-buffer-huge");
@@ -56,10 +62,7 @@ class LocalBufferTest {
       assertThat(b.failedWrites()).isEqualTo(1);
       assertThat(b.pending()).isEqualTo(2);
     }
-    try (var files = Files.list(dir)) {
-      Path file = files.filter(p -> p.toString().endsWith(".log")).findFirst().orElseThrow();
-      assertThat(records(file)).hasSize(2);
-    }
+    assertThat(records(firstLog(dir))).hasSize(2);
   }
 
   @Test
@@ -71,10 +74,7 @@ class LocalBufferTest {
       b.append(record("c"), 1);
       assertThat(b.pending()).isEqualTo(3);
     }
-    Path file;
-    try (var s = Files.list(dir)) {
-      file = s.filter(p -> p.toString().endsWith(".log")).findFirst().orElseThrow();
-    }
+    Path file = firstLog(dir);
     try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "rw")) {
       f.setLength(f.length() - 5); // the crash cut the last record short
     }
@@ -91,6 +91,35 @@ class LocalBufferTest {
   }
 
   @Test
+  void aZeroFilledTailIsNoRecord() throws IOException {
+    Path dir = Files.createTempDirectory("queen-buffer-zeros");
+    try (LocalBuffer b = LocalBuffer.open(dir, 1 << 20)) {
+      b.append(record("a"), 1);
+      b.append(record("b"), 1);
+    }
+    Path file = firstLog(dir);
+    // a power loss can leave the file's last pages allocated and zero-filled
+    Files.write(file, new byte[4096], java.nio.file.StandardOpenOption.APPEND);
+    assertThat(records(file)).as("8 zero bytes are no empty record").hasSize(2);
+    try (LocalBuffer b = LocalBuffer.open(dir, 1 << 20)) {
+      assertThat(b.pending()).isEqualTo(2);
+    }
+  }
+
+  @Test
+  void anOpenThatFailsLeavesTheDirectoryFreeForTheNextOne() throws IOException {
+    Path dir = Files.createTempDirectory("queen-buffer-unreadable");
+    Path notAFile = Files.createDirectory(BufferFiles.file(dir, 1));
+    assertThatThrownBy(() -> LocalBuffer.open(dir, 1 << 20))
+        .isInstanceOf(IOException.class)
+        .hasMessageNotContaining("in use by another broker");
+    Files.delete(notAFile);
+    try (LocalBuffer b = LocalBuffer.open(dir, 1 << 20)) {
+      assertThat(b.pending()).isZero();
+    }
+  }
+
+  @Test
   void aCorruptedRecordEndsTheFileAndOneDirectoryHasOneOwner() throws IOException {
     Path dir = Files.createTempDirectory("queen-buffer-crc");
     try (LocalBuffer b = LocalBuffer.open(dir, 1 << 20)) {
@@ -100,10 +129,7 @@ class LocalBufferTest {
           .isInstanceOf(IOException.class)
           .hasMessageContaining("in use by another broker");
     }
-    Path file;
-    try (var s = Files.list(dir)) {
-      file = s.filter(p -> p.toString().endsWith(".log")).findFirst().orElseThrow();
-    }
+    Path file = firstLog(dir);
     byte[] bytes = Files.readAllBytes(file);
     bytes[bytes.length - 3] ^= 0x40; // a flipped bit inside the second record's body
     Files.write(file, bytes);

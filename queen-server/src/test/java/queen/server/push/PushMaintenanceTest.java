@@ -142,6 +142,27 @@ class PushMaintenanceTest {
   }
 
   @Test
+  void aDrainCutsBigBufferedPushesIntoPushesOfBoundedSize() {
+    // 12 pushes of a 1 MiB message each: merged by count alone, one push and one segment of 12 MiB
+    maintenance(null, true);
+    String big = "x".repeat(1 << 20);
+    for (int n = 0; n < 12; n++) {
+      ObjectNode item =
+          Wire.item(
+              "mnt-big", "p0", "mnt-big-" + n, Wire.object().put("p", 0).put("n", n).put("s", big));
+      assertThat(broker.post("/api/v1/push", Wire.items(List.of(item))).status()).isEqualTo(201);
+    }
+    maintenance(null, false);
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(() -> broker.get("/api/v1/status/buffers").json().get("pending").asLong() == 0);
+    assertThat(segments("mnt-big"))
+        .as("drain pushes of at most %d MiB", BufferedPush.DRAIN_BYTES >> 20)
+        .isGreaterThanOrEqualTo(2);
+    assertEveryMessageOnceInOrder("mnt-big", 12, 1);
+  }
+
+  @Test
   void aPushAfterTheSwitchAnsweredIsBufferedWhateverARefreshInFlightHadRead() {
     // a refresh that read the switch before it was set, applied after the route set it, turned
     // it off again for an interval: a push then went straight to the database, past the buffer
