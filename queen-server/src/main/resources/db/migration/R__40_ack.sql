@@ -157,7 +157,8 @@ begin
             cur.retry_count := 0;
             cur.retry_end := null;
         end if;
-        select q.retry_limit, q.name, p.name, p.last_offset into v_limit, v_qname, v_pname, v_last
+        select q.retry_limit, q.name, p.name, p.last_offset, p.retained_from
+          into v_limit, v_qname, v_pname, v_last, v_retained
           from queen.log_partitions p join queen.queues q on q.id = p.queue_id
          where p.id = g.pid;
 
@@ -265,8 +266,9 @@ begin
         v_new := greatest(cur.committed, coalesce(v_commit_to, cur.committed));
         if cur.worker_id is not null and cur.lease_expires_at > v_now then
             -- advance over the contiguous acked prefix; offsets between the cursor and the batch's
-            -- first delivered offset are a retention gap and count as acked
-            v_next := greatest(v_new + 1, cur.attempt_offset);
+            -- first delivered offset, or that retention deleted since the delivery, are a
+            -- retention gap and count as acked (no ack can name them: the lease stayed to expire)
+            v_next := greatest(v_new + 1, cur.attempt_offset, v_retained);
             foreach v_off in array (select coalesce(array_agg(distinct a order by a), '{}')
                                       from unnest(v_acked) a where a >= v_next)
             loop
