@@ -99,7 +99,8 @@ class MeshTest {
     java.util.Arrays.sort(ms);
     assertThat(ms[2])
         .as("median of five push-to-pop times across brokers %s ms; B's own floor is 5 s", ms)
-        .isLessThan(100);
+        // a fifth of the floor: without the hint each wake waits out most of it
+        .isLessThan(1000);
     assertThat(broker.metric(broker.startedBroker(), "queen_hints_sent_total", "")).isPositive();
   }
 
