@@ -8,12 +8,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import queen.server.store.PartitionMissingException;
 import queen.server.store.StoreException;
 
 /**
@@ -27,22 +25,12 @@ import queen.server.store.StoreException;
 public final class BufferedPush implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(BufferedPush.class);
 
-  /** Items handed to one push while draining: big enough to amortise, small enough to retry. */
-  private static final int DRAIN_BATCH = 10_000;
-
-  /**
-   * Record bytes merged into one drain push. 10,000 items of 50 KB were one push of 500 MB, a heap
-   * run out three times over while it was encoded (the broker ended, and drained it again at its
-   * next start) and one segment that every pop of it decoded whole. A bigger record goes alone, as
-   * big as the push it came from.
-   */
-  static final int DRAIN_BYTES = 8 << 20;
-
   private static final long IDLE_CHECK_MS = 500;
   private static final long REOPEN_NANOS = TimeUnit.SECONDS.toNanos(2);
 
   private final PushService direct;
   private final PayloadSealing sealing;
+  private final BufferDrain drain;
 
   /** Null while FILE_BUFFER_DIR cannot be used (see {@link #reopen}); never closed and reopened. */
   private volatile LocalBuffer buffer;
@@ -52,8 +40,6 @@ public final class BufferedPush implements AutoCloseable {
   private final long maxBytes;
   private long reopenedAt = System.nanoTime();
   private final boolean failover;
-  private final AtomicLong drained = new AtomicLong();
-  private final AtomicLong failedRecords = new AtomicLong();
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition work = lock.newCondition();
   private Thread drainer;
@@ -77,6 +63,7 @@ public final class BufferedPush implements AutoCloseable {
       PushService direct, PayloadSealing sealing, Path dir, long maxBytes, boolean failover) {
     this.direct = direct;
     this.sealing = sealing;
+    this.drain = new BufferDrain(direct, sealing, () -> maintenance || closed);
     this.failover = failover;
     this.dir = dir;
     this.maxBytes = maxBytes;
@@ -227,8 +214,8 @@ public final class BufferedPush implements AutoCloseable {
     return new Status(
         buffer == null ? 0 : buffer.pending(),
         buffer == null ? 0 : buffer.failedWrites(),
-        failedRecords.get(),
-        drained.get(),
+        drain.failedRecords(),
+        drain.drained(),
         dbHealthy,
         buffer != null);
   }
@@ -277,11 +264,11 @@ public final class BufferedPush implements AutoCloseable {
         if (buffer.pending() == 0) {
           continue;
         }
-        long before = drained.get();
-        drain();
+        long before = drain.drained();
+        drain.drain(buffer);
         drainProgressing = true;
         // pushes queued behind the drain meanwhile: take them at once, not after a pause
-        again = drained.get() > before && buffer.pending() > 0;
+        again = drain.drained() > before && buffer.pending() > 0;
         if (!dbHealthy) {
           log.info("database reachable again: local buffer drained");
         }
@@ -292,113 +279,12 @@ public final class BufferedPush implements AutoCloseable {
           drainRefused = e.getMessage(); // the database logs outages; this once per cause
           log.warn("local buffer drain refused by the database, retrying: {}", drainRefused);
         }
-        dbHealthy = false; // the database cannot take the drain now: drain() kept every file
+        dbHealthy = false; // the database cannot take the drain now: the drain kept every file
       } catch (IOException | RuntimeException e) {
         drainProgressing = false; // pushes stop queueing behind it until a drain succeeds
         log.warn("local buffer drain failed, retrying: {}", e.getMessage());
       }
     }
-  }
-
-  /**
-   * Drains every sealed file, oldest first, in batches of whole records; stops on maintenance or an
-   * outage (the file is drained again from its start: dedup stores each message once).
-   */
-  private void drain() throws IOException {
-    buffer.seal();
-    for (Path file : buffer.sealedFiles()) {
-      if (!buffer.counted(file)) {
-        continue; // renamed back just now: counted, then drained, at the next turn
-      }
-      FileDrain d = new FileDrain();
-      try {
-        RecordFraming.forEachRecord(file, d::add);
-        d.flush();
-      } catch (Stopped | StoreException e) {
-        buffer.stored(-d.stored); // the file is drained again from its start
-        if (e instanceof StoreException se && se.refusedData()) {
-          quarantine(file, se);
-          continue;
-        }
-        if (e instanceof StoreException se) {
-          // not the data: a server that takes no writes now (a failover's demoted primary, a
-          // full disk, a cancel) set every file aside within one pass, and pushes after it went
-          // straight to the database ahead of them
-          throw se;
-        }
-        return;
-      } catch (PartitionMissingException e) {
-        // partitions removed as inactive again and again while the push prepared: not the data,
-        // and the next turn creates them afresh
-        buffer.stored(-d.stored);
-        throw e;
-      } catch (RuntimeException e) {
-        buffer.stored(-d.stored);
-        quarantine(file, e);
-        continue;
-      } catch (IOException e) {
-        // counted again when the file is drained again: left counted off, the pending count
-        // reached 0 early and the drain stopped with messages on disk. A file that stays
-        // unreadable is tried again every half second, logged each time, and the files after it
-        // wait: setting it aside would need its count, which it cannot give
-        buffer.stored(-d.stored);
-        throw e;
-      }
-      buffer.drained(file);
-    }
-  }
-
-  /** Maintenance went on, or the broker is closing: the drain stops between two batches. */
-  private static final class Stopped extends RuntimeException {
-    Stopped() {
-      super(null, null, false, false);
-    }
-  }
-
-  /** One file's drain: records merged into batches of up to DRAIN_BATCH items and DRAIN_BYTES. */
-  private final class FileDrain {
-    private List<PushItem> batch = new ArrayList<>();
-    private long batchBytes;
-    private long stored;
-
-    void add(byte[] record) {
-      List<PushItem> items = BufferRecord.decode(record, sealing);
-      if (!batch.isEmpty()
-          && (batch.size() + items.size() > DRAIN_BATCH
-              || batchBytes + record.length > DRAIN_BYTES)) {
-        flush();
-      }
-      batch.addAll(items);
-      batchBytes += record.length;
-    }
-
-    void flush() {
-      if (maintenance || closed) {
-        throw new Stopped();
-      }
-      if (batch.isEmpty()) {
-        return;
-      }
-      direct.push(batch);
-      buffer.stored(batch.size());
-      drained.addAndGet(batch.size());
-      stored += batch.size();
-      batch = new ArrayList<>();
-      batchBytes = 0;
-    }
-  }
-
-  /** A file the database refuses for good (not an outage) is set aside, never dropped. */
-  private void quarantine(Path file, RuntimeException e) throws IOException {
-    long messages = buffer.quarantine(file);
-    buffer.stored(messages);
-    failedRecords.addAndGet(messages);
-    log.error(
-        "buffered file {} ({} messages) cannot be stored and is kept as {}.failed",
-        file.getFileName(),
-        messages,
-        file.getFileName(),
-        e);
   }
 
   @Override

@@ -157,7 +157,7 @@ class PushMaintenanceTest {
         .atMost(Duration.ofSeconds(30))
         .until(() -> broker.get("/api/v1/status/buffers").json().get("pending").asLong() == 0);
     assertThat(segments("mnt-big"))
-        .as("drain pushes of at most %d MiB", BufferedPush.DRAIN_BYTES >> 20)
+        .as("drain pushes of at most %d MiB", BufferDrain.DRAIN_BYTES >> 20)
         .isGreaterThanOrEqualTo(2);
     assertEveryMessageOnceInOrder("mnt-big", 12, 1);
   }
