@@ -6,8 +6,10 @@
 -- between. autoAck pops, acks, pushes and everything else keep the database's synchronous_commit.
 -- `queen.flush_leases = on` (alter database / alter role ... set) makes lease pops wait too.
 -- A pop's other writes may be forgotten with its leases: the attempt count and batch_end of the
--- lease, the cursor seal (sealed again by the next pop) and the scan watermark (a hint). A new
--- write on the pop path must be one of these kinds, or call queen.pop_commit_seeded_v1().
+-- lease, the cursor seal (sealed again by the next pop), the scan watermark (a hint), the dead
+-- letters an expired lease's batch takes back and a lease ended because its slices were deleted
+-- (both done again by the next pop). A new write on the pop path must be one of these kinds, or
+-- call queen.pop_commit_seeded_v1().
 
 -- Called where a pop takes a lease: off unless the transaction seeded a cursor.
 create or replace function queen.pop_commit_lease_v1()

@@ -91,6 +91,7 @@ declare
     -- an expired lease's batch and what it acked out of order, dead letters among them
     v_lapsed_end bigint;
     v_lapsed     bigint[];
+    v_sent       boolean := false;
     v_until      timestamptz;
     v_wanted     bigint;
     v_next       bigint;
@@ -350,14 +351,6 @@ begin
         returning c.attempt_count into v_attempt;
         perform queen.pop_commit_lease_v1();
     end if;
-    if v_lapsed is not null then
-        -- an expired lease's batch goes out again whole, with what it dead-lettered above the
-        -- cursor: so that is no dead letter too (processed twice, a third time after a requeue)
-        delete from queen.dead_letters d
-         where d.partition_id = p_partition_id and d.consumer_group = p_group
-           and d.msg_offset >= v_wanted and d.msg_offset <= v_lapsed_end
-           and d.msg_offset = any (v_lapsed);
-    end if;
 
     -- one primary-key lookup per delivered segment: the blobs read are exactly those delivered,
     -- whatever plan a join would get on a table whose statistics lag behind its pushes
@@ -369,7 +362,22 @@ begin
                v_attempt, v_charges[v_i]
           from queen.log_segments s
          where s.partition_id = p_partition_id and s.base_offset = v_bases[v_i];
+        v_sent := v_sent or found;
     end loop;
+    if not v_sent then
+        -- retention or a clear deleted every slice since the plan read it (each statement reads
+        -- anew): no lease over nothing, which kept the group off the partition until it expired
+        update queen.log_consumers c
+           set worker_id = null, lease_expires_at = null, lease_acquired_at = null, batch_end = null
+         where c.partition_id = p_partition_id and c.consumer_group = p_group;
+    elsif v_lapsed is not null then
+        -- an expired lease's batch goes out again whole, with what it dead-lettered above the
+        -- cursor: so that is no dead letter too (processed twice, a third time after a requeue)
+        delete from queen.dead_letters d
+         where d.partition_id = p_partition_id and d.consumer_group = p_group
+           and d.msg_offset >= v_wanted and d.msg_offset <= v_lapsed_end
+           and d.msg_offset = any (v_lapsed);
+    end if;
 end;
 $$;
 
