@@ -136,4 +136,43 @@ final class Fields {
               + "'");
     }
   }
+
+  /**
+   * Rejects what jsonb cannot hold: NUL characters and lone surrogates, in texts or names, and
+   * numbers beyond PostgreSQL's numeric (131,072 digits before the point, 16,383 after).
+   */
+  static void storableJson(JsonNode v, String at) {
+    if (v.isTextual()) {
+      storableText(v.asText(), at);
+    } else if (v.isNumber()) {
+      java.math.BigDecimal d = v.decimalValue();
+      if (d.precision() - d.scale() > 131_072 || d.scale() > 16_383) {
+        throw ApiException.badRequest(at + " holds a number beyond what PostgreSQL can store");
+      }
+    } else if (v.isContainerNode()) {
+      for (var e : v.properties()) {
+        storableText(e.getKey(), at);
+        storableJson(e.getValue(), at);
+      }
+      if (v.isArray()) {
+        for (JsonNode item : v) {
+          storableJson(item, at);
+        }
+      }
+    }
+  }
+
+  static void storableText(String s, String at) {
+    for (int i = 0; i < s.length(); i++) {
+      char ch = s.charAt(i);
+      boolean paired =
+          Character.isHighSurrogate(ch)
+              ? i + 1 < s.length() && Character.isLowSurrogate(s.charAt(++i))
+              : !Character.isLowSurrogate(ch);
+      if (ch == 0 || !paired) {
+        throw ApiException.badRequest(
+            at + " must not contain NUL characters or unpaired surrogates");
+      }
+    }
+  }
 }

@@ -133,6 +133,12 @@ public final class HttpApi extends Handler.Abstract {
       Replies.error(res, 400, "A name in the path must not contain '/' (%2F)");
       return;
     }
+    if (hasDotSegment(request.getHttpURI().getPath())) {
+      // and on the path with its dot segments resolved: the seek of a partition named ".."
+      // (.../queues/q/partitions/../seek) was the seek of every partition of queue q
+      Replies.error(res, 400, "A name in the path must not be '.' or '..'");
+      return;
+    }
     if (!admitted) {
       Replies.error(
           res, 403, "Requests from this web page's origin are not allowed (QUEEN_CORS_ORIGINS)");
@@ -243,6 +249,23 @@ public final class HttpApi extends Handler.Abstract {
     } catch (IllegalArgumentException e) {
       return null;
     }
+  }
+
+  /** Whether a raw path has a segment {@code .} or {@code ..} (before any {@code ;} parameter). */
+  static boolean hasDotSegment(String rawPath) {
+    for (int i = rawPath.indexOf('.'); i >= 0; i = rawPath.indexOf('.', i + 1)) {
+      int start = rawPath.lastIndexOf('/', i) + 1;
+      int end = i + 1;
+      if (end < rawPath.length() && rawPath.charAt(end) == '.' && end - 1 == start) {
+        end++;
+      }
+      boolean endsSegment =
+          end == rawPath.length() || rawPath.charAt(end) == '/' || rawPath.charAt(end) == ';';
+      if (i == start && endsSegment) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** Whether a raw path holds {@code %2F} in either case, without a copy of it per request. */

@@ -25,6 +25,11 @@ public final class MessageRoutes implements Routes {
       Set.of("pending", "processing", "completed", "dead_letter");
   private static final String QUEUE_MODE = MessageStore.QUEUE_MODE;
 
+  /**
+   * The deepest page of the message list: it reads up to limit + offset partitions and segments.
+   */
+  private static final int MAX_LIST_OFFSET = 100_000;
+
   private final MessageStore messages;
   private final MessageRemoval removal;
   private final TraceStore traces;
@@ -59,10 +64,10 @@ public final class MessageRoutes implements Routes {
     Params p = new Params(req);
     UUID partitionId = Fields.uuid(p.path("partitionId"), "partitionId");
     String transactionId = p.path("transactionId");
-    List<String> groups = removal.moveToDeadLetters(partitionId, transactionId);
-    if (groups.isEmpty()) {
-      throw ApiException.notFound("Message not found");
-    }
+    List<String> groups =
+        removal
+            .moveToDeadLetters(partitionId, transactionId)
+            .orElseThrow(() -> ApiException.notFound("Message not found"));
     ObjectNode body =
         Json.object()
             .put("success", true)
@@ -107,7 +112,12 @@ public final class MessageRoutes implements Routes {
       to = now.truncatedTo(ChronoUnit.MINUTES).plus(Duration.ofMinutes(1));
     }
     int limit = p.limit(200, 1000);
-    int offset = p.offset(100_000);
+    int offset = p.offset();
+    if (offset > MAX_LIST_OFFSET) {
+      // held at the bound, a client paging to an empty page got the same page forever
+      throw ApiException.badRequest(
+          "offset must be at most " + MAX_LIST_OFFSET + ": narrow the time range or filter");
+    }
     MessageStore.Filter filter =
         new MessageStore.Filter(
             p.optional("queue"),

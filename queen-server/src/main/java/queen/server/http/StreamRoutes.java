@@ -299,47 +299,8 @@ public final class StreamRoutes implements Routes {
     if (v == null) {
       return "null";
     }
-    storable(v, at + ".value");
+    Fields.storableJson(v, at + ".value");
     return new String(Json.bytes(v), StandardCharsets.UTF_8);
-  }
-
-  /**
-   * Rejects what jsonb cannot hold: NUL characters and lone surrogates, in texts or names, and
-   * numbers beyond PostgreSQL's numeric (131,072 digits before the point, 16,383 after).
-   */
-  private static void storable(JsonNode v, String at) {
-    if (v.isTextual()) {
-      storableText(v.asText(), at);
-    } else if (v.isNumber()) {
-      java.math.BigDecimal d = v.decimalValue();
-      if (d.precision() - d.scale() > 131_072 || d.scale() > 16_383) {
-        throw ApiException.badRequest(at + " holds a number beyond what PostgreSQL can store");
-      }
-    } else if (v.isContainerNode()) {
-      for (var e : v.properties()) {
-        storableText(e.getKey(), at);
-        storable(e.getValue(), at);
-      }
-      if (v.isArray()) {
-        for (JsonNode item : v) {
-          storable(item, at);
-        }
-      }
-    }
-  }
-
-  private static void storableText(String s, String at) {
-    for (int i = 0; i < s.length(); i++) {
-      char ch = s.charAt(i);
-      boolean paired =
-          Character.isHighSurrogate(ch)
-              ? i + 1 < s.length() && Character.isLowSurrogate(s.charAt(++i))
-              : !Character.isLowSurrogate(ch);
-      if (ch == 0 || !paired) {
-        throw ApiException.badRequest(
-            at + " must not contain NUL characters or unpaired surrogates");
-      }
-    }
   }
 
   /** A required non-empty string of a state operation. */
@@ -351,7 +312,7 @@ public final class StreamRoutes implements Routes {
     if (!v.isTextual()) {
       throw ApiException.badRequest(at + "." + field + " must be a string");
     }
-    storableText(v.asText(), at + "." + field);
+    Fields.storableText(v.asText(), at + "." + field);
     return v.asText();
   }
 

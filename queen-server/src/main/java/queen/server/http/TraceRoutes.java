@@ -60,6 +60,7 @@ public final class TraceRoutes implements Routes {
     if (data == null || data.isNull()) {
       throw ApiException.badRequest("data is required");
     }
+    Fields.storableJson(data, "data");
     List<String> names = names(body.get("traceNames"));
     String eventType = Fields.optionalString(body, "eventType", "info");
     String group = Fields.optionalString(body, "consumerGroup", null);

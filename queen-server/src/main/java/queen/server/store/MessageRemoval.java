@@ -6,6 +6,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.UUID;
 import queen.server.codec.Frame;
 import queen.server.codec.SegmentCodec;
@@ -43,41 +44,67 @@ public final class MessageRemoval {
   /**
    * Moves one message to the dead letters of every group whose cursor has not passed it, and of
    * every group subscribed to the queue that would still read it from this partition (of the queue
-   * mode when no group would), then deletes it from the log as {@link #delete} does: a log cannot
-   * renumber, so the dead letter is the message's only live copy and a requeue appends it anew. The
-   * groups it was dead-lettered for; empty when there is no such retained message.
+   * mode when no group has read the partition or subscribed), then deletes it from the log as
+   * {@link #delete} does: a log cannot renumber, so the dead letter is the message's only live copy
+   * and a requeue appends it anew. The groups it was dead-lettered for (none when every group had
+   * consumed it); empty when there is no such retained message.
    */
-  public List<String> moveToDeadLetters(UUID partitionId, String transactionId) {
-    return db.unbounded(
-        c -> {
-          TxnCandidates.Match m = MessageStore.newest(c, partitionId, transactionId);
-          if (m == null) {
-            return List.of();
+  public Optional<List<String>> moveToDeadLetters(UUID partitionId, String transactionId) {
+    try {
+      return Optional.of(db.unbounded(c -> moveToDeadLetters(c, partitionId, transactionId)));
+    } catch (Gone e) {
+      return Optional.empty();
+    }
+  }
+
+  private static List<String> moveToDeadLetters(Connection c, UUID partitionId, String txn)
+      throws SQLException {
+    TxnCandidates.Match m = MessageStore.newest(c, partitionId, txn);
+    if (m == null) {
+      throw new Gone();
+    }
+    List<String> groups = new ArrayList<>();
+    boolean read = false;
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "select consumer_group, committed < ? from queen.log_consumers where partition_id = ?")) {
+      ps.setLong(1, m.offset());
+      ps.setObject(2, partitionId);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          read = true;
+          if (rs.getBoolean(2)) {
+            groups.add(rs.getString(1));
           }
-          List<String> groups = new ArrayList<>();
-          try (PreparedStatement ps =
-              c.prepareStatement(
-                  "select consumer_group from queen.log_consumers"
-                      + " where partition_id = ? and committed < ?")) {
-            ps.setObject(1, partitionId);
-            ps.setLong(2, m.offset());
-            groups.addAll(column(ps));
-          }
-          groups.addAll(subscribedWithoutCursor(c, partitionId, m.offset()));
-          groups.sort(null);
-          if (groups.isEmpty()) {
-            groups.add(MessageStore.QUEUE_MODE);
-          }
-          DeadLetters.write(
-              c,
-              groups.stream()
-                  .map(
-                      g ->
-                          new DeadLetters.Entry(
-                              partitionId, g, m.offset(), "Moved to dead letter queue by admin", 0))
-                  .toList());
-          return markDeleted(c, partitionId, m.offset()) ? groups : List.<String>of();
-        });
+        }
+      }
+    }
+    groups.addAll(subscribedWithoutCursor(c, partitionId, m.offset()));
+    groups.sort(null);
+    if (groups.isEmpty() && !read) {
+      groups.add(MessageStore.QUEUE_MODE);
+    }
+    DeadLetters.write(
+        c,
+        groups.stream()
+            .map(
+                g ->
+                    new DeadLetters.Entry(
+                        partitionId, g, m.offset(), "Moved to dead letter queue by admin", 0))
+            .toList());
+    if (!markDeleted(c, partitionId, m.offset())) {
+      // deleted or expired meanwhile: its dead letters go back with the transaction, or a retry
+      // brought back a message the answer (404) said was not there
+      throw new Gone();
+    }
+    return groups;
+  }
+
+  /** The message is not (or no longer) in the log: the transaction rolls back. */
+  private static final class Gone extends RuntimeException {
+    Gone() {
+      super(null, null, false, false);
+    }
   }
 
   /**

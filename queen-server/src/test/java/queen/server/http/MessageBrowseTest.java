@@ -54,6 +54,10 @@ class MessageBrowseTest {
     assertThat(broker.get("/api/v1/messages?queue=browse&limit=2&offset=1").json().get("messages"))
         .extracting(m -> m.get("transactionId").asText())
         .containsExactly("browse-b-0", "browse-a-2");
+    // beyond the deepest page: a 400, not that page again (a client paging to an empty one looped)
+    TestBroker.Reply deep = broker.get("/api/v1/messages?queue=browse&offset=250000");
+    assertThat(deep.status()).isEqualTo(400);
+    assertThat(deep.json().get("error").asText()).contains("offset");
     assertThat(
             broker
                 .get("/api/v1/messages?queue=browse&to=2000-01-01T00:00:00Z")

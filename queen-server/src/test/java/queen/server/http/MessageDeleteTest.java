@@ -148,6 +148,22 @@ class MessageDeleteTest {
   }
 
   @Test
+  void aMessageEveryGroupConsumedOnlyLeavesTheLogWhenMovedToTheDeadLetters() {
+    wire.pushNumbered("mvdone", "p", 0, 2);
+    wire.ackAll(wire.popPartition("mvdone", "p", "consumerGroup=done&batch=10").json());
+    TestBroker.Reply moved =
+        broker.post("/api/v1/messages/" + partitionId("mvdone") + "/mvdone-p-1/dlq", Wire.object());
+    assertThat(moved.status()).isEqualTo(200);
+    assertThat(moved.json().get("consumerGroups").toString())
+        .as("no group is behind it: no queue-mode dead letter for a consumer that read nothing")
+        .isEqualTo("[]");
+    assertThat(broker.get("/api/v1/dlq?queue=mvdone").json().get("total").asInt()).isZero();
+    assertThat(
+            Wire.numbers(wire.popPartition("mvdone", "p", "consumerGroup=fresh&batch=10").json()))
+        .containsExactly(0);
+  }
+
+  @Test
   void aMessageMovedToTheDeadLettersGoesAlsoToAGroupSubscribedWithoutACursorThere() {
     wire.pushNumbered("mvsub", "other", 0, 1);
     // early subscribes (mode all) by popping another partition: it has no cursor on p yet

@@ -179,5 +179,18 @@ class StrictInputTest {
             broker.sqlLong(
                 "select count(*) from queen.log_consumers where consumer_group = 'billing'"))
         .isEqualTo(1);
+    // nor a partition named "..", resolved away to the seek of every partition of the queue
+    broker.post("/api/v1/push", push("slashed", "q"));
+    refused(
+        broker.post(
+            "/api/v1/consumer-groups/billing/queues/slashed/partitions/../seek",
+            Wire.object().put("toEnd", true)),
+        400,
+        "'..'",
+        "..");
+    refused(broker.delete("/api/v1/consumer-groups/billing/queues/./"), 400, "'.'", ".");
+    assertThat(broker.get("/api/v1/pop/queue/slashed?consumerGroup=billing").status())
+        .as("q's message still there for billing: no seek to the end ran")
+        .isEqualTo(200);
   }
 }

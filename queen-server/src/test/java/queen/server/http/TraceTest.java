@@ -102,6 +102,11 @@ class TraceTest {
         "traceNames must be a string or an array of strings");
     ObjectNode badPid = trace(m, "x", Wire.object()).put("partitionId", "not-a-uuid");
     assertError(broker.post("/api/v1/traces", badPid), 400, "partitionId must be a UUID");
+    // jsonb holds no NUL character: a client's mistake, not the database's error (a 500)
+    assertError(
+        broker.post("/api/v1/traces", trace(m, "x", Wire.object().put("a", "nul\u0000"))),
+        400,
+        "data must not contain NUL characters or unpaired surrogates");
     ObjectNode unknown = trace(m, "x", Wire.object()).put("transactionId", "never-pushed");
     assertError(broker.post("/api/v1/traces", unknown), 404, "Message not found");
     assertError(
