@@ -87,7 +87,8 @@ public final class StreamRoutes implements Routes {
     if (sink != null) {
       sink = sink.isEmpty() ? null : Fields.name(sink, "sink_queue");
     }
-    String hash = required(body, "config_hash");
+    // compared with what is stored: a lone surrogate, stored as '?', never compared equal (409)
+    String hash = Fields.identifier(required(body, "config_hash"), "config_hash");
     boolean reset = flag(body, "reset", false);
     StreamStore.Registration r = streams.register(name, source, sink, hash, reset);
     String conflict = null;

@@ -141,7 +141,8 @@ public final class StreamStore {
               List<AppendOutcome> appended = pending.write(c);
               AckOutcome acked = null;
               if (ack != null) {
-                acked = checkedAck(c, partitionId, group, ack, release, known);
+                boolean effects = !ops.isEmpty() || !pushes.isEmpty();
+                acked = checkedAck(c, partitionId, group, ack, release, known, effects);
                 if (!acked.success()) {
                   String why = acked.error() == null ? "Unsupported ack status" : acked.error();
                   throw new Refused("ack failed: " + why);
@@ -198,7 +199,13 @@ public final class StreamStore {
    * other status is then applied as the ack route applies it, at the message's offset.
    */
   private static AckOutcome checkedAck(
-      Connection c, UUID partitionId, String group, CycleAck ack, boolean release, Long[] offset)
+      Connection c,
+      UUID partitionId,
+      String group,
+      CycleAck ack,
+      boolean release,
+      Long[] offset,
+      boolean effects)
       throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(ACK)) {
       ps.setObject(1, partitionId);
@@ -235,8 +242,30 @@ public final class StreamStore {
       if (!checked.success() || ack.positional()) {
         return checked;
       }
+      if (effects && "dlq".equals(ack.status()) && at != committed(c, partitionId, group) + 1) {
+        // dead-lettered ahead of the cursor, its message goes out again with the batch if the
+        // lease ends before the messages before it are acked: its effects would apply twice
+        throw new Refused(
+            "a dlq cycle can carry state_ops or push_items only for the next message of its"
+                + " partition: an earlier message of the batch is not acknowledged yet");
+      }
       return AckStore.call(c, group, List.of(item(partitionId, ack)), false, new Long[] {at})
           .getFirst();
+    }
+  }
+
+  /** The cursor of (partition, group), locked by streams_ack_v1 in this transaction. */
+  private static long committed(Connection c, UUID partitionId, String group) throws SQLException {
+    try (PreparedStatement ps =
+        c.prepareStatement(
+            "select committed from queen.log_consumers"
+                + " where partition_id = ? and consumer_group = ?")) {
+      ps.setObject(1, partitionId);
+      ps.setString(2, group);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getLong(1);
+      }
     }
   }
 

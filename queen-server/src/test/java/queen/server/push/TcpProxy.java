@@ -24,8 +24,26 @@ final class TcpProxy implements AutoCloseable {
 
   TcpProxy(int targetPort) throws IOException {
     this.targetPort = targetPort;
-    this.server = listen(0);
+    this.server = listenBelowEphemeral();
     this.port = server.getLocalPort();
+  }
+
+  /**
+   * A port below Linux's ephemeral range (32768 up): one from that range, free while cut, could be
+   * taken as the local port of any outgoing connection, and restore() could not listen on it again
+   * ("Address already in use", a flaky FailoverTest).
+   */
+  private ServerSocket listenBelowEphemeral() throws IOException {
+    java.util.Random random = new java.util.Random();
+    for (int attempt = 1; ; attempt++) {
+      try {
+        return listen(20_000 + random.nextInt(12_000));
+      } catch (java.net.BindException e) {
+        if (attempt == 100) {
+          throw e;
+        }
+      }
+    }
   }
 
   int port() {
@@ -34,8 +52,13 @@ final class TcpProxy implements AutoCloseable {
 
   private ServerSocket listen(int on) throws IOException {
     ServerSocket s = new ServerSocket();
-    s.setReuseAddress(true);
-    s.bind(new InetSocketAddress("127.0.0.1", on));
+    try {
+      s.setReuseAddress(true);
+      s.bind(new InetSocketAddress("127.0.0.1", on));
+    } catch (IOException e) {
+      s.close();
+      throw e;
+    }
     Thread.ofVirtual().start(() -> accept(s));
     return s;
   }

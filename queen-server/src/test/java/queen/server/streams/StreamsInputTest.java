@@ -32,6 +32,16 @@ class StreamsInputTest {
   }
 
   @Test
+  void aHashPostgresqlWouldStoreAsAnotherIsA400() {
+    // a lone surrogate is stored as '?': every registration of it, reset too, was a 409
+    String body =
+        "{\"name\":\"q-surrogate\",\"source_queue\":\"src\",\"config_hash\":\"h\\ud800\"}";
+    TestBroker.Reply r = broker.post("/streams/v1/queries", body);
+    assertThat(r.status()).isEqualTo(400);
+    assertThat(r.json().get("error").asText()).contains("config_hash");
+  }
+
+  @Test
   void theSameHashWithOtherQueuesIsAConflictToo() {
     broker.post("/streams/v1/queries", Streams.query("q-queues", "queues-a", "h"));
     TestBroker.Reply r =
