@@ -54,7 +54,8 @@ $$;
 --   deferred  held by windowBuffer or delayedProcessing until retry_at
 --   missing   the partition does not exist
 -- A delivered row also says the bytes it charged against p_max_bytes, what is left of the pop's
--- byte budget (null: none); the callers pass on what remains to the next partition.
+-- byte budget (null: none); the callers pass on what remains to the next partition. Its retry_at
+-- is the lease's end (null with autoAck).
 -- Never waits on another transaction: a wildcard pop keeps its transaction open across its whole
 -- candidate loop, and any wait there chains into stalls the deadlock detector cannot see.
 create or replace function queen.log_pop_v1(
@@ -92,6 +93,8 @@ declare
     v_lapsed_end bigint;
     v_lapsed     bigint[];
     v_sent       boolean := false;
+    -- a delivered lease's end: the broker revisits the partition then, if no ack released it
+    v_lease_until timestamptz;
     v_until      timestamptz;
     v_wanted     bigint;
     v_next       bigint;
@@ -348,7 +351,7 @@ begin
                -- a batch_end still set is an expired lease's: its batch goes out again
                redelivered_to = greatest(c.redelivered_to, c.batch_end)
          where c.partition_id = p_partition_id and c.consumer_group = p_group
-        returning c.attempt_count into v_attempt;
+        returning c.attempt_count, c.lease_expires_at into v_attempt, v_lease_until;
         perform queen.pop_commit_lease_v1();
     end if;
 
@@ -356,7 +359,7 @@ begin
     -- whatever plan a join would get on a table whose statistics lag behind its pushes
     for v_i in 1 .. v_n loop
         return query
-        select 'delivered'::text, null::timestamptz, s.base_offset, v_starts[v_i], v_takes[v_i],
+        select 'delivered'::text, v_lease_until, s.base_offset, v_starts[v_i], v_takes[v_i],
                s.msg_count, s.created_at,
                queen.pop_blob(s.blob, v_starts[v_i], s.raw_bytes, s.msg_count, p_kept_bytes),
                v_attempt, v_charges[v_i]

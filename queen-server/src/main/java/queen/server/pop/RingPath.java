@@ -275,8 +275,9 @@ final class RingPath {
   }
 
   /**
-   * Verdicts back into the ring; deferred and locked partitions with a known time go to the revisit
-   * wheel, and a partition that is ready again wakes the parked pops.
+   * Verdicts back into the ring; deferred and locked partitions with a known time, and leased
+   * deliveries at their lease's end, go to the revisit wheel, and a partition that is ready again
+   * wakes the parked pops.
    */
   private void checkIn(
       HotList ring,
@@ -292,7 +293,11 @@ final class RingPath {
       long observed = t == null ? 0 : t.version();
       long retryAt = 0;
       if (c.retryAt() != null
-          && (c.verdict() == Verdict.DEFERRED || c.verdict() == Verdict.LOCKED)
+          && (c.verdict() == Verdict.DEFERRED
+              || c.verdict() == Verdict.LOCKED
+              // a lease that ends with no ack: nothing else offers the partition again but a
+              // reseed, which on a wide queue reads a random page and may miss it again and again
+              || c.verdict() == Verdict.DELIVERED)
           && !ring.freedSince(c.partition(), observed)) {
         retryAt = now + Math.max(0, Duration.between(wallNow, c.retryAt()).toNanos());
         wheel.schedule(queue, claim.group(), c.partition(), c.retryAt());

@@ -7,8 +7,8 @@ import java.util.UUID;
 /**
  * The outcome of one claim on one partition.
  *
- * @param retryAt when a DEFERRED partition becomes visible, or when a LOCKED lease expires; null if
- *     unknown
+ * @param retryAt when a DEFERRED partition becomes visible, when a LOCKED lease expires, or when
+ *     the lease of a DELIVERED one ends; null if unknown (and for an autoAck delivery)
  * @param attempt how many times this batch has been delivered from the same offset (1 = fresh)
  */
 public record PartitionClaim(
