@@ -370,8 +370,11 @@ begin
     if not v_sent then
         -- retention or a clear deleted every slice since the plan read it (each statement reads
         -- anew): no lease over nothing, which kept the group off the partition until it expired
+        -- (an expired lease's batch and acks as they were: its dead letters are taken back by
+        -- the pop that sends that batch)
         update queen.log_consumers c
-           set worker_id = null, lease_expires_at = null, lease_acquired_at = null, batch_end = null
+           set worker_id = null, lease_expires_at = null, lease_acquired_at = null,
+               batch_end = v_lapsed_end, acked_offsets = v_lapsed
          where c.partition_id = p_partition_id and c.consumer_group = p_group;
     elsif v_lapsed is not null then
         -- an expired lease's batch goes out again whole, with what it dead-lettered above the

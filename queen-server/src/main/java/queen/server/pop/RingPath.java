@@ -292,13 +292,13 @@ final class RingPath {
       HotList.Taken t = taken.get(c.partition());
       long observed = t == null ? 0 : t.version();
       long retryAt = 0;
-      if (c.retryAt() != null
-          && (c.verdict() == Verdict.DEFERRED
-              || c.verdict() == Verdict.LOCKED
-              // a lease that ends with no ack: nothing else offers the partition again but a
-              // reseed, which on a wide queue reads a random page and may miss it again and again
-              || c.verdict() == Verdict.DELIVERED)
-          && !ring.freedSince(c.partition(), observed)) {
+      boolean gated =
+          (c.verdict() == Verdict.DEFERRED || c.verdict() == Verdict.LOCKED)
+              && !ring.freedSince(c.partition(), observed);
+      // a lease that ends with no ack: nothing else offers the partition again but a reseed,
+      // which on a wide queue reads a random page and may miss it again and again (whatever was
+      // freed meanwhile: the lease is this claim's own)
+      if (c.retryAt() != null && (gated || c.verdict() == Verdict.DELIVERED)) {
         retryAt = now + Math.max(0, Duration.between(wallNow, c.retryAt()).toNanos());
         wheel.schedule(queue, claim.group(), c.partition(), c.retryAt());
       }

@@ -242,7 +242,7 @@ public final class StreamStore {
       if (!checked.success() || ack.positional()) {
         return checked;
       }
-      if (effects && "dlq".equals(ack.status()) && at != committed(c, partitionId, group) + 1) {
+      if (effects && "dlq".equals(ack.status()) && at != next(c, partitionId, group)) {
         // dead-lettered ahead of the cursor, its message goes out again with the batch if the
         // lease ends before the messages before it are acked: its effects would apply twice
         throw new Refused(
@@ -254,14 +254,19 @@ public final class StreamStore {
     }
   }
 
-  /** The cursor of (partition, group), locked by streams_ack_v1 in this transaction. */
-  private static long committed(Connection c, UUID partitionId, String group) throws SQLException {
+  /**
+   * The next message of (partition, group): after its cursor (locked by streams_ack_v1 in this
+   * transaction), or the first retention kept.
+   */
+  private static long next(Connection c, UUID partitionId, String group) throws SQLException {
     try (PreparedStatement ps =
         c.prepareStatement(
-            "select committed from queen.log_consumers"
-                + " where partition_id = ? and consumer_group = ?")) {
+            "select greatest(c.committed + 1, p.retained_from) from queen.log_consumers c"
+                + " join queen.log_partitions p on p.id = c.partition_id"
+                + " where c.partition_id = ? and c.consumer_group = ? and p.id = ?")) {
       ps.setObject(1, partitionId);
       ps.setString(2, group);
+      ps.setObject(3, partitionId);
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
         return rs.getLong(1);
