@@ -66,8 +66,9 @@ final class BufferDrain {
         continue; // renamed back just now: counted, then drained, at the next turn
       }
       FileDrain d = new FileDrain(buffer);
+      boolean intact;
       try {
-        RecordFraming.forEachRecord(file, d::add);
+        intact = RecordFraming.forEachRecord(file, d::add);
         d.flush();
       } catch (Stopped | StoreException e) {
         buffer.stored(-d.stored); // the file is drained again from its start
@@ -98,6 +99,17 @@ final class BufferDrain {
         // wait: setting it aside would need its count, which it cannot give
         buffer.stored(-d.stored);
         throw e;
+      }
+      if (!intact) {
+        // deleted, the answered records after the damage were gone without a word
+        buffer.setAside(file);
+        log.error(
+            "buffered file {} is damaged after its first {} messages, which are stored; the"
+                + " records after the damage are not, and the file is kept as {}.failed",
+            file.getFileName(),
+            d.stored,
+            file.getFileName());
+        continue;
       }
       buffer.drained(file);
     }

@@ -378,6 +378,12 @@ public final class LocalBuffer implements AutoCloseable {
    */
   public long quarantine(Path file) throws IOException {
     long messages = messagesIn(file);
+    setAside(file);
+    return messages;
+  }
+
+  /** Sets a sealed file aside as {@code <name>.failed}, uncounted: its messages were drained. */
+  void setAside(Path file) throws IOException {
     long size = Files.size(file);
     Files.move(file, BufferFiles.setAsideName(file));
     counted.remove(BufferFiles.sequence(file));
@@ -387,7 +393,6 @@ public final class LocalBuffer implements AutoCloseable {
     } finally {
       appendLock.unlock();
     }
-    return messages;
   }
 
   /** The messages of a buffer file's whole records. */

@@ -37,15 +37,17 @@ final class RecordFraming {
 
   /**
    * Streams the whole records of a file, in order, to {@code sink}; reading stops at a torn or
-   * corrupt record (never answered: its append did not return).
+   * corrupt record (never answered: its append did not return). Returns false when what follows
+   * that record is not a torn tail: bytes other than zeros after it mean a record in the middle of
+   * the file was damaged, and the records after it were answered.
    */
-  static void forEachRecord(Path file, RecordSink sink) throws IOException {
+  static boolean forEachRecord(Path file, RecordSink sink) throws IOException {
     try (DataInputStream in =
         new DataInputStream(new BufferedInputStream(Files.newInputStream(file), 1 << 16))) {
       while (true) {
         byte[] header = in.readNBytes(HEADER);
         if (header.length < HEADER) {
-          return;
+          return true;
         }
         ByteBuffer h = ByteBuffer.wrap(header);
         int length = h.getInt();
@@ -53,16 +55,32 @@ final class RecordFraming {
         // a body starts with its item count; 8 zero bytes (a tail zero-filled by a power loss)
         // have the checksum of an empty body
         if (length < Integer.BYTES || length > MAX_RECORD) {
-          return;
+          return onlyZeros(in);
         }
         byte[] body = in.readNBytes(length);
         CRC32C crc = new CRC32C();
         crc.update(body);
-        if (body.length < length || (int) crc.getValue() != checksum) {
-          return;
+        if (body.length < length) {
+          return true;
+        }
+        if ((int) crc.getValue() != checksum) {
+          return onlyZeros(in);
         }
         sink.accept(body);
       }
     }
+  }
+
+  /** Whether the rest of the stream holds nothing but zeros (a power loss's tail). */
+  private static boolean onlyZeros(DataInputStream in) throws IOException {
+    byte[] chunk = new byte[1 << 16];
+    for (int n = in.read(chunk); n > 0; n = in.read(chunk)) {
+      for (int i = 0; i < n; i++) {
+        if (chunk[i] != 0) {
+          return false;
+        }
+      }
+    }
+    return true;
   }
 }

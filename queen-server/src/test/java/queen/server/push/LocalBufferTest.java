@@ -134,6 +134,28 @@ class LocalBufferTest {
     bytes[bytes.length - 3] ^= 0x40; // a flipped bit inside the second record's body
     Files.write(file, bytes);
     assertThat(records(file)).hasSize(1);
+    assertThat(RecordFraming.forEachRecord(file, r -> {}))
+        .as("the damaged record was the last")
+        .isTrue();
+  }
+
+  @Test
+  void aRecordDamagedBeforeOthersIsToldFromATornTail() throws IOException {
+    Path dir = Files.createTempDirectory("queen-buffer-middle");
+    try (LocalBuffer b = LocalBuffer.open(dir, 1 << 20)) {
+      b.append(record("a"), 1);
+      b.append(record("b"), 1);
+      b.append(record("c"), 1);
+    }
+    Path file = firstLog(dir);
+    byte[] bytes = Files.readAllBytes(file);
+    bytes[bytes.length / 2] ^= 0x40; // inside the second record's body
+    Files.write(file, bytes);
+    List<byte[]> read = new java.util.ArrayList<>();
+    assertThat(RecordFraming.forEachRecord(file, read::add))
+        .as("answered records follow the damage")
+        .isFalse();
+    assertThat(read).hasSize(1);
   }
 
   @Test

@@ -300,6 +300,26 @@ class PushMaintenanceTest {
   }
 
   @Test
+  void aFileDamagedInTheMiddleIsSetAsideNotDeletedWithTheRecordsAfterTheDamage() throws Exception {
+    Path dir = Files.createTempDirectory("queen-buffer-damaged");
+    Map<String, String> env = Map.of("FILE_BUFFER_DIR", dir.toString());
+    List<Path> files = bufferThousand(env, dir, "damaged");
+    Path file = files.getFirst();
+    byte[] bytes = Files.readAllBytes(file);
+    bytes[bytes.length / 2] ^=
+        0x40; // a flipped bit in a record in the middle, answered records after it
+    Files.write(file, bytes);
+    try (Broker second = broker.startAnother(env)) {
+      maintenance(second, false);
+      Path aside = file.resolveSibling(file.getFileName() + ".failed");
+      await().atMost(Duration.ofSeconds(30)).until(() -> Files.exists(aside));
+      assertThat(file).doesNotExist();
+      assertThat(Files.size(aside)).as("kept whole for the operator").isEqualTo(bytes.length);
+    }
+    assertThat(segments("damaged")).as("the records before the damage stored").isPositive();
+  }
+
+  @Test
   void aFileRenamedBackWhileOthersWaitIsCountedWithThemAndLaterPushesStillDrain() throws Exception {
     // drained uncounted, its messages came off the others' count, and pushes buffered later
     // looked like nothing pending: they stayed in the buffer
