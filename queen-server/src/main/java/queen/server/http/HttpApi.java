@@ -253,15 +253,12 @@ public final class HttpApi extends Handler.Abstract {
 
   /** Whether a raw path has a segment {@code .} or {@code ..} (before any {@code ;} parameter). */
   static boolean hasDotSegment(String rawPath) {
-    for (int i = rawPath.indexOf('.'); i >= 0; i = rawPath.indexOf('.', i + 1)) {
-      int start = rawPath.lastIndexOf('/', i) + 1;
-      int end = i + 1;
-      if (end < rawPath.length() && rawPath.charAt(end) == '.' && end - 1 == start) {
+    for (int i = rawPath.indexOf("/."); i >= 0; i = rawPath.indexOf("/.", i + 1)) {
+      int end = i + 2;
+      if (end < rawPath.length() && rawPath.charAt(end) == '.') {
         end++;
       }
-      boolean endsSegment =
-          end == rawPath.length() || rawPath.charAt(end) == '/' || rawPath.charAt(end) == ';';
-      if (i == start && endsSegment) {
+      if (end == rawPath.length() || rawPath.charAt(end) == '/' || rawPath.charAt(end) == ';') {
         return true;
       }
     }

@@ -44,6 +44,17 @@ class LocalBufferTest {
     return out;
   }
 
+  /** A buffer file of one record per transactionId, in a new directory, its buffer closed. */
+  private static Path written(String dirPrefix, String... txns) throws IOException {
+    Path dir = Files.createTempDirectory(dirPrefix);
+    try (LocalBuffer b = LocalBuffer.open(dir, 1 << 20)) {
+      for (String txn : txns) {
+        b.append(record(txn), 1);
+      }
+    }
+    return firstLog(dir);
+  }
+
   private static Path firstLog(Path dir) throws IOException {
     try (var s = Files.list(dir)) {
       return s.filter(p -> p.toString().endsWith(".log")).findFirst().orElseThrow();
@@ -92,12 +103,8 @@ class LocalBufferTest {
 
   @Test
   void aZeroFilledTailIsNoRecord() throws IOException {
-    Path dir = Files.createTempDirectory("queen-buffer-zeros");
-    try (LocalBuffer b = LocalBuffer.open(dir, 1 << 20)) {
-      b.append(record("a"), 1);
-      b.append(record("b"), 1);
-    }
-    Path file = firstLog(dir);
+    Path file = written("queen-buffer-zeros", "a", "b");
+    Path dir = file.getParent();
     // a power loss can leave the file's last pages allocated and zero-filled
     Files.write(file, new byte[4096], java.nio.file.StandardOpenOption.APPEND);
     assertThat(records(file)).as("8 zero bytes are no empty record").hasSize(2);
@@ -141,13 +148,7 @@ class LocalBufferTest {
 
   @Test
   void aRecordDamagedBeforeOthersIsToldFromATornTail() throws IOException {
-    Path dir = Files.createTempDirectory("queen-buffer-middle");
-    try (LocalBuffer b = LocalBuffer.open(dir, 1 << 20)) {
-      b.append(record("a"), 1);
-      b.append(record("b"), 1);
-      b.append(record("c"), 1);
-    }
-    Path file = firstLog(dir);
+    Path file = written("queen-buffer-middle", "a", "b", "c");
     byte[] bytes = Files.readAllBytes(file);
     bytes[bytes.length / 2] ^= 0x40; // inside the second record's body
     Files.write(file, bytes);
