@@ -248,18 +248,6 @@ final class HotList {
    * Returns how many became ready.
    */
   synchronized int releaseGates(long nowNanos) {
-    Set<String> claimable = new HashSet<>(ready);
-    claimable.addAll(inFlight.keySet());
-    held.forEach(
-        (p, hold) -> {
-          if (hold.gate()) {
-            claimable.add(p);
-          }
-        });
-    for (String p : claimable) {
-      versions.put(p, ++clock);
-      freed.put(p, clock);
-    }
     List<String> gated = new ArrayList<>();
     held.forEach(
         (p, hold) -> {
@@ -267,6 +255,13 @@ final class HotList {
             gated.add(p);
           }
         });
+    Set<String> claimable = new HashSet<>(ready);
+    claimable.addAll(inFlight.keySet());
+    claimable.addAll(gated);
+    for (String p : claimable) {
+      versions.put(p, ++clock);
+      freed.put(p, clock);
+    }
     int readied = 0;
     for (String p : gated) {
       readied += release(p, nowNanos) ? 1 : 0;
