@@ -153,7 +153,7 @@ public final class Broker implements AutoCloseable {
           .description("Partitions of leased deliveries remembered for the fast ack path")
           .register(meters);
       PayloadSealing sealing = new PayloadSealing(config.cipher());
-      Payloads payloads = new Payloads(config.cipher());
+      Payloads payloads = new Payloads(config.cipher(), sealing);
       PushService push =
           new PushService(
               new PushStore(db),
@@ -242,6 +242,7 @@ public final class Broker implements AutoCloseable {
               groups,
               s -> {
                 sealing.encryptedQueues(s.encryptedQueues());
+                payloads.registeredKeys(s.payloadKeys());
                 buffered.maintenance(s.pushMaintenance());
               },
               config.stateRefresh());
@@ -307,7 +308,10 @@ public final class Broker implements AutoCloseable {
                   new DashboardRoutes(),
                   new MetricsRoutes(meters, db, config.db().poolSize(), clock),
                   new ConfigureRoutes(
-                      queues, changed, config.cipher() != null && config.cipher().canSeal()),
+                      queues,
+                      changed,
+                      config.cipher() != null && config.cipher().canSeal(),
+                      sealing),
                   new PushRoutes(buffered, config.pushLimits()),
                   new PopRoutes(
                       pop, statistics, payloads, departures, config.popMaxTimeout().toMillis()),

@@ -57,14 +57,15 @@ begin
 end;
 $$;
 
--- broker_state_v2, push maintenance mode, and the queues whose payloads are sealed at rest
--- (encryption_enabled), which the brokers' push paths follow.
+-- broker_state_v2, push maintenance mode, the queues whose payloads are sealed at rest
+-- (encryption_enabled), which the brokers' push paths follow, and the keys that have sealed
+-- payloads, so a broker lacking one refuses the pops that could meet them.
 drop function if exists queen.broker_state_v3(bigint);
 
 create function queen.broker_state_v3(p_resets_after bigint)
 returns table (pop_maintenance boolean, min_pop_wait_queues text[], min_pop_wait_ms integer[],
                reset_ids bigint[], reset_queues text[], reset_groups text[],
-               encrypted_queues text[], push_maintenance boolean)
+               encrypted_queues text[], push_maintenance boolean, payload_keys integer[])
 -- plpgsql, not SQL: on Citus a SQL-language function reads the coordinator's empty shell tables
 -- (this one answered no encrypted queues there, so their payloads were stored in the clear)
 language plpgsql
@@ -76,7 +77,8 @@ begin
            coalesce((select array_agg(q.name order by q.name) from queen.queues q
                       where q.encryption_enabled), '{}'),
            coalesce((select (m.value ->> 'enabled')::boolean from queen.system_state m
-                      where m.key = 'push_maintenance'), false)
+                      where m.key = 'push_maintenance'), false),
+           coalesce((select array_agg(k.key_id order by k.key_id) from queen.payload_keys k), '{}')
       from queen.broker_state_v2(p_resets_after) s;
 end;
 $$;

@@ -3,7 +3,10 @@ package queen.server.http;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import queen.server.http.auth.Access;
+import queen.server.push.PayloadSealing;
 import queen.server.store.ConfiguredQueue;
 import queen.server.store.QueueOptions;
 import queen.server.store.QueueStore;
@@ -14,6 +17,7 @@ import queen.server.store.QueueStore;
  * which keeps its stored value when absent.
  */
 public final class ConfigureRoutes implements Routes {
+  private static final Logger log = LoggerFactory.getLogger(ConfigureRoutes.class);
   private static final List<String> NON_NEGATIVE_INTS =
       List.of(
           "leaseTime",
@@ -33,15 +37,18 @@ public final class ConfigureRoutes implements Routes {
   private final QueueStore queues;
   private final Runnable configured;
   private final boolean canEncrypt;
+  private final PayloadSealing sealing;
 
   /**
    * @param configured run after each configure, so that this broker applies a new minimum pop wait
    *     and a queue's encryption at once rather than at its next state refresh
    */
-  public ConfigureRoutes(QueueStore queues, Runnable configured, boolean canEncrypt) {
+  public ConfigureRoutes(
+      QueueStore queues, Runnable configured, boolean canEncrypt, PayloadSealing sealing) {
     this.queues = queues;
     this.configured = configured;
     this.canEncrypt = canEncrypt;
+    this.sealing = sealing;
   }
 
   @Override
@@ -59,7 +66,15 @@ public final class ConfigureRoutes implements Routes {
           String namespace = Fields.optionalString(body, "namespace", "");
           String task = Fields.optionalString(body, "task", "");
           ObjectNode options = validOptions(body.get("options"));
+          boolean wasEncrypted = sealing.encrypts(name.asText());
           ConfiguredQueue q = queues.configure(name.asText(), namespace, task, options.toString());
+          if (wasEncrypted && !q.options().encryptionEnabled()) {
+            // a full replace: a client's create() sending its default false switches it off
+            log.warn(
+                "queue {} no longer encrypts its payloads: options.encryptionEnabled was absent or"
+                    + " false in a configure, and later pushes are stored in the clear",
+                q.name());
+          }
           configured.run();
           Replies.json(res, 200, render(q, options.has("minPopWaitTime")));
         });

@@ -1,19 +1,69 @@
 package queen.server.http;
 
+import java.util.Set;
+import java.util.TreeSet;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import queen.server.codec.Frame;
 import queen.server.codec.PayloadCipher;
 import queen.server.codec.PayloadKeyException;
+import queen.server.push.PayloadSealing;
 
 /**
  * Payloads as the clients see them: a payload sealed at rest is opened here, just before it is
  * rendered, so encryption is transparent on the wire (pop, dead letters, message detail, traces).
  */
 public final class Payloads {
+  private static final Logger log = LoggerFactory.getLogger(Payloads.class);
+
   private final PayloadCipher cipher;
+  private final PayloadSealing sealing;
+
+  /** The registered keys this broker cannot open with, as the state refresh last read them. */
+  private volatile Set<Integer> lacking = Set.of();
 
   /** {@code cipher} null: no key configured; a sealed payload is then a 503. */
-  public Payloads(PayloadCipher cipher) {
+  public Payloads(PayloadCipher cipher, PayloadSealing sealing) {
     this.cipher = cipher;
+    this.sealing = sealing;
+  }
+
+  /**
+   * The ids of every key that has sealed payloads (queen.payload_keys). One this broker lacks was
+   * registered by a broker started since with a new key, before this one was given it: see {@link
+   * #checkOpens}.
+   */
+  public void registeredKeys(Set<Integer> keys) {
+    Set<Integer> missing = new TreeSet<>();
+    for (int id : keys) {
+      if (cipher == null || !cipher.opens(id)) {
+        missing.add(id);
+      }
+    }
+    if (!missing.isEmpty() && !missing.equals(lacking)) {
+      log.error(
+          "another broker seals payloads with keys {}, which this broker lacks: pops of encrypted queues"
+              + " answer 503 until it is restarted with that key in QUEEN_ENCRYPTION_KEYS_OLD",
+          describe(missing));
+    }
+    lacking = Set.copyOf(missing);
+  }
+
+  /**
+   * Refuses, before it claims anything, a pop of {@code queue} (null: of any queue) that could meet
+   * a payload sealed with a key this broker lacks: an autoAck pop would move the cursor past
+   * messages it then cannot answer, and a leased one would hold their partition for a lease time.
+   */
+  void checkOpens(String queue) {
+    Set<Integer> missing = lacking;
+    if (!missing.isEmpty() && sealing.encrypts(queue)) {
+      throw new PayloadKeyException(
+          "payloads are sealed with keys " + describe(missing) + ", which this broker lacks");
+    }
+  }
+
+  private static String describe(Set<Integer> ids) {
+    return ids.stream().map(PayloadCipher::describe).toList().toString();
   }
 
   byte[] plain(Frame f) {

@@ -55,6 +55,11 @@ public final class PayloadSealing {
     return cipher.open(sealed);
   }
 
+  /** Whether {@code queue} encrypts its payloads (null: whether any queue does). */
+  public boolean encrypts(String queue) {
+    return queue == null ? !encryptedQueues.isEmpty() : encryptedQueues.contains(queue);
+  }
+
   private boolean seals(String queue) {
     if (!encryptedQueues.contains(queue)) {
       return false;

@@ -28,13 +28,15 @@ public final class SystemStore {
    * @param resets the consumer-group resets announced after the id asked for, oldest first
    * @param encryptedQueues the queues configured with {@code encryptionEnabled}
    * @param pushMaintenance push maintenance mode: pushes go to the brokers' local buffers
+   * @param payloadKeys the ids of the keys that have sealed payloads (queen.payload_keys)
    */
   public record State(
       boolean popMaintenance,
       Map<String, Integer> minPopWaitMs,
       List<ConsumerGroupStore.Reset> resets,
       Set<String> encryptedQueues,
-      boolean pushMaintenance) {}
+      boolean pushMaintenance,
+      Set<Integer> payloadKeys) {}
 
   /** The switches alone, fresh (no resets). */
   public State switches() {
@@ -75,7 +77,8 @@ public final class SystemStore {
         Map.copyOf(minPopWait),
         resets,
         Set.of(encrypted),
-        rs.getBoolean("push_maintenance"));
+        rs.getBoolean("push_maintenance"),
+        Set.of((Integer[]) rs.getArray("payload_keys").getArray()));
   }
 
   /**

@@ -4,6 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.nio.charset.StandardCharsets;
@@ -19,6 +23,7 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.slf4j.LoggerFactory;
 import queen.server.Broker;
 import queen.server.BrokerConfig;
 import queen.server.TestBroker;
@@ -27,6 +32,7 @@ import queen.server.codec.Frame;
 import queen.server.codec.PayloadCipher;
 import queen.server.codec.PayloadKeyException;
 import queen.server.codec.SegmentCodec;
+import queen.server.http.ConfigureRoutes;
 
 /**
  * Payloads of queues configured with {@code encryptionEnabled} are stored sealed (AES-256-GCM) and
@@ -176,6 +182,68 @@ class EncryptionTest {
           .isInstanceOf(BrokerConfig.InvalidConfigException.class)
           .hasMessageContaining("QUEEN_ENCRYPTION_KEYS_OLD");
     }
+  }
+
+  @Test
+  void aBrokerLackingAKeyAnotherBrokerStartedSealingWithRefusesPopsOfEncryptedQueues()
+      throws Exception {
+    String newKey = "0f".repeat(32);
+    int newKeyId = new PayloadCipher(HexFormat.of().parseHex(newKey), List.of()).currentKeyId();
+    assertThat(broker.post("/api/v1/configure", configure("rotating")).status()).isEqualTo(200);
+    // a rotation that skipped its first step: the new key is current on one broker before the
+    // others were given it
+    try (Broker rotated =
+        broker.startAnother(
+            Map.of(
+                "QUEEN_ENCRYPTION_KEY",
+                newKey,
+                "QUEEN_ENCRYPTION_KEYS_OLD",
+                KEY + "," + OLD_KEY))) {
+      assertThat(broker.post(rotated, "/api/v1/push", secret("rotating", "n1")).status())
+          .isEqualTo(201);
+      // a pop by namespace claims nothing here, so awaiting it leaves n1 alone until the state
+      // refresh tells this broker of the new key
+      await()
+          .atMost(Duration.ofSeconds(10))
+          .until(() -> broker.get("/api/v1/pop?namespace=any&autoAck=true").status() == 503);
+      String autoAck = "/api/v1/pop/queue/rotating?batch=10&autoAck=true";
+      // an autoAck pop here moved the cursor past n1 and then could not answer it: lost
+      assertThat(broker.get(autoAck).status()).isEqualTo(503);
+      assertThat(broker.get("/api/v1/pop/queue/plain-beside?autoAck=true").status())
+          .as("a queue that does not encrypt pops as before")
+          .isEqualTo(204);
+      JsonNode popped = broker.get(rotated, autoAck).json();
+      assertThat(popped.at("/messages/0/data/card").asText()).isEqualTo(MARKER + "-n1");
+    } finally {
+      broker.sql("delete from queen.payload_keys where key_id = " + newKeyId);
+    }
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(() -> broker.get("/api/v1/pop/queue/rotating?autoAck=true").status() == 204);
+  }
+
+  @Test
+  void aConfigureThatSwitchesEncryptionOffIsLoggedAsAWarning() {
+    Logger routes = (Logger) LoggerFactory.getLogger(ConfigureRoutes.class);
+    ListAppender<ILoggingEvent> logged = new ListAppender<>();
+    logged.start();
+    routes.addAppender(logged);
+    try {
+      assertThat(broker.post("/api/v1/configure", configure("switched")).status()).isEqualTo(200);
+      // what Queen's JS create() sends by default: a full replace with encryptionEnabled false
+      ObjectNode plain = Wire.object().put("queue", "switched");
+      plain.putObject("options").put("encryptionEnabled", false);
+      assertThat(broker.post("/api/v1/configure", plain).status()).isEqualTo(200);
+    } finally {
+      routes.detachAppender(logged);
+    }
+    assertThat(logged.list)
+        .singleElement()
+        .satisfies(
+            e -> {
+              assertThat(e.getLevel()).isEqualTo(Level.WARN);
+              assertThat(e.getFormattedMessage()).contains("switched", "in the clear");
+            });
   }
 
   @Test
