@@ -116,7 +116,7 @@ public final class AckRoutes implements Routes {
    */
   private static String group(JsonNode body) {
     String group = Fields.optionalString(body, "consumerGroup", null);
-    return group == null || group.isEmpty() ? null : group;
+    return group == null || group.isEmpty() ? null : Fields.name(group, "consumerGroup");
   }
 
   static AckRequest request(JsonNode item, String at, String missingError) {
@@ -124,7 +124,7 @@ public final class AckRoutes implements Routes {
     String lease = Fields.optionalString(item, "leaseId", null);
     return new AckRequest(
         Fields.uuid(item.get("partitionId").asText(), "partitionId" + at),
-        Fields.text(item.get("transactionId").asText(), "transactionId" + at),
+        Fields.identifier(item.get("transactionId").asText(), "transactionId" + at),
         status,
         lease,
         Fields.optionalString(item, "error", missingError));

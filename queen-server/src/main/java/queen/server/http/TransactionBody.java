@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import queen.server.push.PushItem;
 
 /**
@@ -18,14 +19,22 @@ import queen.server.push.PushItem;
  */
 final class TransactionBody {
   /**
-   * One operation: its scalar fields as they are and its object or array fields as empty ones (an
-   * ack reads scalars only), and its items when {@code items} is an array (null otherwise).
+   * One operation: its known scalar fields as they are and its known object or array fields as
+   * empty ones (an ack reads scalars only), and its items when {@code items} is an array (null
+   * otherwise).
    */
   record Operation(int index, ObjectNode fields, List<PushItem> items) {
     String at() {
       return " (operations[" + index + "])";
     }
   }
+
+  /**
+   * The fields an operation is read by; others are skipped unread (kept, a body of a million
+   * distinct fields made a tree of a gigabyte).
+   */
+  private static final Set<String> FIELDS =
+      Set.of("type", "transactionId", "partitionId", "consumerGroup", "status", "leaseId", "error");
 
   private TransactionBody() {}
 
@@ -74,9 +83,11 @@ final class TransactionBody {
           }
         } else if (t == JsonToken.START_OBJECT || t == JsonToken.START_ARRAY) {
           p.skipChildren();
-          fields.set(
-              field, t == JsonToken.START_OBJECT ? Json.object() : Json.MAPPER.createArrayNode());
-        } else {
+          if (FIELDS.contains(field)) {
+            fields.set(
+                field, t == JsonToken.START_OBJECT ? Json.object() : Json.MAPPER.createArrayNode());
+          }
+        } else if (FIELDS.contains(field)) {
           fields.set(field, p.<JsonNode>readValueAsTree());
         }
       }

@@ -1,9 +1,9 @@
 package queen.server.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.UUID;
 import queen.server.ack.TransactionService;
@@ -65,14 +65,15 @@ public final class TransactionRoutes implements Routes {
             return;
           }
           ObjectNode out = Json.object().put("transactionId", id).put("success", true);
-          ArrayNode results = out.putArray("results");
+          List<ObjectNode> results = new ArrayList<>(acks.size() + pushes.size());
           for (int k = 0; k < acks.size(); k++) {
             AckOutcome a = o.acks().get(k);
             if (a.success()) {
               stats.acknowledged(a.queueName(), acks.get(k).ack().status(), a.dlq());
             }
+            results.add(Json.object());
             results
-                .addObject()
+                .getLast()
                 .put("index", acks.get(k).op())
                 .put("type", "ack")
                 .put("success", a.success())
@@ -82,8 +83,9 @@ public final class TransactionRoutes implements Routes {
           }
           for (int k = 0; k < pushes.size(); k++) {
             PushResult p = o.pushes().get(k);
+            results.add(Json.object());
             results
-                .addObject()
+                .getLast()
                 .put("index", pushes.get(k).op())
                 .put("type", "push")
                 .put("success", true)
@@ -92,6 +94,9 @@ public final class TransactionRoutes implements Routes {
                 .put("partitionId", p.partitionId().toString())
                 .put("queueName", p.queue());
           }
+          // in the order of the operations, as WIRE.md lists them (stable: a push's items in turn)
+          results.sort(Comparator.comparingInt(n -> n.get("index").intValue()));
+          out.putArray("results").addAll(results);
           Replies.json(res, 200, out);
         });
   }
@@ -105,10 +110,10 @@ public final class TransactionRoutes implements Routes {
     if (!op.path("partitionId").isTextual()) {
       throw ApiException.badRequest("partitionId is required" + at);
     }
-    String group = Fields.optionalString(op, "consumerGroup", PopRoutes.QUEUE_MODE);
+    String group = Fields.optionalString(op, "consumerGroup", "");
     return new TransactionService.AckOp(
         operation.index(),
-        group.isEmpty() ? PopRoutes.QUEUE_MODE : group,
+        group.isEmpty() ? PopRoutes.QUEUE_MODE : Fields.name(group, "consumerGroup" + at),
         AckRoutes.request(op, at, null));
   }
 

@@ -171,6 +171,40 @@ class TransactionTest {
   }
 
   @Test
+  void resultsComeInTheOrderOfTheOperations() {
+    wire.pushNumbered("tx-order", "Default", 0, 1);
+    JsonNode m = wire.popPartition("tx-order", "Default", "batch=1").json().get("messages").get(0);
+    ObjectNode body = object();
+    ArrayNode ops = body.putArray("operations");
+    ops.addObject().put("type", "push").putArray("items").add(item("tx-order-out", "o-1"));
+    ack(ops, m);
+    JsonNode results = broker.post("/api/v1/transaction", body).json().get("results");
+    assertThat(results).extracting(r -> r.get("type").asText()).containsExactly("push", "ack");
+    assertThat(results).extracting(r -> r.get("index").asInt()).containsExactly(0, 1);
+  }
+
+  @Test
+  void anAckNamingAGroupOrTransactionIdNoRouteCouldCreateIsA400() {
+    wire.pushNumbered("tx-names", "Default", 0, 1);
+    JsonNode m = wire.popPartition("tx-names", "Default", "batch=1").json().get("messages").get(0);
+    String ack =
+        "{\"operations\":[{\"type\":\"ack\",\"partitionId\":\""
+            + m.get("partitionId").asText()
+            + "\",\"transactionId\":\"%s\",\"consumerGroup\":\"%s\"}]}";
+    String txn = m.get("transactionId").asText();
+    // JSON escapes: a control character, and a lone surrogate PostgreSQL would store as '?'
+    for (String[] bad :
+        new String[][] {
+          {"consumerGroup", ack.formatted(txn, "\\u0001g")},
+          {"transactionId", ack.formatted("\\ud800", "g")}
+        }) {
+      TestBroker.Reply r = broker.post("/api/v1/transaction", bad[1]);
+      assertThat(r.status()).as(bad[1]).isEqualTo(400);
+      assertThat(r.json().get("error").asText()).contains(bad[0] + " (operations[0])");
+    }
+  }
+
+  @Test
   void aPushedPayloadKeepsItsNumbersAsWritten() {
     String payload =
         "{\"amount\":12345678901234567.89,\"tiny\":0.30000000000000000001,\"huge\":1e400,"
