@@ -62,6 +62,7 @@ public final class Consumer implements AutoCloseable {
   }
 
   private Consumer start() {
+    settings.queen().started(this);
     String queue = settings.query().label();
     for (int i = 0; i < settings.concurrency(); i++) {
       workers.add(new Worker());
@@ -211,6 +212,9 @@ public final class Consumer implements AutoCloseable {
         requestStop();
       } finally {
         done.countDown();
+        if (done.getCount() == 0) {
+          settings.queen().ended(Consumer.this);
+        }
       }
     }
 
@@ -325,10 +329,11 @@ public final class Consumer implements AutoCloseable {
     private void handleBatch(List<Message> batch) {
       try {
         onBatch.handle(batch);
-      } catch (Exception e) {
+      } catch (Throwable e) {
         handlerReturned();
         failed.addAndGet(batch.size());
         ack(batch, "failed", errorText(e));
+        rethrowFatal(e);
         return;
       }
       handlerReturned();
@@ -339,12 +344,12 @@ public final class Consumer implements AutoCloseable {
     /** Handles in order; the first failure is acked failed and the rest left for redelivery. */
     private void handleEach(List<Message> batch) {
       int ok = 0;
-      Exception error = null;
+      Throwable error = null;
       for (Message m : batch) {
         try {
           onMessage.handle(m);
           ok++;
-        } catch (Exception e) {
+        } catch (Throwable e) {
           error = e;
           break;
         }
@@ -359,6 +364,7 @@ public final class Consumer implements AutoCloseable {
         ack(List.of(batch.get(ok)), "failed", errorText(error));
       }
       unreserve(batch.size() - ok - (error == null ? 0 : 1));
+      rethrowFatal(error);
     }
 
     private void ack(List<Message> messages, String status, String error) {
@@ -385,7 +391,18 @@ public final class Consumer implements AutoCloseable {
     }
   }
 
-  private static String errorText(Exception e) {
+  /**
+   * A handler's error is acked failed like an exception (an AssertionError or a StackOverflowError
+   * on one poison message left it unacked, redelivered at every lease's end and never dead
+   * lettered); only the JVM's own failures (out of memory) then end the consumer.
+   */
+  private static void rethrowFatal(Throwable e) {
+    if (e instanceof VirtualMachineError fatal) {
+      throw fatal;
+    }
+  }
+
+  private static String errorText(Throwable e) {
     return e.getMessage() == null ? e.getClass().getName() : e.getMessage();
   }
 

@@ -17,12 +17,20 @@ import java.util.concurrent.atomic.AtomicLong;
  * item runs out (on a timer thread). Sends of one buffer never overlap, so its items reach the
  * broker in push order. A send that fails for want of a broker (no connection, a 5xx) keeps its
  * items for the next attempt, and a push that filled the buffer does not throw for it: the push was
- * taken, and a caller retrying it would send its messages twice. Items the broker refuses (a 400 or
- * 413) are dropped: sent again they would be refused again; the push that filled the buffer throws,
- * a timed send logs it. Any other answer (a 401 for an expired token, say) keeps them.
+ * taken, and a caller retrying it would send its messages twice. A request the broker refuses (a
+ * 400 or 413) is sent again in halves, and an item refused on its own is dropped: sent again it
+ * would be refused again; the push that filled the buffer throws, a timed send logs it. Any other
+ * answer (a 401 for an expired token, say) keeps them. While sends fail, a buffer holds at most
+ * {@link #HELD_BATCHES} times its message count and then refuses pushes.
  */
 final class PushBuffers implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger("queen.client");
+
+  /**
+   * How many batches of its message count a buffer holds while its sends fail before it refuses
+   * pushes (it grew at the producer's speed for as long as the broker refused or was away).
+   */
+  static final int HELD_BATCHES = 10;
 
   private final Queen queen;
   private final Map<String, Buffer> buffers = new ConcurrentHashMap<>();
@@ -43,6 +51,9 @@ final class PushBuffers implements AutoCloseable {
     long firstAt;
     boolean timerSet;
 
+    /** Why the last send failed, until one passes: what a push refused by a full buffer names. */
+    volatile RuntimeException lastFailure;
+
     Buffer(String queue, String partition, int count, long millis) {
       this.queue = queue;
       this.partition = partition;
@@ -50,16 +61,22 @@ final class PushBuffers implements AutoCloseable {
       this.millis = millis;
     }
 
-    /** Sends everything it holds, {@code count} items per request. */
+    /**
+     * Sends everything it holds, {@code count} items per request. A request the broker refuses is
+     * sent again in halves, so that only an item refused on its own is dropped (a request over the
+     * broker's QUEEN_MAX_PUSH_ITEMS or body size, or one item the broker refuses, dropped every
+     * other item of the request with it).
+     */
     void flush() {
       synchronized (sendLock) {
+        int size = count;
         while (true) {
           List<ObjectNode> batch;
           synchronized (this) {
             if (items.isEmpty()) {
               return;
             }
-            int n = Math.min(count, items.size());
+            int n = Math.min(size, items.size());
             batch = new ArrayList<>(items.subList(0, n));
             items.subList(0, n).clear();
             if (items.isEmpty()) {
@@ -69,8 +86,10 @@ final class PushBuffers implements AutoCloseable {
           try {
             PushItems.send(queen, batch, queue + ":" + partition);
             flushes.incrementAndGet();
+            lastFailure = null;
           } catch (RuntimeException e) {
-            if (!refused(e)) {
+            boolean split = refused(e) && batch.size() > 1;
+            if (!refused(e) || split) {
               synchronized (this) {
                 items.addAll(0, batch);
                 if (firstAt == 0) {
@@ -78,6 +97,11 @@ final class PushBuffers implements AutoCloseable {
                 }
               }
             }
+            if (split) {
+              size = batch.size() / 2;
+              continue;
+            }
+            lastFailure = e;
             throw e;
           }
         }
@@ -124,6 +148,20 @@ final class PushBuffers implements AutoCloseable {
             queue + "/" + partition, k -> new Buffer(queue, partition, count, millis));
     boolean full;
     synchronized (b) {
+      RuntimeException failing = b.lastFailure;
+      if (failing != null && b.items.size() + items.size() > (long) b.count * HELD_BATCHES) {
+        // nothing taken: the caller may retry the push without sending anything twice
+        throw new QueenException(
+            "push buffer of "
+                + queue
+                + "/"
+                + partition
+                + " full ("
+                + b.items.size()
+                + " items) while its sends fail: "
+                + failing.getMessage(),
+            failing);
+      }
       if (b.items.isEmpty()) {
         b.firstAt = System.nanoTime();
       }
@@ -202,9 +240,14 @@ final class PushBuffers implements AutoCloseable {
     return timer;
   }
 
-  /** Sends what is left, then stops the timer; throws if some items could not be sent. */
+  /**
+   * Sends what is left, then stops the timer; throws if some items could not be sent. A caller
+   * interrupted before (a producer thread told to end, closing in its finally) still sends them:
+   * its flag, which cancelled every send at once, is set again after.
+   */
   @Override
   public void close() {
+    boolean interrupted = Thread.interrupted();
     try {
       flushAll();
     } finally {
@@ -212,6 +255,9 @@ final class PushBuffers implements AutoCloseable {
         if (timer != null) {
           timer.shutdownNow();
         }
+      }
+      if (interrupted) {
+        Thread.currentThread().interrupt();
       }
     }
   }

@@ -10,6 +10,8 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 
 /**
@@ -32,6 +34,9 @@ public final class Queen implements AutoCloseable {
 
   final Transport transport;
   final PushBuffers buffers;
+
+  /** The consumers started through this client and still running, stopped by {@link #close}. */
+  private final Set<Consumer> consumers = ConcurrentHashMap.newKeySet();
 
   private Queen(ClientConfig config) {
     this.transport = new Transport(config);
@@ -157,10 +162,22 @@ public final class Queen implements AutoCloseable {
     return buffers.stats();
   }
 
-  /** Flushes buffered pushes, then releases the HTTP client. */
+  void started(Consumer c) {
+    consumers.add(c);
+  }
+
+  void ended(Consumer c) {
+    consumers.remove(c);
+  }
+
+  /**
+   * Stops the consumers started through this client (their running handlers finish and are acked),
+   * flushes buffered pushes, then releases the HTTP client.
+   */
   @Override
   public void close() {
     try {
+      consumers.forEach(Consumer::stop);
       buffers.close();
     } finally {
       transport.close();

@@ -14,6 +14,8 @@ import java.util.Map;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * Sends one logical request: picks a broker for the request's affinity key, retries network errors,
@@ -52,6 +54,7 @@ final class Transport implements AutoCloseable {
   private final ClientConfig config;
   private final Nodes nodes;
   private final HttpClient http;
+  private volatile boolean closed;
 
   Transport(ClientConfig config) {
     this.config = config;
@@ -69,6 +72,10 @@ final class Transport implements AutoCloseable {
   }
 
   Answer send(Call call) {
+    if (closed) {
+      // not a QueenException with status 0, which callers retry: this one never passes
+      throw new IllegalStateException("the client is closed");
+    }
     byte[] body = call.body() == null ? null : Json.bytes(call.body());
     Duration timeout = call.timeout() == null ? config.timeout() : call.timeout();
     var order = nodes.order(call.key() == null ? "" : call.key());
@@ -103,7 +110,7 @@ final class Transport implements AutoCloseable {
             .timeout(timeout)
             .header("Accept", "application/json");
     config.headers().forEach(b::header);
-    String token = config.bearerToken() == null ? null : config.bearerToken().get();
+    String token = token(call, url);
     if (token != null && !token.isBlank()) {
       b.header("Authorization", "Bearer " + token);
     }
@@ -117,10 +124,16 @@ final class Transport implements AutoCloseable {
         http.sendAsync(b.build(), HttpResponse.BodyHandlers.ofByteArray());
     HttpResponse<byte[]> res;
     try {
-      res = f.get();
+      // the request's timeout ends with the answer's headers: a body that stops coming (a host
+      // gone mid-answer) would hold the caller for good
+      res = f.get(timeout.toMillis() + Math.max(timeout.toMillis(), 5_000), TimeUnit.MILLISECONDS);
     } catch (InterruptedException e) {
       f.cancel(true);
       throw interrupted();
+    } catch (TimeoutException e) {
+      f.cancel(true);
+      throw new QueenException(
+          call.method() + " " + url + call.path() + " failed: the answer did not end in time", e);
     } catch (ExecutionException e) {
       Throwable cause = e.getCause() == null ? e : e.getCause();
       throw new QueenException(
@@ -131,6 +144,23 @@ final class Transport implements AutoCloseable {
       return new Answer(status, Json.parse(res.body()));
     }
     throw new QueenException(status, errorText(status, res.body()));
+  }
+
+  /**
+   * The bearer token for this attempt. A supplier that throws (its identity provider away, say)
+   * fails the attempt as a network error would, retried, instead of ending a consumer or its lease
+   * renewal.
+   */
+  private String token(Call call, String url) {
+    if (config.bearerToken() == null) {
+      return null;
+    }
+    try {
+      return config.bearerToken().get();
+    } catch (RuntimeException e) {
+      throw new QueenException(
+          call.method() + " " + url + call.path() + " failed: the token supplier threw " + e, e);
+    }
   }
 
   private static void pause(Duration d) {
@@ -196,6 +226,7 @@ final class Transport implements AutoCloseable {
 
   @Override
   public void close() {
+    closed = true;
     http.close();
   }
 }

@@ -110,6 +110,16 @@ class ConsumeTest {
   }
 
   @Test
+  void closingTheClientStopsItsConsumers() throws Exception {
+    Queen own = Queen.connect("http://127.0.0.1:" + broker.port());
+    Consumer c = own.queue("closed-under").timeoutMillis(1000).consume(batch -> {});
+    own.close();
+    // before, the closed client failed every pop as a network error and the workers retried
+    // it for good
+    assertThat(c.await(Duration.ofSeconds(10))).isTrue();
+  }
+
+  @Test
   void idleMillisEndsAConsumerThatGetsNothing() throws Exception {
     queen.queue("c-idle").create();
     Consumer consumer = queen.queue("c-idle").idleMillis(300).consume(batch -> {});

@@ -51,4 +51,26 @@ class FailureTest {
     assertThat(dead.getFirst().consumerGroup()).isEqualTo(Queen.QUEUE_MODE);
     assertThat(queen.queue("f-dlq").wait(false).pop()).as("nothing left to deliver").isEmpty();
   }
+
+  @Test
+  void aHandlerThrowingAnErrorIsAckedFailedLikeAnException() throws Exception {
+    queen.queue("f-error").config(Map.of("retryLimit", 0)).create();
+    queen.queue("f-error").push(Map.of("order", 8));
+    Consumer consumer =
+        queen
+            .queue("f-error")
+            .limit(1)
+            .each()
+            .consume(
+                m -> {
+                  throw new AssertionError("poison");
+                });
+    // before, the error ended the consumer with its message unacked: redelivered at every
+    // lease's end and never dead lettered
+    assertThat(consumer.await(Duration.ofSeconds(30))).isTrue();
+    List<DeadLetter> dead = queen.queue("f-error").dlq().get();
+    assertThat(dead)
+        .singleElement()
+        .satisfies(d -> assertThat(d.errorMessage()).isEqualTo("poison"));
+  }
 }

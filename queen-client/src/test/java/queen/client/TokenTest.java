@@ -42,6 +42,32 @@ class TokenTest {
   }
 
   @Test
+  void aSupplierThatThrowsOnceIsRetriedAndTheConsumerGoesOn() throws Exception {
+    try (Queen producer =
+        Queen.builder().url(url()).bearerToken(Tokens.hs256("svc", "read-write")).build()) {
+      producer.queue("tok-blip").push(new N(1));
+    }
+    AtomicInteger asked = new AtomicInteger();
+    try (Queen queen =
+        Queen.builder()
+            .url(url())
+            .retries(3, java.time.Duration.ofMillis(20))
+            .tokenSupplier(
+                () -> {
+                  if (asked.incrementAndGet() == 1) {
+                    throw new IllegalStateException("identity provider away");
+                  }
+                  return Tokens.hs256("consumer", "read-write");
+                })
+            .build()) {
+      Consumer c = queen.queue("tok-blip").limit(1).consume(batch -> {});
+      // before, the supplier's exception ended the consumer at its first poll
+      assertThat(c.await(java.time.Duration.ofSeconds(20))).isTrue();
+      assertThat(c.processed()).isEqualTo(1);
+    }
+  }
+
+  @Test
   void aFixedTokenWorksAndNoTokenIsRefusedWith401() {
     try (Queen queen =
         Queen.builder().url(url()).bearerToken(Tokens.hs256("svc", "read-write")).build()) {

@@ -3,13 +3,16 @@ package queen.client;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
@@ -99,6 +102,56 @@ class TransportTest {
         c.stop();
         assertThat(c.isRunning()).isFalse();
       }
+    }
+  }
+
+  @Test
+  void anAnswerWhoseBodyStopsComingFailsInsteadOfHoldingTheCaller() throws Exception {
+    CountDownLatch release = new CountDownLatch(1);
+    try (ServerSocket stalling = new ServerSocket(0)) {
+      Thread.ofVirtual()
+          .start(
+              () -> {
+                try (Socket s = stalling.accept()) {
+                  s.getOutputStream()
+                      .write(
+                          "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n["
+                              .getBytes(StandardCharsets.US_ASCII));
+                  s.getOutputStream().flush();
+                  release.await(); // the host gone mid-answer: nothing more comes
+                } catch (IOException | InterruptedException e) {
+                  // the test ended
+                }
+              });
+      try (Queen queen =
+          Queen.builder()
+              .url("http://127.0.0.1:" + stalling.getLocalPort())
+              .retries(1, Duration.ZERO)
+              .timeout(Duration.ofSeconds(1))
+              .build()) {
+        assertTimeoutPreemptively(
+            Duration.ofSeconds(20),
+            () ->
+                assertThatThrownBy(() -> queen.admin().health())
+                    .isInstanceOfSatisfying(
+                        QueenException.class, e -> assertThat(e.retryable()).isTrue())
+                    .hasMessageContaining("did not end in time"));
+      } finally {
+        release.countDown();
+      }
+    }
+  }
+
+  @Test
+  void aClosedClientRefusesRequestsAsNothingWorthRetrying() {
+    try (StubServer stub =
+        new StubServer(n -> new StubServer.Answer(200, "{\"status\":\"healthy\"}"))) {
+      Queen queen = client(stub.url());
+      queen.close();
+      assertThatThrownBy(() -> queen.admin().health())
+          .isInstanceOf(IllegalStateException.class)
+          .hasMessageContaining("closed");
+      assertThat(stub.requests.get()).isZero();
     }
   }
 

@@ -1,0 +1,92 @@
+package queen.client;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import queen.server.TestBroker;
+
+/** Client-side push buffers against a broker's refusals, a closing producer and a long outage. */
+class PushBufferTest {
+  @RegisterExtension
+  static final TestBroker broker =
+      new TestBroker(Map.of("QUEEN_MAX_PUSH_ITEMS", "100", "QUEEN_MAX_PAYLOAD_BYTES", "1000"));
+
+  record N(int n) {}
+
+  record Big(String text) {}
+
+  private static Queen client() {
+    return Queen.connect("http://127.0.0.1:" + broker.port());
+  }
+
+  private static List<Integer> popAll(Queen queen, String queue) {
+    return queen.queue(queue).batch(1000).wait(false).pop().stream()
+        .map(m -> m.data().get("n").asInt())
+        .toList();
+  }
+
+  @Test
+  void aRequestTheBrokerRefusesIsSentInHalvesAndOnlyAnItemRefusedOnItsOwnIsDropped() {
+    try (Queen queen = client()) {
+      // 250 a request is over the broker's 100 items, and one item is over its payload size
+      BufferedPush events = queen.queue("halves").buffer(250, 60_000);
+      for (int i = 0; i < 248; i++) {
+        if (i == 125) {
+          events.push(new Big("x".repeat(2_000)));
+        }
+        events.push(new N(i));
+      }
+      // the push that fills the buffer sends it, and throws for the one item refused on its own
+      assertThatThrownBy(() -> events.push(new N(248)))
+          .isInstanceOfSatisfying(QueenException.class, e -> assertThat(e.status()).isEqualTo(413));
+      queen.flushAllBuffers();
+      assertThat(popAll(queen, "halves"))
+          .as("every item but the refused one, in push order")
+          .containsExactlyElementsOf(IntStream.range(0, 249).boxed().toList());
+    }
+  }
+
+  @Test
+  void closingOnAnInterruptedThreadStillSendsWhatWasBuffered() {
+    Queen producer = client();
+    BufferedPush events = producer.queue("interrupted").buffer(100, 60_000);
+    for (int i = 0; i < 10; i++) {
+      events.push(new N(i));
+    }
+    Thread.currentThread().interrupt(); // a producer told to end, closing in its finally
+    producer.close();
+    assertThat(Thread.interrupted()).as("the flag is set again").isTrue();
+    try (Queen queen = client()) {
+      assertThat(popAll(queen, "interrupted")).hasSize(10);
+    }
+  }
+
+  @Test
+  void aBufferWhoseSendsFailRefusesPushesOnceItHoldsTenBatches() {
+    try (StubServer stub = new StubServer(n -> new StubServer.Answer(403, "{\"error\":\"no\"}"))) {
+      Queen queen = Queen.builder().url(stub.url()).retries(1, Duration.ZERO).build();
+      BufferedPush events = queen.queue("refused").buffer(10, 60_000);
+      int taken = 0;
+      QueenException full = null;
+      while (full == null && taken < 1_000) {
+        try {
+          events.push(new N(taken));
+          taken++;
+        } catch (QueenException e) {
+          full = e;
+        }
+      }
+      assertThat(full).as("a push refused before 1,000 were buffered").isNotNull();
+      assertThat(full.getMessage()).contains("full", "no");
+      assertThat(taken).isEqualTo(10 * PushBuffers.HELD_BATCHES);
+      assertThat(queen.bufferStats().bufferedMessages()).isEqualTo(taken);
+      assertThatThrownBy(queen::close).isInstanceOf(QueenException.class);
+    }
+  }
+}
