@@ -2,7 +2,9 @@ package queen.client;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -258,9 +260,10 @@ public final class Consumer implements AutoCloseable {
           }
           // a long poll answered empty well before its wait (pops in maintenance answer at once)
           // pauses too, or the worker would ask again and again as fast as the broker answers
+          // (at least the pause's time: a wait of 0 answers at once, every time)
           boolean early =
               TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - polledAt)
-                  < settings.timeoutMillis() / 2;
+                  < Math.max(settings.timeoutMillis() / 2, EMPTY_PAUSE.toMillis());
           if ((!settings.longPoll() || early) && !pause(EMPTY_PAUSE)) {
             return;
           }
@@ -341,30 +344,44 @@ public final class Consumer implements AutoCloseable {
       ack(batch, "completed", null);
     }
 
-    /** Handles in order; the first failure is acked failed and the rest left for redelivery. */
+    /**
+     * Handles in order. A message that throws is acked failed and the rest of its partition left
+     * for redelivery; the batch's other partitions go on (left unhandled, they waited for their
+     * lease to expire).
+     */
     private void handleEach(List<Message> batch) {
-      int ok = 0;
-      Throwable error = null;
+      List<Message> ok = new ArrayList<>(batch.size());
+      Map<String, Throwable> failures = new LinkedHashMap<>();
+      List<Message> failedMessages = new ArrayList<>();
       for (Message m : batch) {
+        if (failures.containsKey(m.partitionId())) {
+          continue;
+        }
         try {
           onMessage.handle(m);
-          ok++;
+          ok.add(m);
         } catch (Throwable e) {
-          error = e;
-          break;
+          failures.put(m.partitionId(), e);
+          failedMessages.add(m);
+          if (e instanceof VirtualMachineError) {
+            break;
+          }
         }
       }
       handlerReturned();
-      processed.addAndGet(ok);
-      if (ok > 0) {
-        ack(batch.subList(0, ok), "completed", null);
+      processed.addAndGet(ok.size());
+      if (!ok.isEmpty()) {
+        ack(ok, "completed", null);
       }
-      if (error != null) {
+      Throwable fatalError = null;
+      for (Message m : failedMessages) {
+        Throwable error = failures.get(m.partitionId());
         failed.incrementAndGet();
-        ack(List.of(batch.get(ok)), "failed", errorText(error));
+        ack(List.of(m), "failed", errorText(error));
+        fatalError = error instanceof VirtualMachineError ? error : fatalError;
       }
-      unreserve(batch.size() - ok - (error == null ? 0 : 1));
-      rethrowFatal(error);
+      unreserve(batch.size() - ok.size() - failedMessages.size());
+      rethrowFatal(fatalError);
     }
 
     private void ack(List<Message> messages, String status, String error) {

@@ -51,6 +51,12 @@ final class PushBuffers implements AutoCloseable {
     long firstAt;
     boolean timerSet;
 
+    /**
+     * Sent empty and out of the map (a buffer per partition pushed to once, say per customer, was
+     * kept for good); a push that still finds it goes to the next one.
+     */
+    boolean retired;
+
     /** Why the last send failed, until one passes: what a push refused by a full buffer names. */
     volatile RuntimeException lastFailure;
 
@@ -74,6 +80,8 @@ final class PushBuffers implements AutoCloseable {
           List<ObjectNode> batch;
           synchronized (this) {
             if (items.isEmpty()) {
+              retired = true;
+              buffers.remove(queue + "/" + partition, this);
               return;
             }
             int n = Math.min(size, items.size());
@@ -143,11 +151,42 @@ final class PushBuffers implements AutoCloseable {
   }
 
   void add(String queue, String partition, int count, long millis, List<ObjectNode> items) {
-    Buffer b =
-        buffers.computeIfAbsent(
-            queue + "/" + partition, k -> new Buffer(queue, partition, count, millis));
+    Buffer b;
     boolean full;
+    while (true) {
+      b =
+          buffers.computeIfAbsent(
+              queue + "/" + partition, k -> new Buffer(queue, partition, count, millis));
+      if (take(b, queue, partition, items)) {
+        break;
+      }
+    }
     synchronized (b) {
+      full = b.items.size() >= b.count;
+    }
+    if (!full) {
+      schedule(b);
+      return;
+    }
+    try {
+      b.flush();
+    } catch (RuntimeException e) {
+      if (refused(e)) {
+        schedule(b); // the items after the refused ones still go
+        throw e;
+      }
+      failedInBackground(b, e);
+    }
+  }
+
+  /**
+   * Adds the items to {@code b}; false when it was retired meanwhile (the caller takes another).
+   */
+  private static boolean take(Buffer b, String queue, String partition, List<ObjectNode> items) {
+    synchronized (b) {
+      if (b.retired) {
+        return false;
+      }
       RuntimeException failing = b.lastFailure;
       if (failing != null && b.items.size() + items.size() > (long) b.count * HELD_BATCHES) {
         // nothing taken: the caller may retry the push without sending anything twice
@@ -166,20 +205,7 @@ final class PushBuffers implements AutoCloseable {
         b.firstAt = System.nanoTime();
       }
       b.items.addAll(items);
-      full = b.items.size() >= b.count;
-    }
-    if (!full) {
-      schedule(b);
-      return;
-    }
-    try {
-      b.flush();
-    } catch (RuntimeException e) {
-      if (refused(e)) {
-        schedule(b); // the items after the refused ones still go
-        throw e;
-      }
-      failedInBackground(b, e);
+      return true;
     }
   }
 
@@ -202,6 +228,11 @@ final class PushBuffers implements AutoCloseable {
     if (first != null) {
       throw first;
     }
+  }
+
+  /** How many buffers it keeps: those holding items or sending them. */
+  int kept() {
+    return buffers.size();
   }
 
   BufferStats stats() {

@@ -4,11 +4,19 @@ package queen.client;
  * A request the broker refused (a 4xx, with the broker's error text) or could not serve after the
  * client's retries (a 5xx or no connection, {@code status} 0).
  *
+ * <p>A retryable one may come after the broker stored the request: a push retried by hand must send
+ * the same transactionIds again, which the broker stores once.
+ *
  * <pre>{@code
- * try {
- *   queen.queue("orders").push(order);
- * } catch (QueenException e) {
- *   if (!e.retryable()) throw e; // the broker refused the request itself
+ * Map<String, Object> item = Map.of("transactionId", order.id(), "data", order);
+ * while (true) {
+ *   try {
+ *     queen.queue("orders").push(item);
+ *     break;
+ *   } catch (QueenException e) {
+ *     if (!e.retryable()) throw e; // the broker refused the request itself
+ *     Thread.sleep(1_000); // then the same item, with the same transactionId
+ *   }
  * }
  * }</pre>
  */

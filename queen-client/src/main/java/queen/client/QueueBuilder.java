@@ -278,8 +278,8 @@ public final class QueueBuilder {
 
     /**
      * Starts the consumer. Within a batch, messages are handled in order; if one throws, it is
-     * acked failed and the rest of the batch is left for redelivery (after the ones before it are
-     * acked completed).
+     * acked failed and the rest of its partition's messages in the batch are left for redelivery
+     * (after the ones before it are acked completed); other partitions' messages go on.
      */
     public Consumer consume(MessageHandler handler) {
       Objects.requireNonNull(handler, "handler");

@@ -157,6 +157,33 @@ class ConsumeTest {
   }
 
   @Test
+  void eachGoesOnWithTheBatchsOtherPartitionsAfterAFailure() throws Exception {
+    queen.queue("c-each2").config(Map.of("retryLimit", 5, "leaseTime", 60)).create();
+    for (String p : List.of("a", "b")) {
+      queen.queue("c-each2").partition(p).push(Map.of("p", p, "n", 1), Map.of("p", p, "n", 2));
+    }
+    AtomicInteger failures = new AtomicInteger();
+    Consumer consumer =
+        queen
+            .queue("c-each2")
+            .partitions(2)
+            .batch(4)
+            .limit(5)
+            .each()
+            .consume(
+                m -> {
+                  if (failures.get() == 0 && m.data().get("n").asInt() == 1) {
+                    failures.incrementAndGet();
+                    throw new IllegalStateException("the first message handled fails once");
+                  }
+                });
+    // before, the other partition's messages were left unhandled until its lease of 60 s ended
+    assertThat(consumer.await(Duration.ofSeconds(20))).isTrue();
+    assertThat(consumer.processed()).isEqualTo(4);
+    assertThat(consumer.failed()).isEqualTo(1);
+  }
+
+  @Test
   void renewLeaseKeepsASlowHandlersBatchLeased() throws Exception {
     queen.queue("c-renew").config(Map.of("leaseTime", 1)).create();
     queen.queue("c-renew").push(Map.of("slow", true));

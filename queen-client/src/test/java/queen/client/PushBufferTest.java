@@ -53,6 +53,23 @@ class PushBufferTest {
   }
 
   @Test
+  void aBufferSentEmptyIsNotKept() {
+    try (Queen queen = client()) {
+      for (int i = 0; i < 1_000; i++) {
+        queen.queue("per-customer").partition("c-" + i).buffer(10, 60_000).push(new N(i));
+      }
+      assertThat(queen.buffers.kept()).isEqualTo(1_000);
+      queen.flushAllBuffers();
+      assertThat(queen.buffers.kept()).as("one buffer per partition ever pushed to").isZero();
+      queen.queue("per-customer").partition("c-1").buffer(10, 60_000).push(new N(1_001));
+      queen.flushAllBuffers();
+      assertThat(queen.queue("per-customer").partition("c-1").batch(10).wait(false).pop())
+          .extracting(m -> m.data().get("n").asInt())
+          .containsExactly(1, 1_001);
+    }
+  }
+
+  @Test
   void closingOnAnInterruptedThreadStillSendsWhatWasBuffered() {
     Queen producer = client();
     BufferedPush events = producer.queue("interrupted").buffer(100, 60_000);

@@ -156,6 +156,21 @@ class TransportTest {
   }
 
   @Test
+  void aConsumerWithoutAWaitPausesBetweenEmptyAnswers() throws Exception {
+    try (StubServer stub = new StubServer(n -> new StubServer.Answer(204, ""));
+        Queen queen = client(stub.url())) {
+      Consumer c = queen.queue("q").timeoutMillis(0).consume(batch -> {});
+      await().atMost(Duration.ofSeconds(5)).until(() -> stub.requests.get() > 0);
+      int before = stub.requests.get();
+      await()
+          .during(Duration.ofSeconds(1))
+          .atMost(Duration.ofSeconds(2))
+          .until(() -> stub.requests.get() - before <= 20); // 100 ms apart: about 10
+      c.stop();
+    }
+  }
+
+  @Test
   void severalBrokersFailOverAndTheFailedOneIsLeftOutUntilItsRetryTime() {
     try (StubServer down = new StubServer(n -> new StubServer.Answer(503, "{\"error\":\"down\"}"));
         StubServer up =
