@@ -4,9 +4,14 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.PrintWriter;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -29,7 +34,23 @@ final class ClientCommands {
 
   static final String EXIT_CODES =
       "Exit status: 0 done, 1 the broker refused the request (or an ack was refused),"
-          + " 2 bad usage, 3 the broker could not be reached or failed (5xx).";
+          + " 2 bad usage, 3 the broker could not be reached or failed (5xx), 4 the output"
+          + " could not be written (what was not written is not acked).";
+
+  /** Stdout failed (a pipe closed by {@code head}, a full disk): exit status 4. */
+  static final class OutputFailed extends RuntimeException {
+    OutputFailed(String message) {
+      super(message);
+    }
+  }
+
+  /**
+   * Whether what was printed reached stdout. The JVM ignores SIGPIPE and {@code System.out} keeps a
+   * failed write to itself, so messages printed nowhere were acked as delivered.
+   */
+  static boolean written(PrintWriter out) {
+    return !out.checkError() && !System.out.checkError();
+  }
 
   /** Options every command that reads from one queue shares. */
   static final class QueueOptions {
@@ -165,8 +186,14 @@ final class ClientCommands {
           Ndjson.print(out(spec), Ndjson.message(m));
         }
         out(spec).flush();
+        if (!written(out(spec))) {
+          throw new OutputFailed(
+              "the messages could not be written; none acked, leased ones come again when their"
+                  + " lease ends");
+        }
         if (ack && !messages.isEmpty()) {
-          return refusals(out(spec), queen.ack(messages, true)) == 0 ? 0 : 1;
+          // refusals only, and on stderr: stdout carries the messages alone
+          return refusals(err(spec), queen.ack(messages, true), false) == 0 ? 0 : 1;
         }
       }
       return 0;
@@ -233,7 +260,7 @@ final class ClientCommands {
         return 0;
       }
       try (Queen queen = client.connect()) {
-        return refusals(out(spec), queen.ack(messages, status, error)) == 0 ? 0 : 1;
+        return refusals(out(spec), queen.ack(messages, status, error), true) == 0 ? 0 : 1;
       }
     }
   }
@@ -281,25 +308,48 @@ final class ClientCommands {
           q.idleMillis(Duration.ofSeconds(idleSeconds).toMillis());
         }
         if (from != null) {
-          q.subscriptionFrom(from);
+          q.subscriptionFrom(instantOrNow(from));
         }
         PrintWriter out = out(spec);
+        AtomicBoolean outputFailed = new AtomicBoolean();
+        AtomicInteger refused = new AtomicInteger();
+        AtomicReference<Consumer> running = new AtomicReference<>();
+        // acked here, once written: a message the consumer acked was printed nowhere when stdout
+        // had failed
         Consumer consumer =
-            q.consume(
-                batch -> {
-                  synchronized (out) {
-                    for (Message m : batch) {
-                      Ndjson.print(out, Ndjson.message(m));
-                    }
-                    out.flush();
-                  }
-                });
+            q.autoAck(false)
+                .consume(
+                    batch -> {
+                      synchronized (out) {
+                        if (outputFailed.get()) {
+                          return; // left leased: delivered again when the lease ends
+                        }
+                        for (Message m : batch) {
+                          Ndjson.print(out, Ndjson.message(m));
+                        }
+                        out.flush();
+                        if (!written(out)) {
+                          outputFailed.set(true);
+                          running.get().stop();
+                          return;
+                        }
+                      }
+                      refused.addAndGet(refusals(err(spec), queen.ack(batch, true), false));
+                    });
+        running.set(consumer);
         Thread stopper = new Thread(consumer::stop, "queen-tail-stop");
         Runtime.getRuntime().addShutdownHook(stopper);
         consumer.await();
-        Runtime.getRuntime().removeShutdownHook(stopper);
+        try {
+          Runtime.getRuntime().removeShutdownHook(stopper);
+        } catch (IllegalStateException shuttingDown) {
+          // Ctrl-C: the hook is running, and stopped the consumer
+        }
+        if (outputFailed.get()) {
+          throw new OutputFailed("the messages could not be written; the unwritten were not acked");
+        }
+        return refused.get() == 0 ? 0 : 1;
       }
-      return 0;
     }
   }
 
@@ -307,10 +357,31 @@ final class ClientCommands {
     return spec.commandLine().getOut();
   }
 
-  /** Prints each ack result; answers how many were refused. */
-  private static int refusals(PrintWriter out, List<AckResult> results) {
+  private static String instantOrNow(String from) {
+    if (!from.equals("now")) {
+      try {
+        Instant.parse(from);
+      } catch (DateTimeParseException e) {
+        throw new IllegalArgumentException(
+            "--from must be 'now' or an ISO-8601 instant such as 2026-12-01T00:00:00Z, got '"
+                + from
+                + "'");
+      }
+    }
+    return from;
+  }
+
+  static PrintWriter err(CommandSpec spec) {
+    return spec.commandLine().getErr();
+  }
+
+  /** Prints each ack result ({@code all}) or the refused ones; answers how many were refused. */
+  private static int refusals(PrintWriter out, List<AckResult> results, boolean all) {
     int refused = 0;
     for (AckResult r : results) {
+      if (!all && r.success()) {
+        continue;
+      }
       ObjectNode n = Ndjson.MAPPER.createObjectNode();
       n.put("transactionId", r.transactionId());
       n.put("success", r.success());

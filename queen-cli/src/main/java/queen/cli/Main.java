@@ -59,7 +59,7 @@ public final class Main implements Runnable {
   /**
    * The command line with its exit codes: a broker error is 1 (refused) or 3 (unreachable); input
    * found wrong before anything was sent (data that is not JSON, options that do not go together)
-   * is 2, bad usage, as picocli's own parse errors are.
+   * is 2, bad usage, as picocli's own parse errors are; stdout that failed is 4.
    */
   static CommandLine commandLine() {
     return new CommandLine(new Main())
@@ -68,6 +68,9 @@ public final class Main implements Runnable {
               cmd.getErr().println("queen " + cmd.getCommandName() + ": " + e.getMessage());
               if (e instanceof IllegalArgumentException) {
                 return 2;
+              }
+              if (e instanceof ClientCommands.OutputFailed) {
+                return 4;
               }
               return e instanceof QueenException q && q.retryable() ? 3 : 1;
             });

@@ -1,6 +1,7 @@
 package queen.cli;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -19,7 +20,9 @@ import queen.client.PushResult;
 
 /** One JSON value per line, on stdout and from stdin. */
 final class Ndjson {
-  static final ObjectMapper MAPPER = new ObjectMapper();
+  /** Reads one value only: {"a":1},{"a":2} pushed the first and dropped the rest. */
+  static final ObjectMapper MAPPER =
+      new ObjectMapper().enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
 
   private Ndjson() {}
 
@@ -96,7 +99,11 @@ final class Ndjson {
 
   static JsonNode parse(String text, String where) {
     try {
-      return MAPPER.readTree(text);
+      JsonNode node = MAPPER.readTree(text);
+      if (node == null || node.isMissingNode()) {
+        throw new IllegalArgumentException(where + " is empty, not JSON"); // an unset "$VAR"
+      }
+      return node;
     } catch (JsonProcessingException e) {
       throw new IllegalArgumentException(
           where + " is not JSON: " + e.getOriginalMessage() + " (" + abbreviate(text) + ")");

@@ -5,6 +5,8 @@ import static queen.cli.ClientCommands.out;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -92,11 +94,22 @@ final class QueueCommands {
         if (partition != null) {
           query.partition(partition);
         }
+        // a requeue takes the message's dead letters of every group: one letter per group of a
+        // message is requeued once (a second request found none and ended the command)
+        Map<String, String> requeued = new HashMap<>();
         for (DeadLetter d : query.get()) {
           ObjectNode line = Ndjson.deadLetter(d);
           if (retry) {
-            JsonNode r = queen.admin().retryDeadLetter(d.partitionId(), d.transactionId());
-            line.put("requeuedTransactionId", r.path("requeuedTransactionId").asText());
+            String requeuedId =
+                requeued.computeIfAbsent(
+                    d.partitionId() + "/" + d.transactionId(),
+                    k ->
+                        queen
+                            .admin()
+                            .retryDeadLetter(d.partitionId(), d.transactionId())
+                            .path("requeuedTransactionId")
+                            .asText());
+            line.put("requeuedTransactionId", requeuedId);
           }
           Ndjson.print(out(spec), line);
         }

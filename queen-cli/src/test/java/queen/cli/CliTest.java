@@ -2,12 +2,15 @@ package queen.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import java.io.ByteArrayInputStream;
+import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.io.Writer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -48,6 +51,31 @@ class CliTest {
     } finally {
       System.setIn(saved);
     }
+  }
+
+  /** As {@link #run}, with stdout failing at every write (a pipe closed by head, a full disk). */
+  private static Run runWithBrokenStdout(String... args) {
+    StringWriter err = new StringWriter();
+    CommandLine cmd = Main.commandLine();
+    cmd.setOut(
+        new PrintWriter(
+            new Writer() {
+              @Override
+              public void write(char[] buf, int off, int len) throws IOException {
+                throw new IOException("Broken pipe");
+              }
+
+              @Override
+              public void flush() throws IOException {
+                throw new IOException("Broken pipe");
+              }
+
+              @Override
+              public void close() {}
+            },
+            true));
+    cmd.setErr(new PrintWriter(err, true));
+    return new Run(cmd.execute(args), "", err.toString());
   }
 
   private static String url() {
@@ -94,6 +122,73 @@ class CliTest {
         .extracting(n -> n.get("data").get("n").asInt())
         .containsExactly(1, 2, 3);
     assertThat(run("", "pop", url(), "cli-tail").out()).as("tail acked them").isEmpty();
+  }
+
+  @Test
+  void popAndTailLeaveWhatTheyCouldNotWriteUnacked() {
+    for (String queue : List.of("cli-broken-pop", "cli-broken-tail")) {
+      broker.post(
+          "/api/v1/configure", "{\"queue\":\"" + queue + "\",\"options\":{\"leaseTime\":1}}");
+      run("", "push", url(), queue, "{\"n\":1}", "{\"n\":2}", "{\"n\":3}");
+    }
+    Run pop = runWithBrokenStdout("pop", url(), "cli-broken-pop", "-b", "10", "--ack");
+    assertThat(pop.exit()).as(pop.err()).isEqualTo(4);
+    Run tail = runWithBrokenStdout("tail", url(), "cli-broken-tail", "--limit", "3");
+    assertThat(tail.exit()).as(tail.err()).isEqualTo(4);
+    assertThat(tail.err()).contains("not acked");
+    for (String queue : List.of("cli-broken-pop", "cli-broken-tail")) {
+      // acked before, though printed nowhere: gone
+      await()
+          .atMost(Duration.ofSeconds(20))
+          .until(() -> run("", "pop", url(), queue, "-b", "10").lines().size() == 3);
+    }
+  }
+
+  @Test
+  void popAckPrintsOnlyMessagesOnStdout() {
+    run("", "push", url(), "cli-pop-ack", "{\"n\":1}", "{\"n\":2}");
+    Run popped = run("", "pop", url(), "cli-pop-ack", "-b", "10", "--ack");
+    assertThat(popped.exit()).isZero();
+    assertThat(popped.lines()).hasSize(2).allSatisfy(n -> assertThat(n.has("data")).isTrue());
+  }
+
+  @Test
+  void inputThatIsNotOneJsonValueIsBadUsage() {
+    for (String bad : List.of("{\"a\":1},{\"a\":2}", "")) {
+      Run pushed = run("", "push", url(), "cli-bad-json", bad);
+      assertThat(pushed.exit()).as(bad).isEqualTo(2);
+    }
+    Run stdin = run("{\"n\":1}{\"n\":2}\n", "push", url(), "cli-bad-json");
+    assertThat(stdin.exit()).isEqualTo(2);
+    assertThat(stdin.err()).contains("stdin line 1");
+    assertThat(run("", "pop", url(), "cli-bad-json").out()).as("nothing pushed").isEmpty();
+    Run from = run("", "tail", url(), "cli-bad-json", "--from", "yesterday", "--idle", "1");
+    assertThat(from.exit()).isEqualTo(2);
+    assertThat(from.err()).contains("--from");
+  }
+
+  @Test
+  void tailWithIdleEndsWhenTheBrokerStaysUnreachable() {
+    Run tail =
+        assertTimeoutPreemptively(
+            Duration.ofSeconds(60),
+            () -> run("", "tail", "--url=http://127.0.0.1:1", "cli-away", "--idle", "2"));
+    assertThat(tail.exit()).as(tail.err()).isEqualTo(3);
+  }
+
+  @Test
+  void dlqRetryRequeuesAMessageDeadLetteredInTwoGroupsOnce() {
+    run("", "push", url(), "cli-dlq2", "{\"x\":1}");
+    for (String group : List.of("a", "b")) {
+      Run popped = run("", "pop", url(), "cli-dlq2", "-g", group);
+      assertThat(run(popped.out(), "ack", url(), "--status", "dlq").exit()).isZero();
+    }
+    Run dlq = run("", "dlq", url(), "cli-dlq2", "--retry");
+    assertThat(dlq.exit()).as(dlq.err()).isZero();
+    assertThat(dlq.lines()).hasSize(2);
+    assertThat(dlq.lines())
+        .extracting(n -> n.get("requeuedTransactionId").asText())
+        .containsOnly(dlq.lines().getFirst().get("requeuedTransactionId").asText());
   }
 
   @Test

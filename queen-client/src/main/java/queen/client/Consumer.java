@@ -19,9 +19,10 @@ import java.util.concurrent.atomic.AtomicReference;
  *
  * <p>It ends when {@link #stop()} is called, when {@code limit} messages were handled, when no
  * message came for {@code idleMillis}, or when the broker refuses a pop (a 4xx, which {@link
- * #await()} rethrows). An unreachable broker is retried with a growing pause, never in a busy loop.
- * Stopping lets running handlers finish and acks their batches; a pop cut short by the stop leaves
- * what it may have leased to be redelivered when the lease ends.
+ * #await()} rethrows; and an unreachable broker's last error once {@code idleMillis} passed). An
+ * unreachable broker is retried with a growing pause, never in a busy loop. Stopping lets running
+ * handlers finish and acks their batches; a pop cut short by the stop leaves what it may have
+ * leased to be redelivered when the lease ends.
  *
  * <pre>{@code
  * Consumer c = queen.queue("orders").group("billing").concurrency(8).batch(10)
@@ -41,7 +42,7 @@ public final class Consumer implements AutoCloseable {
   private final List<Worker> workers = new ArrayList<>();
   private final CountDownLatch stopSignal = new CountDownLatch(1);
   private final CountDownLatch done;
-  private final AtomicLong reserved = new AtomicLong();
+  private final Quota quota;
   private final AtomicLong processed = new AtomicLong();
   private final AtomicLong failed = new AtomicLong();
   private final AtomicReference<Throwable> fatal = new AtomicReference<>();
@@ -53,6 +54,7 @@ public final class Consumer implements AutoCloseable {
     this.onBatch = onBatch;
     this.onMessage = onMessage;
     this.done = new CountDownLatch(settings.concurrency());
+    this.quota = new Quota(settings.limit(), settings.batch());
   }
 
   static Consumer start(ConsumeSettings settings, BatchHandler handler) {
@@ -171,29 +173,6 @@ public final class Consumer implements AutoCloseable {
     }
   }
 
-  /** Claims up to {@code batch} of the remaining {@code limit}; 0 when the limit is spent. */
-  private int reserve() {
-    if (settings.limit() == 0) {
-      return settings.batch();
-    }
-    while (true) {
-      long r = reserved.get();
-      long n = Math.min(settings.batch(), settings.limit() - r);
-      if (n <= 0) {
-        return 0;
-      }
-      if (reserved.compareAndSet(r, r + n)) {
-        return (int) n;
-      }
-    }
-  }
-
-  private void unreserve(int n) {
-    if (settings.limit() != 0 && n > 0) {
-      reserved.addAndGet(-n);
-    }
-  }
-
   private final class Worker implements Runnable {
     Thread thread;
     private boolean polling;
@@ -222,7 +201,7 @@ public final class Consumer implements AutoCloseable {
 
     private void loop() {
       while (!stopping) {
-        int want = reserve();
+        int want = quota.reserve();
         if (want == 0) {
           if (processed.get() + failed.get() >= settings.limit()) {
             requestStop();
@@ -234,14 +213,15 @@ public final class Consumer implements AutoCloseable {
         try {
           batch = poll(want);
         } catch (CancellationException cancelled) {
-          unreserve(want);
+          quota.unreserve(want);
           if (stopping) {
             return;
           }
           continue; // interrupted by someone else: a worker ends only when asked to stop
         } catch (QueenException e) {
-          unreserve(want);
-          if (!e.retryable()) {
+          quota.unreserve(want);
+          // idleMillis ends a consumer whose broker stays away that long too, with the last error
+          if (!e.retryable() || settings.idleMillis() > 0 && idleFor() >= settings.idleMillis()) {
             throw e;
           }
           backoff = backoff.isZero() ? Duration.ofSeconds(1) : min(backoff.multipliedBy(2));
@@ -252,7 +232,7 @@ public final class Consumer implements AutoCloseable {
           continue;
         }
         backoff = Duration.ZERO;
-        unreserve(want - batch.size());
+        quota.unreserve(want - batch.size());
         if (batch.isEmpty()) {
           if (idleFor() >= settings.idleMillis() && settings.idleMillis() > 0) {
             requestStop();
@@ -380,7 +360,7 @@ public final class Consumer implements AutoCloseable {
         ack(List.of(m), "failed", errorText(error));
         fatalError = error instanceof VirtualMachineError ? error : fatalError;
       }
-      unreserve(batch.size() - ok.size() - failedMessages.size());
+      quota.unreserve(batch.size() - ok.size() - failedMessages.size());
       rethrowFatal(fatalError);
     }
 

@@ -20,6 +20,10 @@ final class Nodes {
   private final long retryAfterNanos;
   private final TreeMap<Long, String> ring = new TreeMap<>();
   private final Map<String, Long> unhealthyUntil = new ConcurrentHashMap<>();
+
+  /** The most keys {@link LoadBalancing#SESSION} remembers a broker for (about 10 MB). */
+  static final int MAX_SESSIONS = 100_000;
+
   private final Map<String, String> sessions = new ConcurrentHashMap<>();
   private final AtomicInteger next = new AtomicInteger();
 
@@ -46,8 +50,14 @@ final class Nodes {
         switch (strategy) {
           case AFFINITY -> onRing(key);
           case ROUND_ROBIN -> nextHealthy();
-          case SESSION ->
-              sessions.compute(key, (k, v) -> v != null && isHealthy(v) ? v : nextHealthy());
+          case SESSION -> {
+            if (sessions.size() >= MAX_SESSIONS && !sessions.containsKey(key)) {
+              // a key per partition ever used (one per customer, say) grew it for good; a key that
+              // loses its broker here only picks one again
+              sessions.clear();
+            }
+            yield sessions.compute(key, (k, v) -> v != null && isHealthy(v) ? v : nextHealthy());
+          }
         };
     List<String> out = new ArrayList<>(urls.size());
     out.add(first);
@@ -76,6 +86,11 @@ final class Nodes {
 
   int size() {
     return urls.size();
+  }
+
+  /** How many keys {@link LoadBalancing#SESSION} remembers a broker for. */
+  int sessions() {
+    return sessions.size();
   }
 
   private boolean isHealthy(String url) {

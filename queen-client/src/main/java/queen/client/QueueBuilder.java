@@ -148,7 +148,10 @@ public final class QueueBuilder {
     return this;
   }
 
-  /** {@link #consume} stops once no message has arrived for this long (never). */
+  /**
+   * {@link #consume} stops once no message has arrived for this long (never), its {@code await()}
+   * throwing the last error when the broker could not be reached meanwhile.
+   */
   public QueueBuilder idleMillis(long millis) {
     if (millis < 1) {
       throw new IllegalArgumentException("idleMillis must be at least 1, got " + millis);

@@ -171,6 +171,17 @@ class TransportTest {
   }
 
   @Test
+  void sessionsRememberABrokerForABoundedNumberOfKeys() {
+    Nodes nodes = new Nodes(List.of("http://a", "http://b"), LoadBalancing.SESSION, 128, 0);
+    String first = nodes.order("orders:customer-0:billing").getFirst();
+    assertThat(nodes.order("orders:customer-0:billing").getFirst()).isEqualTo(first);
+    for (int i = 1; i <= Nodes.MAX_SESSIONS; i++) {
+      nodes.order("orders:customer-" + i + ":billing");
+    }
+    assertThat(nodes.sessions()).isLessThanOrEqualTo(Nodes.MAX_SESSIONS);
+  }
+
+  @Test
   void severalBrokersFailOverAndTheFailedOneIsLeftOutUntilItsRetryTime() {
     try (StubServer down = new StubServer(n -> new StubServer.Answer(503, "{\"error\":\"down\"}"));
         StubServer up =
