@@ -45,6 +45,7 @@ import queen.server.ops.BrokerSampler;
 import queen.server.ops.ConsumerGroups;
 import queen.server.ops.LagSnapshot;
 import queen.server.ops.MaxWaitSweeper;
+import queen.server.ops.ProcessMeters;
 import queen.server.ops.Retention;
 import queen.server.ops.StateRefresher;
 import queen.server.ops.Statistics;
@@ -133,6 +134,7 @@ public final class Broker implements AutoCloseable {
       FunctionCounter.builder("queen_db_calls", db, Database::calls)
           .description("Database transactions and autocommit calls run by this broker")
           .register(meters);
+      resources.addFirst(new ProcessMeters(meters, db));
       Hints hints = new Hints(new Notifications(db, config.db()), config.hints(), meters);
       resources.addFirst(hints);
       QueueStore queues = new QueueStore(db);

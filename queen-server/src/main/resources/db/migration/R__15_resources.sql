@@ -61,10 +61,15 @@ begin
 end;
 $$;
 
--- One row per (consumer group, queue) with its lag. A partition lags when its head is past the
--- group's cursor. The time lag (the age of the oldest uncommitted message) comes from the
--- statistics snapshot (queen.group_stats, refreshed every QUEEN_STATS_INTERVAL_MS): computing it
--- here would probe the segments of every lagging cursor on every request.
+-- One row per (consumer group, queue) with its lag: the groups of queen.consumer_groups_metadata
+-- (every group that popped has its row) and any other with cursors. A partition lags when its head
+-- is past the group's cursor, counted from the oldest retained message (retention or a clear
+-- deleted the rest), and a partition the group has no cursor on yet counts from where its first
+-- pop would start it: its whole retained log, or what came after the group's subscription time
+-- (a group whose consumers died reported a new partition's backlog as no lag at all). The time
+-- lag (the age of the oldest uncommitted message) comes from the statistics snapshot
+-- (queen.group_stats, refreshed every QUEEN_STATS_INTERVAL_MS): computing it here would probe the
+-- segments of every lagging cursor on every request.
 create or replace function queen.consumer_groups_v1()
 returns table (consumer_group text, queue_name text, members bigint, partitions_with_lag bigint,
                total_lag bigint, max_time_lag_seconds bigint, last_consumed_at timestamptz,
@@ -76,21 +81,51 @@ as $$
 #variable_conflict use_column
 begin
     return query
-    select c.consumer_group, q.name,
-           count(*),
-           count(*) filter (where p.last_offset > c.committed),
-           coalesce(sum(greatest(p.last_offset - c.committed, 0)), 0)::bigint,
+    with groups as (
+        select m.queue_id, m.consumer_group, m.subscription_mode, m.subscription_timestamp,
+               m.created_at
+          from queen.consumer_groups_metadata m
+        union
+        select p.queue_id, c.consumer_group, null::text, null::timestamptz, null::timestamptz
+          from queen.log_consumers c
+          join queen.log_partitions p on p.id = c.partition_id
+         where not exists (select 1 from queen.consumer_groups_metadata m
+                            where m.queue_id = p.queue_id and m.consumer_group = c.consumer_group)),
+    per_partition as (
+        select g.queue_id, g.consumer_group, c.partition_id as cursor, c.last_consumed_at,
+               greatest(p.last_offset
+                        - greatest(coalesce(c.committed, seed.start), p.retained_from - 1), 0) as lag
+          from groups g
+          join queen.log_partitions p on p.queue_id = g.queue_id
+          left join queen.log_consumers c
+                 on c.partition_id = p.id and c.consumer_group = g.consumer_group
+          -- where log_seed_cursor_v1 would start it, without its seek function: the first segment
+          -- created at or after the subscription time, read in offset order
+          left join lateral (
+                select case
+                         when g.subscription_timestamp is null
+                           or p.created_at >= g.subscription_timestamp then -1
+                         when p.newest_created_at is null
+                           or p.newest_created_at < g.subscription_timestamp then p.last_offset
+                         else coalesce((select s.base_offset - 1 from queen.log_segments s
+                                         where s.partition_id = p.id
+                                           and s.base_offset >= p.retained_from
+                                           and s.created_at >= g.subscription_timestamp
+                                         order by s.base_offset limit 1), p.last_offset)
+                       end as start) seed on c.partition_id is null)
+    select pp.consumer_group, q.name,
+           count(pp.cursor),
+           count(*) filter (where pp.lag > 0),
+           coalesce(sum(pp.lag), 0)::bigint,
            coalesce(max(extract(epoch from now() - gs.oldest_unconsumed_at))::bigint, 0),
-           max(c.last_consumed_at),
-           m.subscription_mode, m.subscription_timestamp, m.created_at
-      from queen.log_consumers c
-      join queen.log_partitions p on p.id = c.partition_id
-      join queen.queues q on q.id = p.queue_id
-      left join queen.consumer_groups_metadata m
-             on m.queue_id = q.id and m.consumer_group = c.consumer_group
+           max(pp.last_consumed_at),
+           g.subscription_mode, g.subscription_timestamp, g.created_at
+      from per_partition pp
+      join groups g on g.queue_id = pp.queue_id and g.consumer_group = pp.consumer_group
+      join queen.queues q on q.id = pp.queue_id
       left join queen.group_stats gs
-             on gs.queue_id = q.id and gs.consumer_group = c.consumer_group
-     group by c.consumer_group, q.name, m.subscription_mode, m.subscription_timestamp, m.created_at
-     order by q.name, c.consumer_group;
+             on gs.queue_id = q.id and gs.consumer_group = pp.consumer_group
+     group by pp.consumer_group, q.name, g.subscription_mode, g.subscription_timestamp, g.created_at
+     order by q.name, pp.consumer_group;
 end;
 $$;

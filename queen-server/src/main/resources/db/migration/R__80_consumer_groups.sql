@@ -237,7 +237,7 @@ drop function if exists queen.cursor_oldest_unconsumed_v1(uuid, bigint, bigint, 
 create or replace view queen.cursor_lag as
 select c.partition_id, c.consumer_group, c.committed, c.worker_id, c.lease_expires_at,
        c.last_consumed_at, c.total_consumed, p.queue_id, p.name as partition_name, p.last_offset,
-       o.at as oldest_unconsumed_at
+       o.at as oldest_unconsumed_at, p.retained_from
   from queen.log_consumers c
   join queen.log_partitions p on p.id = c.partition_id
   left join lateral (select s.created_at as at
@@ -300,7 +300,8 @@ begin
         end if;
         return query execute
             'select $1, p.name, c.partition_id, c.worker_id, c.last_consumed_at, c.total_consumed,
-                    c.committed, greatest(p.last_offset - c.committed, 0),
+                    c.committed,
+                    greatest(p.last_offset - greatest(c.committed, p.retained_from - 1), 0),
                     c.worker_id is not null and c.lease_expires_at > $2, $3
                from queen.log_partitions p
                join queen.log_consumers c on c.partition_id = p.id and c.consumer_group = $4
@@ -347,7 +348,7 @@ as $$
 begin
     return query
     select l.consumer_group, q.name, l.partition_name, l.partition_id, l.worker_id,
-           l.last_offset - l.committed,
+           l.last_offset - greatest(l.committed, l.retained_from - 1),
            extract(epoch from now() - l.oldest_unconsumed_at)::bigint, l.oldest_unconsumed_at,
            l.last_consumed_at
       from queen.cursor_lag l

@@ -153,7 +153,8 @@ end;
 $$;
 
 -- Buckets of the per-minute rows between p_from and p_to, for the named queue or every queue
--- matching p_namespace / p_task (nulls: all). Lag is the largest sampled in the bucket.
+-- matching p_namespace / p_task (nulls: all). Lag is the queues' summed lag of a minute, the
+-- largest of the bucket's minutes (the largest single queue's was the backlog of several queues).
 create or replace function queen.stats_series_v1(
     p_queue text, p_namespace text, p_task text, p_from timestamptz, p_to timestamptz,
     p_bucket_minutes integer)
@@ -165,17 +166,22 @@ as $$
 #variable_conflict use_column
 begin
     return query
-    select to_timestamp(floor(extract(epoch from m.minute) / (p_bucket_minutes * 60))
-                        * p_bucket_minutes * 60),
-           sum(m.pushed)::bigint, sum(m.popped)::bigint, sum(m.acked)::bigint,
-           sum(m.failed)::bigint, sum(m.dead_lettered)::bigint,
-           max(m.lag_messages)::bigint, max(m.max_lag_seconds)::bigint
-      from queen.queue_stats_minutes m
-      join queen.queues q on q.id = m.queue_id
-     where m.minute >= p_from and m.minute <= p_to
-       and (p_queue is null or q.name = p_queue)
-       and (p_namespace is null or q.namespace = p_namespace)
-       and (p_task is null or q.task = p_task)
+    select to_timestamp(floor(extract(epoch from mm.minute) / (p_bucket_minutes::bigint * 60))
+                        * p_bucket_minutes::bigint * 60),
+           sum(mm.pushed)::bigint, sum(mm.popped)::bigint, sum(mm.acked)::bigint,
+           sum(mm.failed)::bigint, sum(mm.dead_lettered)::bigint,
+           max(mm.lag_messages)::bigint, max(mm.max_lag_seconds)::bigint
+      from (select m.minute, sum(m.pushed) as pushed, sum(m.popped) as popped,
+                   sum(m.acked) as acked, sum(m.failed) as failed,
+                   sum(m.dead_lettered) as dead_lettered, sum(m.lag_messages) as lag_messages,
+                   max(m.max_lag_seconds) as max_lag_seconds
+              from queen.queue_stats_minutes m
+              join queen.queues q on q.id = m.queue_id
+             where m.minute >= p_from and m.minute <= p_to
+               and (p_queue is null or q.name = p_queue)
+               and (p_namespace is null or q.namespace = p_namespace)
+               and (p_task is null or q.task = p_task)
+             group by m.minute) mm
      group by 1
      order by 1;
 end;

@@ -25,6 +25,9 @@ import queen.server.store.StatsStore;
 public final class AnalyticsRoutes implements Routes {
   private static final Duration DEFAULT_WINDOW = Duration.ofHours(1);
 
+  /** The most queue minutes one answer holds: 69 queues over a day, 9 over a week. */
+  static final int MAX_POINTS = 100_000;
+
   private final AnalyticsStore store;
   private final InstantSource clock;
 
@@ -55,10 +58,19 @@ public final class AnalyticsRoutes implements Routes {
   private void byQueue(Request req, Response res, BiPredicate<QueueMinute, ObjectNode> point) {
     Params p = new Params(req);
     TimeWindow w = TimeWindow.of(p, clock.instant(), DEFAULT_WINDOW);
+    List<QueueMinute> minutes =
+        store.queueMinutes(p.optional("queue"), w.from(), w.to(), MAX_POINTS + 1);
+    if (minutes.size() > MAX_POINTS) {
+      // every queue's minutes of a week, read whole and answered as one tree, could take the heap
+      throw ApiException.badRequest(
+          "more than "
+              + MAX_POINTS
+              + " queue minutes in this window: name a queue or narrow from and to");
+    }
     Map<String, ArrayNode> series = new LinkedHashMap<>();
     ObjectNode body = header(w);
     ArrayNode queues = body.putArray("queues");
-    for (QueueMinute m : store.queueMinutes(p.optional("queue"), w.from(), w.to())) {
+    for (QueueMinute m : minutes) {
       ArrayNode points =
           series.computeIfAbsent(
               m.queue(), q -> queues.addObject().put("queue", q).putArray("points"));

@@ -69,9 +69,17 @@ final class Params {
     return offset(Integer.MAX_VALUE);
   }
 
-  /** Where a page starts: {@code offset}, default 0, held between 0 and {@code max}. */
+  /**
+   * Where a page starts: {@code offset}, default 0, at least 0; above {@code max} a 400 (held at
+   * the bound, a client paging to an empty page got the same page forever).
+   */
   int offset(int max) {
-    return Math.min(Math.max(integer("offset", 0), 0), max);
+    int offset = Math.max(integer("offset", 0), 0);
+    if (offset > max) {
+      throw ApiException.badRequest(
+          "offset must be at most " + max + ": narrow the time range or filter");
+    }
+    return offset;
   }
 
   /** A path parameter that names a queue, partition or consumer group (see {@link Fields#name}). */

@@ -65,15 +65,18 @@ public final class AnalyticsStore {
       long tempBytes,
       List<TableStats> tables) {}
 
-  public List<QueueMinute> queueMinutes(String queue, Instant from, Instant to) {
+  /** At most {@code limit} minutes of the queues' series (of {@code queue}'s, when not null). */
+  public List<QueueMinute> queueMinutes(String queue, Instant from, Instant to, int limit) {
     return db.autocommit(
         c -> {
           List<QueueMinute> out = new ArrayList<>();
           try (PreparedStatement ps =
-              c.prepareStatement("select * from queen.analytics_queue_minutes_v1(?, ?, ?)")) {
+              c.prepareStatement(
+                  "select * from queen.analytics_queue_minutes_v1(?, ?, ?) limit ?")) {
             ps.setString(1, queue);
             Sql.setTimestamptz(ps, 2, from);
             Sql.setTimestamptz(ps, 3, to);
+            ps.setInt(4, limit);
             try (ResultSet rs = ps.executeQuery()) {
               while (rs.next()) {
                 out.add(

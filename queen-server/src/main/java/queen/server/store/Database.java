@@ -154,10 +154,10 @@ public final class Database implements AutoCloseable {
   private final AtomicReference<CompletableFuture<Boolean>> pinging = new AtomicReference<>();
 
   /**
-   * True when PostgreSQL answers a trivial query within the pool's connection timeout. Asked once
-   * for every caller at a time, and an answer under a second old is given again: {@code GET
-   * /health} needs no token, and a flood of it took a pool connection per request from the pushes
-   * and pops.
+   * True when PostgreSQL answers a trivial query within the pool's connection timeout and takes
+   * writes (not a standby, not read-only: a primary demoted in a failover answers). Asked once for
+   * every caller at a time, and an answer under a second old is given again: {@code GET /health}
+   * needs no token, and a flood of it took a pool connection per request from the pushes and pops.
    */
   public boolean ping() {
     Pinged last = pinged;
@@ -188,7 +188,13 @@ public final class Database implements AutoCloseable {
           c -> {
             try (var st = c.createStatement()) {
               st.setQueryTimeout(2);
-              return st.execute("select 1");
+              // a standby or a read-only database answers, and refuses every push and ack
+              try (var rs =
+                  st.executeQuery(
+                      "select not pg_is_in_recovery()"
+                          + " and current_setting('transaction_read_only') = 'off'")) {
+                return rs.next() && rs.getBoolean(1);
+              }
             }
           });
     } catch (StoreException e) {

@@ -44,6 +44,26 @@ class AnalyticsRoutesTest {
   }
 
   @Test
+  void aWindowOfMoreQueueMinutesThanOneAnswerHoldsIsRefused() {
+    for (int i = 0; i < 12; i++) {
+      broker.post("/api/v1/configure", "{\"queue\":\"an-wide-" + i + "\"}");
+    }
+    // 12 queues x 8,581 minutes: 102,972 points
+    broker.sql(
+        "insert into queen.queue_stats_minutes (queue_id, minute, pushed)"
+            + " select q.id, m, 1 from queen.queues q cross join generate_series("
+            + " date_trunc('minute', now()) - interval '6 days',"
+            + " date_trunc('minute', now()) - interval '1 hour', interval '1 minute') m"
+            + " where q.name like 'an-wide-%' on conflict do nothing");
+    String from = "from=" + java.time.Instant.now().minus(Duration.ofDays(7));
+    TestBroker.Reply all = broker.get("/api/v1/analytics/queue-ops?" + from);
+    assertThat(all.status()).isEqualTo(400);
+    assertThat(all.json().get("error").asText()).contains("name a queue");
+    JsonNode one = broker.get("/api/v1/analytics/queue-ops?queue=an-wide-3&" + from).json();
+    assertThat(sum(one, "an-wide-3", "pushed")).isEqualTo(8_581);
+  }
+
+  @Test
   void queueOperationsLagAndRetentionArePerMinuteSeriesByQueue() {
     wire.pushNumbered("an-ops", "p", 0, 30);
     JsonNode popped =

@@ -58,6 +58,8 @@ class MessageBrowseTest {
     TestBroker.Reply deep = broker.get("/api/v1/messages?queue=browse&offset=250000");
     assertThat(deep.status()).isEqualTo(400);
     assertThat(deep.json().get("error").asText()).contains("offset");
+    TestBroker.Reply status = broker.get("/api/v1/status/queues/browse/messages?offset=100001");
+    assertThat(status.status()).as("the dashboard's list too").isEqualTo(400);
     assertThat(
             broker
                 .get("/api/v1/messages?queue=browse&to=2000-01-01T00:00:00Z")

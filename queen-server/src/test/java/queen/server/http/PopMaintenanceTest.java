@@ -97,6 +97,11 @@ class PopMaintenanceTest {
         .contains("queen_pop_limiter_limit")
         .contains("queen_pop_limiter_inflight")
         .contains("queen_pop_empty_without_permit_total")
-        .contains("queen_db_calls_total");
+        .contains("queen_db_calls_total")
+        .contains("queen_db_pool_active")
+        .contains("queen_db_pool_waiting")
+        .contains("jvm_memory_used_bytes")
+        .contains("jvm_gc_live_data_size_bytes")
+        .contains("process_uptime_seconds");
   }
 }

@@ -110,6 +110,56 @@ class ResourceRoutesTest {
   }
 
   @Test
+  void aGroupsLagCountsPartitionsItHasNoCursorOnYet() {
+    wire.pushNumbered("res-uncursored", "p1", 0, 3);
+    wire.ackAll(wire.popPartition("res-uncursored", "p1", "batch=10&consumerGroup=idle").json());
+    assertThat(group("idle", "res-uncursored").get("state").asText()).isEqualTo("Stable");
+    // the group's consumers are gone; a partition it never popped fills up
+    wire.pushNumbered("res-uncursored", "p2", 0, 100);
+    JsonNode g = group("idle", "res-uncursored");
+    assertThat(g.get("totalLag").asInt()).isEqualTo(100);
+    assertThat(g.get("partitionsWithLag").asInt()).isEqualTo(1);
+    assertThat(g.get("members").asInt()).as("cursors").isEqualTo(1);
+    assertThat(g.get("state").asText()).isEqualTo("Lagging");
+  }
+
+  @Test
+  void aGroupSubscribedAtNewCountsOnlyWhatCameAfterItsSubscription() {
+    wire.pushNumbered("res-late", "p0", 0, 2);
+    wire.pushNumbered("res-late", "p1", 0, 2);
+    assertThat(
+            wire.popPartition("res-late", "p1", "batch=10&consumerGroup=late&subscriptionMode=new")
+                .status())
+        .isEqualTo(204);
+    wire.pushNumbered("res-late", "p0", 2, 1); // no cursor: only this one counts
+    wire.pushNumbered("res-late", "p1", 2, 1); // behind its cursor
+    wire.pushNumbered("res-late", "p2", 0, 2); // created after the subscription: all of it
+    JsonNode g = group("late", "res-late");
+    assertThat(g.get("totalLag").asInt()).isEqualTo(4);
+    assertThat(g.get("partitionsWithLag").asInt()).isEqualTo(3);
+  }
+
+  @Test
+  void aGroupsLagLeavesOutWhatAClearDeleted() {
+    wire.pushNumbered("res-cleared", "p", 0, 5);
+    wire.ackAll(wire.popPartition("res-cleared", "p", "batch=2&consumerGroup=g").json());
+    assertThat(group("g", "res-cleared").get("totalLag").asInt()).isEqualTo(3);
+    assertThat(
+            broker
+                .send(
+                    HttpRequest.newBuilder(broker.uri("/api/v1/queues/res-cleared/clear"))
+                        .DELETE()
+                        .build())
+                .status())
+        .isEqualTo(200);
+    JsonNode g = group("g", "res-cleared");
+    assertThat(g.get("totalLag").asInt()).as("the 3 unread were deleted").isZero();
+    assertThat(g.get("state").asText()).isEqualTo("Stable");
+    JsonNode detail = broker.get("/api/v1/consumer-groups/g").json();
+    assertThat(detail.at("/res-cleared/partitions/0/offsetLag").asInt()).isZero();
+  }
+
+  @Test
   void deleteRemovesTheQueueAndAFreshPushRecreatesIt() {
     wire.pushNumbered("res-del", "p0", 0, 4);
     assertThat(queue("res-del")).isNotNull();
