@@ -287,25 +287,34 @@ begin
 end;
 $$;
 
--- The dead letters in numbers: how many, on how many partitions, and the most frequent errors
--- among the newest 1000.
-create or replace function queen.dead_letter_summary_v1()
-returns table (total bigint, partitions bigint, error_message text, error_count bigint)
+-- The dead letters of the named queues (null: of every queue): how many partitions hold some, and
+-- the most frequent errors among the newest 1,000. Their count comes from the snapshot
+-- (queue_stats.dead_letter): counting the table at every dashboard refresh read all of it.
+drop function if exists queen.dead_letter_summary_v1();
+
+create or replace function queen.dead_letter_summary_v2(p_queues text[])
+returns table (partitions bigint, error_message text, error_count bigint)
 language plpgsql
 stable
 as $$
 #variable_conflict use_column
 begin
     return query
-    with counts as (
-        select count(*) as total, count(distinct d.partition_id) as partitions
-          from queen.dead_letters d),
+    with matching as (
+        select p.id from queen.log_partitions p join queen.queues q on q.id = p.queue_id
+         where p_queues is null or q.name = any (p_queues)),
+    counts as (
+        select count(distinct d.partition_id) as partitions
+          from queen.dead_letters d
+         where p_queues is null or d.partition_id in (select m.id from matching m)),
     recent as (
-        select d.error_message from queen.dead_letters d order by d.failed_at desc limit 1000),
+        select d.error_message from queen.dead_letters d
+         where p_queues is null or d.partition_id in (select m.id from matching m)
+         order by d.failed_at desc limit 1000),
     errors as (
         select coalesce(r.error_message, '') as error_message, count(*) as n
           from recent r group by 1 order by 2 desc limit 5)
-    select c.total, c.partitions, e.error_message, e.n
+    select c.partitions, e.error_message, e.n
       from counts c left join errors e on true;
 end;
 $$;

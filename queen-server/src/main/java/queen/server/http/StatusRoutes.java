@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.InstantSource;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import queen.server.http.auth.Access;
@@ -103,10 +104,12 @@ public final class StatusRoutes implements Routes {
     long completed = 0;
     long dead = 0;
     long leases = 0;
+    List<String> names = new ArrayList<>();
     for (StatsStore.QueueStats q : all) {
       if (!matches(q, queue, namespace, task)) {
         continue;
       }
+      names.add(q.name());
       total += q.total();
       pending += q.pending();
       processing += q.processing();
@@ -131,9 +134,11 @@ public final class StatusRoutes implements Routes {
         .put("partitionsWithLeases", leases)
         .put("totalBatchSize", processing)
         .put("totalAcked", acked);
-    DeadLetterStore.Summary d = deadLetters.summary();
+    boolean filtered = queue != null || namespace != null || task != null;
+    DeadLetterStore.Summary d = deadLetters.summary(filtered ? names : null);
     ObjectNode dlq = body.putObject("deadLetterQueue");
-    dlq.put("totalMessages", d.total()).put("affectedPartitions", d.partitions());
+    // the snapshot's count, of the queues asked for as the rest of the answer
+    dlq.put("totalMessages", dead).put("affectedPartitions", d.partitions());
     ArrayNode top = dlq.putArray("topErrors");
     for (Map.Entry<String, Long> e : d.topErrors().entrySet()) {
       top.addObject().put("error", e.getKey()).put("count", e.getValue());

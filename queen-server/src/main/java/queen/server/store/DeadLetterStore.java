@@ -175,28 +175,29 @@ public final class DeadLetterStore {
     return entries.size();
   }
 
-  /** The dead letters in numbers, with the most frequent errors among the newest. */
-  public record Summary(long total, long partitions, Map<String, Long> topErrors) {}
+  /** How many partitions hold dead letters, with the most frequent errors among the newest. */
+  public record Summary(long partitions, Map<String, Long> topErrors) {}
 
-  public Summary summary() {
+  /** The summary of the dead letters of {@code queues} (null: of every queue). */
+  public Summary summary(List<String> queues) {
     return db.autocommit(
         c -> {
-          long total = 0;
           long partitions = 0;
           Map<String, Long> errors = new LinkedHashMap<>();
           try (PreparedStatement ps =
-                  c.prepareStatement("select * from queen.dead_letter_summary_v1()");
-              ResultSet rs = ps.executeQuery()) {
-            while (rs.next()) {
-              total = rs.getLong("total");
-              partitions = rs.getLong("partitions");
-              String error = rs.getString("error_message");
-              if (error != null) {
-                errors.put(error, rs.getLong("error_count"));
+              c.prepareStatement("select * from queen.dead_letter_summary_v2(?)")) {
+            ps.setArray(1, queues == null ? null : c.createArrayOf("text", queues.toArray()));
+            try (ResultSet rs = ps.executeQuery()) {
+              while (rs.next()) {
+                partitions = rs.getLong("partitions");
+                String error = rs.getString("error_message");
+                if (error != null) {
+                  errors.put(error, rs.getLong("error_count"));
+                }
               }
             }
           }
-          return new Summary(total, partitions, errors);
+          return new Summary(partitions, errors);
         });
   }
 }

@@ -76,6 +76,12 @@ class StatusRoutesTest {
 
     JsonNode one = broker.get("/api/v1/status?queue=shop.refunds").json();
     assertThat(one.at("/messages/total").asInt()).isEqualTo(2);
+    JsonNode orders = broker.get("/api/v1/status?queue=shop.orders").json();
+    assertThat(orders.at("/deadLetterQueue/totalMessages").asInt())
+        .as("the dead letter is of shop.refunds")
+        .isZero();
+    assertThat(orders.at("/deadLetterQueue/affectedPartitions").asInt()).isZero();
+    assertThat(orders.at("/deadLetterQueue/topErrors")).isEmpty();
     assertThat(broker.get("/api/v1/status?from=yesterday").status()).isEqualTo(400);
     // buckets of 43 million minutes: seconds past a 32-bit integer in SQL answered 500
     assertThat(
