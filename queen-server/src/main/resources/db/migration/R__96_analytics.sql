@@ -94,7 +94,14 @@ begin
     end if;
     delete from queen.broker_stats_minutes b where b.minute < now() - interval '7 days';
     v_started := clock_timestamp();
-    v_n := queen.stats_refresh_v1();
+    -- in a block of its own: a refresh that fails (a statement_timeout shorter than it, say) took
+    -- the tick's counts down with it, tick after tick; its time still backs the next claims off
+    begin
+        v_n := queen.stats_refresh_v1();
+    exception when query_canceled or others then
+        raise warning 'queen statistics snapshot refresh failed: %', sqlerrm;
+        v_n := -2;
+    end;
     -- computed before the statement: Citus takes no volatile function in an UPDATE
     v_took := (extract(epoch from clock_timestamp() - v_started) * 1000)::integer;
     update queen.system_state s

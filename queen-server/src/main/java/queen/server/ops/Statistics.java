@@ -109,7 +109,9 @@ public final class Statistics implements AutoCloseable {
       acked += c.acked();
     }
     try {
-      store.tick(batch, sampler.sample(pushed, popped, acked), interval.toMillis());
+      if (store.tick(batch, sampler.sample(pushed, popped, acked), interval.toMillis()) == -2) {
+        log.warn("statistics snapshot refresh failed; the counts are stored (PostgreSQL's log)");
+      }
     } catch (RuntimeException e) {
       restore(batch); // the database is away: count them into the next tick
       throw e;

@@ -108,7 +108,8 @@ public final class StatsStore {
 
   /**
    * Adds counts to the current minute of their queues and, when this broker claims the interval,
-   * refreshes the snapshot: one call. Answers the queues refreshed, or -1 when not claimed.
+   * refreshes the snapshot: one call. Answers the queues refreshed, -1 when not claimed, or -2 when
+   * the refresh failed (the counts are stored all the same; PostgreSQL's log has the error).
    */
   public int tick(List<Counts> counts, BrokerSample sample, long intervalMillis) {
     return db.autocommit(

@@ -84,6 +84,22 @@ class StatisticsTest {
   }
 
   @Test
+  void aRefreshThatFailsLeavesTheTicksCountsStored() {
+    new Wire(broker).configure("refresh-fails", Wire.object().put("leaseTime", 60));
+    lastRefresh("{}", "1 hour");
+    broker.sql(
+        "alter table queen.queue_stats add constraint refresh_fails check (false) not valid");
+    try {
+      stats.pushed("refresh-fails", 4);
+      stats.tick(); // claims the refresh, which fails on the constraint
+    } finally {
+      broker.sql("alter table queen.queue_stats drop constraint refresh_fails");
+    }
+    // before, the tick's transaction rolled back with the refresh, and its counts with it
+    assertThat(pushed("refresh-fails")).isEqualTo(4);
+  }
+
+  @Test
   void aQueueWithNothingToCountForATickLeavesTheCountersAndLosesNoCount() {
     // one queue per job: a broker kept a counter of every queue it ever counted
     // made by a configure: a push would be counted by the test broker's own statistics too
