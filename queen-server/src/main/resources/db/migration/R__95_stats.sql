@@ -63,15 +63,22 @@ begin
     with per_partition as (
         select p.queue_id, p.id, p.last_offset, p.retained_from,
                coalesce(qm.committed, slow.committed, -1) as committed,
-               case when qm.lease_expires_at > v_now and qm.worker_id is not null
-                    then greatest(qm.batch_end - qm.committed, 0) else 0 end as leased,
+               -- the lease of the cursor that counts: queue mode's, else the slowest group's (a
+               -- queue read by groups alone showed nothing in processing)
+               case when qm.partition_id is not null
+                    then case when qm.lease_expires_at > v_now and qm.worker_id is not null
+                              then greatest(qm.batch_end - qm.committed, 0) else 0 end
+                    when slow.lease_expires_at > v_now and slow.worker_id is not null
+                    then greatest(slow.batch_end - slow.committed, 0) else 0 end as leased,
                leases.n as leases, oldest.created_at as oldest
           from queen.log_partitions p
           left join queen.log_consumers qm
                  on qm.partition_id = p.id and qm.consumer_group = '__QUEUE_MODE__'
-          left join lateral (select min(c.committed) as committed
+          left join lateral (select c.committed, c.batch_end, c.lease_expires_at, c.worker_id
                                from queen.log_consumers c
-                              where c.partition_id = p.id) slow on true
+                              where c.partition_id = p.id
+                              order by c.committed
+                              limit 1) slow on true
           left join lateral (select count(*) as n from queen.log_consumers c
                               where c.partition_id = p.id and c.worker_id is not null
                                 and c.lease_expires_at > v_now) leases on true
@@ -254,14 +261,21 @@ begin
       from queen.log_partitions p
       left join queen.log_consumers qm
              on qm.partition_id = p.id and qm.consumer_group = '__QUEUE_MODE__'
-      left join lateral (select min(c.committed) as committed from queen.log_consumers c
-                          where c.partition_id = p.id) slow on true
+      left join lateral (select c.committed, c.batch_end, c.lease_expires_at, c.worker_id
+                           from queen.log_consumers c
+                          where c.partition_id = p.id
+                          order by c.committed
+                          limit 1) slow on true
      cross join lateral (
          select p.last_offset + 1 - p.retained_from as total,
                 greatest(coalesce(qm.committed, slow.committed, -1) + 1 - p.retained_from, 0)
                     as completed,
-                case when qm.lease_expires_at > v_now and qm.worker_id is not null
-                     then greatest(qm.batch_end - qm.committed, 0) else 0 end as leased) t
+                -- as the snapshot counts it: queue mode's lease, else the slowest group's
+                case when qm.partition_id is not null
+                     then case when qm.lease_expires_at > v_now and qm.worker_id is not null
+                               then greatest(qm.batch_end - qm.committed, 0) else 0 end
+                     when slow.lease_expires_at > v_now and slow.worker_id is not null
+                     then greatest(slow.batch_end - slow.committed, 0) else 0 end as leased) t
      where p.queue_id = p_queue_id and p.id = any (v_ids)
      order by p.name;
 end;

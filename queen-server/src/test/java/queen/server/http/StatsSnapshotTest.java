@@ -59,6 +59,22 @@ class StatsSnapshotTest {
             });
   }
 
+  @Test
+  void aQueueReadByGroupsAloneShowsTheirLeaseInProcessing() {
+    new Wire(broker).pushNumbered("groups-only", "p", 0, 5);
+    broker.get("/api/v1/pop/queue/groups-only/partition/p?consumerGroup=g&batch=3");
+    broker.post("/api/v1/stats/refresh", "{}");
+    for (JsonNode q : broker.get("/api/v1/status/queues").json().get("queues")) {
+      if (q.get("name").asText().equals("groups-only")) {
+        // before, only queue mode's lease counted: 0 processing, 5 pending
+        assertThat(q.at("/messages/processing").asLong()).isEqualTo(3);
+        assertThat(q.at("/messages/pending").asLong()).isEqualTo(2);
+        return;
+      }
+    }
+    throw new AssertionError("groups-only is not listed");
+  }
+
   private static long total(String path) {
     for (JsonNode q : broker.get(path).json().get("queues")) {
       if (q.get("name").asText().equals("counted")) {
