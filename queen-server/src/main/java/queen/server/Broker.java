@@ -206,7 +206,7 @@ public final class Broker implements AutoCloseable {
       resources.addFirst(departures);
       TransactionService transactions =
           new TransactionService(new TransactionStore(db), push, registry, released);
-      MaxWaitSweeper sweeper = new MaxWaitSweeper(deadLetters, config.sweepInterval());
+      MaxWaitSweeper sweeper = new MaxWaitSweeper(deadLetters, config.sweepInterval(), statistics);
       resources.addFirst(sweeper);
       sweeper.start();
       Retention retention =

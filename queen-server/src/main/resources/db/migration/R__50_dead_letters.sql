@@ -119,11 +119,14 @@ $$;
 -- maxWaitTimeSeconds: messages that waited longer than their queue allows are dead-lettered, not
 -- silently dropped. Claims cursors like a pop does (SKIP LOCKED, never a live lease), returns the
 -- expired slices for the broker to copy into dead letters, and moves each cursor past them, at
--- most p_max_messages per call. Monotone created_at makes the expired messages a prefix.
-create or replace function queen.log_expire_waiting_v1(
+-- most p_max_messages per call. Monotone created_at makes the expired messages a prefix. Each
+-- slice names its queue, which the broker counts as dead-lettered.
+drop function if exists queen.log_expire_waiting_v1(integer, timestamptz);
+
+create or replace function queen.log_expire_waiting_v2(
     p_max_messages integer, p_now timestamptz default null)
 returns table (partition_id uuid, consumer_group text, base_offset bigint, start_idx integer,
-               take integer, max_wait integer)
+               take integer, max_wait integer, queue_name text)
 language plpgsql
 as $$
 #variable_conflict use_column
@@ -141,7 +144,7 @@ declare
     s        record;
 begin
     for c in
-        select lc.partition_id, lc.consumer_group, q.max_wait_time_seconds as w
+        select lc.partition_id, lc.consumer_group, q.max_wait_time_seconds as w, q.name
           from queen.queues q
           join queen.log_partitions p on p.queue_id = q.id
           join queen.log_consumers lc on lc.partition_id = p.id
@@ -179,7 +182,7 @@ begin
             v_n := least(s.base_offset + s.msg_count - greatest(v_wanted, s.base_offset), v_budget)::integer;
             return query select c.partition_id, c.consumer_group, s.base_offset,
                                 (greatest(v_wanted, s.base_offset) - s.base_offset)::integer,
-                                v_n, c.w;
+                                v_n, c.w, c.name;
             v_end := greatest(v_wanted, s.base_offset) + v_n - 1;
             v_end_at := s.created_at;
             v_wanted := v_end + 1;

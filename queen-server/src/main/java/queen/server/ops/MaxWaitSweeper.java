@@ -1,6 +1,7 @@
 package queen.server.ops;
 
 import java.time.Duration;
+import java.util.Map;
 import java.util.concurrent.ScheduledExecutorService;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -19,11 +20,14 @@ public final class MaxWaitSweeper implements AutoCloseable {
 
   private final DeadLetterStore store;
   private final Duration interval;
+  private final Statistics statistics;
   private ScheduledExecutorService timer;
 
-  public MaxWaitSweeper(DeadLetterStore store, Duration interval) {
+  /** {@code statistics}: counts what it moves as dead-lettered, in the queues' series. */
+  public MaxWaitSweeper(DeadLetterStore store, Duration interval, Statistics statistics) {
     this.store = store;
     this.interval = interval;
+    this.statistics = statistics;
   }
 
   public synchronized void start() {
@@ -38,7 +42,12 @@ public final class MaxWaitSweeper implements AutoCloseable {
     try {
       int n;
       do {
-        n = store.expireWaiting(CHUNK);
+        Map<String, Integer> byQueue = store.expireWaiting(CHUNK);
+        n = 0;
+        for (Map.Entry<String, Integer> e : byQueue.entrySet()) {
+          statistics.deadLettered(e.getKey(), e.getValue());
+          n += e.getValue();
+        }
         moved += n;
       } while (n == CHUNK);
     } catch (RuntimeException e) {

@@ -75,6 +75,11 @@ public final class Statistics implements AutoCloseable {
     }
   }
 
+  /** Messages moved to the queue's dead letters outside an ack (maxWaitTimeSeconds). */
+  public void deadLettered(String queue, long n) {
+    add(queue, DEAD, n);
+  }
+
   /** Messages retention deleted from the queue. */
   public void retained(String queue, long n) {
     add(queue, RETAINED, n);

@@ -26,7 +26,7 @@ public final class DeadLetterStore {
           + " where d.partition_id = ? and d.transaction_id = ?"
           + " order by d.failed_at desc limit 1 for update of d";
   private static final String REQUEUE = "select queen.log_requeue_v1(?, ?, ?, ?, ?)";
-  private static final String EXPIRE = "select * from queen.log_expire_waiting_v1(?)";
+  private static final String EXPIRE = "select * from queen.log_expire_waiting_v2(?)";
 
   private final Database db;
 
@@ -149,14 +149,15 @@ public final class DeadLetterStore {
 
   /**
    * Dead-letters up to {@code maxMessages} messages that waited longer than their queue's
-   * maxWaitTimeSeconds, moving the cursors past them. Returns how many were moved.
+   * maxWaitTimeSeconds, moving the cursors past them. Returns how many were moved, by queue.
    */
-  public int expireWaiting(int maxMessages) {
+  public Map<String, Integer> expireWaiting(int maxMessages) {
     return db.transaction(c -> expire(c, maxMessages));
   }
 
-  private static int expire(Connection c, int maxMessages) throws SQLException {
+  private static Map<String, Integer> expire(Connection c, int maxMessages) throws SQLException {
     List<DeadLetters.Entry> entries = new ArrayList<>();
+    Map<String, Integer> byQueue = new LinkedHashMap<>();
     try (PreparedStatement ps = c.prepareStatement(EXPIRE)) {
       ps.setInt(1, maxMessages);
       try (ResultSet rs = ps.executeQuery()) {
@@ -168,11 +169,12 @@ public final class DeadLetterStore {
           for (int k = 0; k < rs.getInt("take"); k++) {
             entries.add(new DeadLetters.Entry(pid, group, first + k, why, 0));
           }
+          byQueue.merge(rs.getString("queue_name"), rs.getInt("take"), Integer::sum);
         }
       }
     }
     DeadLetters.write(c, entries);
-    return entries.size();
+    return byQueue;
   }
 
   /** How many partitions hold dead letters, with the most frequent errors among the newest. */

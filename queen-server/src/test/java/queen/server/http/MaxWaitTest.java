@@ -14,7 +14,8 @@ import queen.server.Wire;
 
 class MaxWaitTest {
   @RegisterExtension
-  static final TestBroker broker = new TestBroker(Map.of("QUEEN_SWEEP_INTERVAL_MS", "100"));
+  static final TestBroker broker =
+      new TestBroker(Map.of("QUEEN_SWEEP_INTERVAL_MS", "100", "QUEEN_STATS_INTERVAL_MS", "100"));
 
   private final Wire wire = new Wire(broker);
 
@@ -32,6 +33,16 @@ class MaxWaitTest {
     assertThat(dlq.get("messages").get(0).get("errorMessage").asText())
         .contains("maxWaitTimeSeconds");
     assertThat(wire.popPartition("impatient", "Default", "batch=10").status()).isEqualTo(204);
+    // counted in the queue's series as the acks that dead-letter are (0 before)
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(
+            () ->
+                broker.sqlLong(
+                        "select coalesce(sum(m.dead_lettered), 0) from queen.queue_stats_minutes m"
+                            + " join queen.queues q on q.id = m.queue_id"
+                            + " where q.name = 'impatient'")
+                    == 3);
   }
 
   @Test

@@ -118,7 +118,7 @@ class CursorDatesTest {
         .until(
             () ->
                 broker.sqlLong(
-                        "select count(*) from queen.log_expire_waiting_v1(100, now() + interval"
+                        "select count(*) from queen.log_expire_waiting_v2(100, now() + interval"
                             + " '1 hour') e where e.consumer_group = 'waiter'")
                     > 0);
     assertDatedAt("waiter", 5);
