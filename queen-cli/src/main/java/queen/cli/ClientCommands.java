@@ -37,6 +37,9 @@ final class ClientCommands {
           + " 2 bad usage, 3 the broker could not be reached or failed (5xx), 4 the output"
           + " could not be written (what was not written is not acked).";
 
+  /** The most messages one push request of the CLI carries. */
+  static final int PUSH_CHUNK = 1000;
+
   /** Stdout failed (a pipe closed by {@code head}, a full disk): exit status 4. */
   static final class OutputFailed extends RuntimeException {
     OutputFailed(String message) {
@@ -115,13 +118,32 @@ final class ClientCommands {
       for (int i = 0; i < data.size(); i++) {
         payloads.add(Ndjson.parse(data.get(i), "DATA argument " + (i + 1)));
       }
-      if (data.isEmpty()) {
+      if (data.isEmpty() && transactionId != null) {
         payloads.addAll(Ndjson.readStdin());
       }
       if (transactionId != null && payloads.size() != 1) {
         throw new IllegalArgumentException("--transaction-id needs exactly one message");
       }
-      List<Object> items = new ArrayList<>();
+      try (Queen queen = client.connect()) {
+        QueueBuilder q = queen.queue(queue);
+        if (partition != null) {
+          q.partition(partition);
+        }
+        if (!payloads.isEmpty()) {
+          for (int from = 0; from < payloads.size(); from += PUSH_CHUNK) {
+            push(q, payloads.subList(from, Math.min(payloads.size(), from + PUSH_CHUNK)));
+          }
+        } else if (data.isEmpty()) {
+          // stdin pushed as it comes: held whole, a big file took the heap and tail -F | queen
+          // push never pushed at all
+          Ndjson.readStdin(PUSH_CHUNK, chunk -> push(q, chunk));
+        }
+      }
+      return 0;
+    }
+
+    private void push(QueueBuilder q, List<JsonNode> payloads) {
+      List<Object> items = new ArrayList<>(payloads.size());
       for (JsonNode payload : payloads) {
         ObjectNode envelope = Ndjson.MAPPER.createObjectNode();
         envelope.set("data", payload);
@@ -130,19 +152,11 @@ final class ClientCommands {
         }
         items.add(envelope);
       }
-      try (Queen queen = client.connect()) {
-        QueueBuilder q = queen.queue(queue);
-        if (partition != null) {
-          q.partition(partition);
-        }
-        PrintWriter out = out(spec);
-        for (int from = 0; from < items.size(); from += 1000) {
-          for (PushResult r : q.push(items.subList(from, Math.min(items.size(), from + 1000)))) {
-            Ndjson.print(out, Ndjson.pushResult(r));
-          }
-        }
+      PrintWriter out = out(spec);
+      for (PushResult r : q.push(items)) {
+        Ndjson.print(out, Ndjson.pushResult(r));
       }
-      return 0;
+      out.flush();
     }
   }
 

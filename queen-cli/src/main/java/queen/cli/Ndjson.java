@@ -14,6 +14,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Consumer;
 import queen.client.DeadLetter;
 import queen.client.Message;
 import queen.client.PushResult;
@@ -81,6 +82,17 @@ final class Ndjson {
   /** Every non-blank line of stdin, parsed; a line that is not JSON is an error naming it. */
   static List<JsonNode> readStdin() {
     List<JsonNode> out = new ArrayList<>();
+    readStdin(Integer.MAX_VALUE, out::addAll);
+    return out;
+  }
+
+  /**
+   * Hands stdin's non-blank lines, parsed, to {@code sink} as they come: up to {@code chunk} at a
+   * time, fewer when no more input is waiting (a slow stream's lines go at once). A line that is
+   * not JSON is an error naming it; the lines before it were handed on.
+   */
+  static void readStdin(int chunk, Consumer<List<JsonNode>> sink) {
+    List<JsonNode> lines = new ArrayList<>();
     try (BufferedReader r =
         new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
       String line;
@@ -88,13 +100,19 @@ final class Ndjson {
       while ((line = r.readLine()) != null) {
         no++;
         if (!line.isBlank()) {
-          out.add(parse(line, "stdin line " + no));
+          lines.add(parse(line, "stdin line " + no));
+        }
+        if (!lines.isEmpty() && (lines.size() >= chunk || !r.ready())) {
+          sink.accept(lines);
+          lines = new ArrayList<>();
         }
       }
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
-    return out;
+    if (!lines.isEmpty()) {
+      sink.accept(lines);
+    }
   }
 
   static JsonNode parse(String text, String where) {

@@ -8,6 +8,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.PipedInputStream;
+import java.io.PipedOutputStream;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.io.Writer;
@@ -21,6 +23,7 @@ import java.util.Collections;
 import java.util.Deque;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import picocli.CommandLine;
@@ -141,6 +144,39 @@ class CliTest {
       await()
           .atMost(Duration.ofSeconds(20))
           .until(() -> run("", "pop", url(), queue, "-b", "10").lines().size() == 3);
+    }
+  }
+
+  @Test
+  void pushFromAStreamThatStaysOpenPushesEachLineAsItComes() throws Exception {
+    PipedOutputStream producer = new PipedOutputStream();
+    InputStream saved = System.in;
+    System.setIn(new PipedInputStream(producer));
+    CommandLine cmd = Main.commandLine();
+    cmd.setOut(new PrintWriter(new StringWriter(), true));
+    cmd.setErr(new PrintWriter(new StringWriter(), true));
+    AtomicInteger exit = new AtomicInteger(-1);
+    Thread push =
+        Thread.ofVirtual().start(() -> exit.set(cmd.execute("push", url(), "cli-stream")));
+    try {
+      producer.write("{\"n\":1}\n{\"n\":2}\n".getBytes(StandardCharsets.UTF_8));
+      producer.flush();
+      // before, stdin was read to its end first: nothing was pushed while it stayed open
+      AtomicInteger popped = new AtomicInteger();
+      await()
+          .atMost(Duration.ofSeconds(10))
+          .until(
+              () -> {
+                TestBroker.Reply r = broker.get("/api/v1/pop/queue/cli-stream?batch=10");
+                return popped.addAndGet(r.status() == 200 ? r.json().get("messages").size() : 0)
+                    == 2;
+              });
+      producer.close();
+      push.join(Duration.ofSeconds(10));
+      assertThat(exit.get()).isZero();
+    } finally {
+      producer.close();
+      System.setIn(saved);
     }
   }
 
