@@ -344,13 +344,19 @@ final class ClientCommands {
                         out.flush();
                         if (!written(out)) {
                           outputFailed.set(true);
-                          running.get().stop();
+                          Consumer c = running.get();
+                          if (c != null) {
+                            c.stop(); // else the main thread stops it once it has it
+                          }
                           return;
                         }
                       }
                       refused.addAndGet(refusals(err(spec), queen.ack(batch, true), false));
                     });
         running.set(consumer);
+        if (outputFailed.get()) {
+          consumer.stop(); // failed before the handler could reach the consumer
+        }
         Thread stopper = new Thread(consumer::stop, "queen-tail-stop");
         Runtime.getRuntime().addShutdownHook(stopper);
         consumer.await();

@@ -178,6 +178,9 @@ public final class Consumer implements AutoCloseable {
     private boolean polling;
     private Duration backoff = Duration.ZERO;
 
+    /** When the pops began to fail, one after another (System.nanoTime); 0 while they answer. */
+    private long failingSince;
+
     synchronized void interruptIfPolling() {
       if (polling) {
         thread.interrupt();
@@ -220,8 +223,12 @@ public final class Consumer implements AutoCloseable {
           continue; // interrupted by someone else: a worker ends only when asked to stop
         } catch (QueenException e) {
           quota.unreserve(want);
+          failingSince = failingSince == 0 ? polledAt : failingSince;
           // idleMillis ends a consumer whose broker stays away that long too, with the last error
-          if (!e.retryable() || settings.idleMillis() > 0 && idleFor() >= settings.idleMillis()) {
+          if (!e.retryable()
+              || settings.idleMillis() > 0
+                  && TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - failingSince)
+                      >= settings.idleMillis()) {
             throw e;
           }
           backoff = backoff.isZero() ? Duration.ofSeconds(1) : min(backoff.multipliedBy(2));
@@ -232,6 +239,7 @@ public final class Consumer implements AutoCloseable {
           continue;
         }
         backoff = Duration.ZERO;
+        failingSince = 0;
         quota.unreserve(want - batch.size());
         if (batch.isEmpty()) {
           if (idleFor() >= settings.idleMillis() && settings.idleMillis() > 0) {
@@ -314,9 +322,9 @@ public final class Consumer implements AutoCloseable {
         onBatch.handle(batch);
       } catch (Throwable e) {
         handlerReturned();
+        rethrowJvmFailure(e);
         failed.addAndGet(batch.size());
         ack(batch, "failed", errorText(e));
-        rethrowFatal(e);
         return;
       }
       handlerReturned();
@@ -333,6 +341,7 @@ public final class Consumer implements AutoCloseable {
       List<Message> ok = new ArrayList<>(batch.size());
       Map<String, Throwable> failures = new LinkedHashMap<>();
       List<Message> failedMessages = new ArrayList<>();
+      Throwable jvmFailure = null;
       for (Message m : batch) {
         if (failures.containsKey(m.partitionId())) {
           continue;
@@ -341,11 +350,12 @@ public final class Consumer implements AutoCloseable {
           onMessage.handle(m);
           ok.add(m);
         } catch (Throwable e) {
-          failures.put(m.partitionId(), e);
-          failedMessages.add(m);
-          if (e instanceof VirtualMachineError) {
+          if (isJvmFailure(e)) {
+            jvmFailure = e; // not the message's doing: left unacked, its budget uncharged
             break;
           }
+          failures.put(m.partitionId(), e);
+          failedMessages.add(m);
         }
       }
       handlerReturned();
@@ -353,15 +363,14 @@ public final class Consumer implements AutoCloseable {
       if (!ok.isEmpty()) {
         ack(ok, "completed", null);
       }
-      Throwable fatalError = null;
       for (Message m : failedMessages) {
-        Throwable error = failures.get(m.partitionId());
         failed.incrementAndGet();
-        ack(List.of(m), "failed", errorText(error));
-        fatalError = error instanceof VirtualMachineError ? error : fatalError;
+        ack(List.of(m), "failed", errorText(failures.get(m.partitionId())));
       }
       quota.unreserve(batch.size() - ok.size() - failedMessages.size());
-      rethrowFatal(fatalError);
+      if (jvmFailure != null) {
+        rethrowJvmFailure(jvmFailure);
+      }
     }
 
     private void ack(List<Message> messages, String status, String error) {
@@ -380,7 +389,9 @@ public final class Consumer implements AutoCloseable {
                     + "); it will be redelivered");
           }
         }
-      } catch (QueenException | CancellationException e) {
+      } catch (QueenException | IllegalStateException e) {
+        // IllegalStateException: a CancellationException, or the client closed meanwhile (from a
+        // handler, say)
         LOG.log(
             System.Logger.Level.WARNING,
             "ack failed, the batch will be redelivered when its lease ends: " + e);
@@ -389,13 +400,18 @@ public final class Consumer implements AutoCloseable {
   }
 
   /**
-   * A handler's error is acked failed like an exception (an AssertionError or a StackOverflowError
-   * on one poison message left it unacked, redelivered at every lease's end and never dead
-   * lettered); only the JVM's own failures (out of memory) then end the consumer.
+   * Whether a handler's throwable is the JVM's failure (out of memory, an internal error), which
+   * ends the consumer with its message unacked, not the message's. Any other error, a
+   * StackOverflowError or an AssertionError on one poison message say, is acked failed like an
+   * exception (left unacked, it came back at every lease's end and was never dead lettered).
    */
-  private static void rethrowFatal(Throwable e) {
-    if (e instanceof VirtualMachineError fatal) {
-      throw fatal;
+  private static boolean isJvmFailure(Throwable e) {
+    return e instanceof VirtualMachineError && !(e instanceof StackOverflowError);
+  }
+
+  private static void rethrowJvmFailure(Throwable e) {
+    if (isJvmFailure(e)) {
+      throw (VirtualMachineError) e;
     }
   }
 

@@ -52,9 +52,9 @@ final class Nodes {
           case ROUND_ROBIN -> nextHealthy();
           case SESSION -> {
             if (sessions.size() >= MAX_SESSIONS && !sessions.containsKey(key)) {
-              // a key per partition ever used (one per customer, say) grew it for good; a key that
-              // loses its broker here only picks one again
-              sessions.clear();
+              // a key per partition ever used (one per customer, say) grew it for good: one key
+              // makes room, and only picks a broker again if it comes back
+              sessions.keySet().stream().findAny().ifPresent(sessions::remove);
             }
             yield sessions.compute(key, (k, v) -> v != null && isHealthy(v) ? v : nextHealthy());
           }

@@ -109,7 +109,7 @@ final class PushBuffers implements AutoCloseable {
               size = batch.size() / 2;
               continue;
             }
-            lastFailure = e;
+            lastFailure = refused(e) ? null : e; // an item refused alone: the sends work
             throw e;
           }
         }

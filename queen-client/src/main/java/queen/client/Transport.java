@@ -89,8 +89,15 @@ final class Transport implements AutoCloseable {
         pause(config.retryDelay().multipliedBy(1L << Math.min(i - order.size(), 16)));
       }
       String url = order.get(i % order.size());
+      String token;
       try {
-        Answer a = once(url, call, body, timeout);
+        token = token(call, url);
+      } catch (QueenException e) {
+        last = e; // the supplier's failure, not the broker's: it stays in the rotation
+        continue;
+      }
+      try {
+        Answer a = once(url, call, body, timeout, token);
         nodes.succeeded(url);
         return a;
       } catch (QueenException e) {
@@ -104,13 +111,12 @@ final class Transport implements AutoCloseable {
     throw last;
   }
 
-  private Answer once(String url, Call call, byte[] body, Duration timeout) {
+  private Answer once(String url, Call call, byte[] body, Duration timeout, String token) {
     HttpRequest.Builder b =
         HttpRequest.newBuilder(URI.create(url + call.path() + query(call.query())))
             .timeout(timeout)
             .header("Accept", "application/json");
     config.headers().forEach(b::header);
-    String token = token(call, url);
     if (token != null && !token.isBlank()) {
       b.header("Authorization", "Bearer " + token);
     }

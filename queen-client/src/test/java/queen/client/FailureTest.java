@@ -54,23 +54,26 @@ class FailureTest {
 
   @Test
   void aHandlerThrowingAnErrorIsAckedFailedLikeAnException() throws Exception {
-    queen.queue("f-error").config(Map.of("retryLimit", 0)).create();
-    queen.queue("f-error").push(Map.of("order", 8));
-    Consumer consumer =
-        queen
-            .queue("f-error")
-            .limit(1)
-            .each()
-            .consume(
-                m -> {
-                  throw new AssertionError("poison");
-                });
-    // before, the error ended the consumer with its message unacked: redelivered at every
-    // lease's end and never dead lettered
-    assertThat(consumer.await(Duration.ofSeconds(30))).isTrue();
-    List<DeadLetter> dead = queen.queue("f-error").dlq().get();
-    assertThat(dead)
-        .singleElement()
-        .satisfies(d -> assertThat(d.errorMessage()).isEqualTo("poison"));
+    List<Error> errors = List.of(new AssertionError("poison"), new StackOverflowError("deep"));
+    for (Error error : errors) {
+      String queue = "f-error-" + error.getClass().getSimpleName();
+      queen.queue(queue).config(Map.of("retryLimit", 0)).create();
+      queen.queue(queue).push(Map.of("order", 8));
+      Consumer consumer =
+          queen
+              .queue(queue)
+              .limit(1)
+              .each()
+              .consume(
+                  m -> {
+                    throw error;
+                  });
+      // before, the error ended the consumer with its message unacked: redelivered at every
+      // lease's end and never dead lettered
+      assertThat(consumer.await(Duration.ofSeconds(30))).isTrue();
+      assertThat(queen.queue(queue).dlq().get())
+          .singleElement()
+          .satisfies(d -> assertThat(d.errorMessage()).isEqualTo(error.getMessage()));
+    }
   }
 }

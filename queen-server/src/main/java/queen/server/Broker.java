@@ -201,6 +201,7 @@ public final class Broker implements AutoCloseable {
               deliveries,
               new SegmentCache(config.segmentCacheBytes(), meters));
       settings.onPopMaintenance(pop::wakeAll);
+      pop.checkBeforeClaims(payloads::checkOpens);
       resources.addFirst(pop::close);
       Departures departures = Departures.start(config.departureScan());
       resources.addFirst(departures);

@@ -79,7 +79,29 @@ language plpgsql
 stable
 as $$
 #variable_conflict use_column
+declare
+    v_ids    uuid[] := '{}';
+    v_groups text[] := '{}';
+    v_starts bigint[] := '{}';
+    r        record;
 begin
+    -- a partition without the group's cursor that a group subscribed at a time would start in its
+    -- middle (made before that time, written since): log_seek_v1, one partition per statement
+    for r in
+        select p.id, m.consumer_group, m.subscription_timestamp as ts, p.last_offset
+          from queen.consumer_groups_metadata m
+          join queen.log_partitions p on p.queue_id = m.queue_id
+         where m.subscription_timestamp is not null
+           and m.consumer_group <> '__QUEUE_MODE__'
+           and p.created_at < m.subscription_timestamp
+           and p.newest_created_at >= m.subscription_timestamp
+           and not exists (select 1 from queen.log_consumers c
+                            where c.partition_id = p.id and c.consumer_group = m.consumer_group)
+    loop
+        v_ids := v_ids || r.id;
+        v_groups := v_groups || r.consumer_group;
+        v_starts := v_starts || queen.log_seek_v1(r.id, r.ts, r.last_offset);
+    end loop;
     return query
     with groups as (
         select m.queue_id, m.consumer_group, m.subscription_mode, m.subscription_timestamp,
@@ -91,28 +113,26 @@ begin
           join queen.log_partitions p on p.id = c.partition_id
          where not exists (select 1 from queen.consumer_groups_metadata m
                             where m.queue_id = p.queue_id and m.consumer_group = c.consumer_group)),
+    seeks as (
+        select * from unnest(v_ids, v_groups, v_starts) as x(partition_id, consumer_group, start)),
     per_partition as (
         select g.queue_id, g.consumer_group, c.partition_id as cursor, c.last_consumed_at,
-               greatest(p.last_offset
-                        - greatest(coalesce(c.committed, seed.start), p.retained_from - 1), 0) as lag
+               greatest(p.last_offset - greatest(
+                   case when c.partition_id is not null then c.committed
+                        -- where log_seed_cursor_v1 starts it
+                        when g.subscription_timestamp is null
+                          or g.consumer_group = '__QUEUE_MODE__'
+                          or p.created_at >= g.subscription_timestamp then -1
+                        when p.newest_created_at is null
+                          or p.newest_created_at < g.subscription_timestamp then p.last_offset
+                        else coalesce(sk.start, p.last_offset) end,
+                   p.retained_from - 1), 0) as lag
           from groups g
           join queen.log_partitions p on p.queue_id = g.queue_id
           left join queen.log_consumers c
                  on c.partition_id = p.id and c.consumer_group = g.consumer_group
-          -- where log_seed_cursor_v1 would start it, without its seek function: the first segment
-          -- created at or after the subscription time, read in offset order
-          left join lateral (
-                select case
-                         when g.subscription_timestamp is null
-                           or p.created_at >= g.subscription_timestamp then -1
-                         when p.newest_created_at is null
-                           or p.newest_created_at < g.subscription_timestamp then p.last_offset
-                         else coalesce((select s.base_offset - 1 from queen.log_segments s
-                                         where s.partition_id = p.id
-                                           and s.base_offset >= p.retained_from
-                                           and s.created_at >= g.subscription_timestamp
-                                         order by s.base_offset limit 1), p.last_offset)
-                       end as start) seed on c.partition_id is null)
+          left join seeks sk
+                 on sk.partition_id = p.id and sk.consumer_group = g.consumer_group)
     select pp.consumer_group, q.name,
            count(pp.cursor),
            count(*) filter (where pp.lag > 0),

@@ -7,6 +7,7 @@ import org.slf4j.LoggerFactory;
 import queen.server.codec.Frame;
 import queen.server.codec.PayloadCipher;
 import queen.server.codec.PayloadKeyException;
+import queen.server.pop.PopTarget;
 import queen.server.push.PayloadSealing;
 
 /**
@@ -50,12 +51,19 @@ public final class Payloads {
   }
 
   /**
-   * Refuses, before it claims anything, a pop of {@code queue} (null: of any queue) that could meet
-   * a payload sealed with a key this broker lacks: an autoAck pop would move the cursor past
-   * messages it then cannot answer, and a leased one would hold their partition for a lease time.
+   * Refuses, before each claim, a pop of {@code target}'s queue (any, for a discovery pop) that
+   * could meet a payload sealed with a key this broker lacks: an autoAck pop would move the cursor
+   * past messages it then cannot answer, and a leased one would hold their partition for a lease
+   * time.
    */
-  void checkOpens(String queue) {
+  public void checkOpens(PopTarget target) {
     Set<Integer> missing = lacking;
+    String queue =
+        switch (target) {
+          case PopTarget.Partition t -> t.queue();
+          case PopTarget.Queue t -> t.queue();
+          case PopTarget.Discovery t -> null;
+        };
     if (!missing.isEmpty() && sealing.encrypts(queue)) {
       throw new PayloadKeyException(
           "payloads are sealed with keys " + describe(missing) + ", which this broker lacks");

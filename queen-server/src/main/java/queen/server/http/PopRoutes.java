@@ -85,12 +85,6 @@ public final class PopRoutes implements Routes {
 
   private void serve(Request req, Response res, Params p, PopTarget target, int partitions) {
     PopRequest request = request(p, target, partitions);
-    payloads.checkOpens(
-        switch (target) {
-          case PopTarget.Partition t -> t.queue();
-          case PopTarget.Queue t -> t.queue();
-          case PopTarget.Discovery t -> null;
-        });
     // only a long-poll waits long enough for its client to leave
     Caller caller = request.waitMillis() > 0 ? departures.watch(req) : new Caller();
     // a parked pop holds no thread: its answer is sent from whichever thread ends its wait

@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 import queen.server.codec.UuidV7;
 import queen.server.store.Claim;
@@ -44,6 +45,9 @@ public final class PopService {
   private final Counter wakes;
   private final Counter noPermit;
   private final Counter departed;
+
+  /** Refuses a claim of its target by throwing; see {@link #checkBeforeClaims}. */
+  private volatile Consumer<PopTarget> beforeClaim = target -> {};
 
   public PopService(
       PopStore store,
@@ -323,6 +327,19 @@ public final class PopService {
   }
 
   /** Wakes every parked pop to look again (hints may have been missed). */
+  /**
+   * A check run before each claim of a pop, a long-poll's later ones included, that refuses it by
+   * throwing (its exception is the pop's answer): a key the broker learned it lacks while the pop
+   * waited must stop the claim, not only a pop that begins after.
+   */
+  public void checkBeforeClaims(Consumer<PopTarget> check) {
+    beforeClaim = check;
+  }
+
+  void checkBeforeClaim(PopTarget target) {
+    beforeClaim.accept(target);
+  }
+
   public void wakeAll() {
     hot.openAll();
   }

@@ -10,6 +10,9 @@ import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -21,6 +24,8 @@ import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.slf4j.LoggerFactory;
@@ -190,6 +195,14 @@ class EncryptionTest {
     String newKey = "0f".repeat(32);
     int newKeyId = new PayloadCipher(HexFormat.of().parseHex(newKey), List.of()).currentKeyId();
     assertThat(broker.post("/api/v1/configure", configure("rotating")).status()).isEqualTo(200);
+    String autoAck = "/api/v1/pop/queue/rotating?batch=10&autoAck=true";
+    // parked before this broker learns of the new key: checked at its request alone, it claimed
+    // what woke it
+    CompletableFuture<HttpResponse<String>> parked =
+        HttpClient.newHttpClient()
+            .sendAsync(
+                HttpRequest.newBuilder(broker.uri(autoAck + "&wait=true&timeout=30000")).build(),
+                HttpResponse.BodyHandlers.ofString());
     // a rotation that skipped its first step: the new key is current on one broker before the
     // others were given it
     try (Broker rotated =
@@ -199,14 +212,14 @@ class EncryptionTest {
                 newKey,
                 "QUEEN_ENCRYPTION_KEYS_OLD",
                 KEY + "," + OLD_KEY))) {
-      assertThat(broker.post(rotated, "/api/v1/push", secret("rotating", "n1")).status())
-          .isEqualTo(201);
-      // a pop by namespace claims nothing here, so awaiting it leaves n1 alone until the state
-      // refresh tells this broker of the new key
+      // a pop by namespace claims nothing here: awaited until the state refresh tells this
+      // broker of the new key
       await()
           .atMost(Duration.ofSeconds(10))
           .until(() -> broker.get("/api/v1/pop?namespace=any&autoAck=true").status() == 503);
-      String autoAck = "/api/v1/pop/queue/rotating?batch=10&autoAck=true";
+      assertThat(broker.post(rotated, "/api/v1/push", secret("rotating", "n1")).status())
+          .isEqualTo(201);
+      assertThat(parked.get(40, TimeUnit.SECONDS).statusCode()).isEqualTo(503);
       // an autoAck pop here moved the cursor past n1 and then could not answer it: lost
       assertThat(broker.get(autoAck).status()).isEqualTo(503);
       assertThat(broker.get("/api/v1/pop/queue/plain-beside?autoAck=true").status())
