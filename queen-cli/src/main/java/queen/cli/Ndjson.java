@@ -10,6 +10,9 @@ import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CharsetDecoder;
+import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -93,10 +96,15 @@ final class Ndjson {
    */
   static void readStdin(int chunk, Consumer<List<JsonNode>> sink) {
     List<JsonNode> lines = new ArrayList<>();
-    try (BufferedReader r =
-        new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8))) {
+    // bytes that are not UTF-8 refused, not pushed as U+FFFD
+    CharsetDecoder utf8 =
+        StandardCharsets.UTF_8
+            .newDecoder()
+            .onMalformedInput(CodingErrorAction.REPORT)
+            .onUnmappableCharacter(CodingErrorAction.REPORT);
+    int no = 0;
+    try (BufferedReader r = new BufferedReader(new InputStreamReader(System.in, utf8))) {
       String line;
-      int no = 0;
       while ((line = r.readLine()) != null) {
         no++;
         if (!line.isBlank()) {
@@ -107,6 +115,8 @@ final class Ndjson {
           lines = new ArrayList<>();
         }
       }
+    } catch (CharacterCodingException e) {
+      throw new IllegalArgumentException("stdin line " + (no + 1) + " is not UTF-8");
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }

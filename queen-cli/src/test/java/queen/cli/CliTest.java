@@ -42,13 +42,17 @@ class CliTest {
   }
 
   private static Run run(String stdin, String... args) {
+    return run(stdin.getBytes(StandardCharsets.UTF_8), args);
+  }
+
+  private static Run run(byte[] stdin, String... args) {
     StringWriter out = new StringWriter();
     StringWriter err = new StringWriter();
     CommandLine cmd = Main.commandLine();
     cmd.setOut(new PrintWriter(out, true));
     cmd.setErr(new PrintWriter(err, true));
     InputStream saved = System.in;
-    System.setIn(new ByteArrayInputStream(stdin.getBytes(StandardCharsets.UTF_8)));
+    System.setIn(new ByteArrayInputStream(stdin));
     try {
       return new Run(cmd.execute(args), out.toString(), err.toString());
     } finally {
@@ -201,6 +205,15 @@ class CliTest {
     Run from = run("", "tail", url(), "cli-bad-json", "--from", "yesterday", "--idle", "1");
     assertThat(from.exit()).isEqualTo(2);
     assertThat(from.err()).contains("--from");
+  }
+
+  @Test
+  void stdinThatIsNotUtf8IsBadUsage() {
+    byte[] latin1 = "{\"s\":\"caf\u00e9\"}\n".getBytes(StandardCharsets.ISO_8859_1);
+    Run pushed = run(latin1, "push", url(), "cli-latin1");
+    assertThat(pushed.exit()).isEqualTo(2);
+    assertThat(pushed.err()).contains("stdin line 1 is not UTF-8");
+    assertThat(run("", "pop", url(), "cli-latin1").out()).as("not pushed as U+FFFD").isEmpty();
   }
 
   @Test

@@ -285,16 +285,18 @@ public final class Broker implements AutoCloseable {
               hot.released(queue, partition, group, hasMore);
             }
 
+            // the listener's thread never waits on the database (see refreshSoon)
+            private final Runnable releaseGates = hot::releaseGates;
+            private final Runnable wakeAll = pop::wakeAll;
+
             @Override
             public void refresh() {
-              refresher.refreshQuietly();
-              hot.releaseGates();
+              refresher.refreshSoon(releaseGates);
             }
 
             @Override
             public void reconnected() {
-              refresher.refreshQuietly();
-              pop.wakeAll();
+              refresher.refreshSoon(wakeAll);
             }
           });
       buffered.start(); // after the first state read: a restart in maintenance must not drain

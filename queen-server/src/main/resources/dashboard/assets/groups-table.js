@@ -106,7 +106,9 @@ function deleteGroup(g) {
     title: `Delete consumer group ${g.name}?`,
     body: [
       h('p', null, 'Removes the cursors and the subscription of ', h('strong', null, g.name), ' on ',
-        h('strong', null, g.queueName), '. Its next pop starts again according to its subscription mode.'),
+        h('strong', null, g.queueName), '. Its next pop starts like a new group\'s: ',
+        h('strong', null, 'every retained message is delivered again'),
+        ' unless it pops with subscriptionMode=new.'),
       h('label', { class: 'check' }, everywhere, ` Delete ${g.name} on every queue it reads`),
     ],
     confirmLabel: 'Delete group',

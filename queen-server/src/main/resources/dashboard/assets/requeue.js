@@ -42,7 +42,9 @@ async function collect(filter, progress, stopped) {
   for (let offset = 0; !stopped();) {
     const page = await api('/api/v1/dlq', { query: { ...filter, limit: PAGE, offset } });
     for (const m of page.messages) {
-      letters.set(`${m.partitionId}|${m.transactionId}`, m);
+      // the two ids only: holding whole letters, payloads included, could take the tab's memory
+      letters.set(`${m.partitionId}|${m.transactionId}`,
+        { partitionId: m.partitionId, transactionId: m.transactionId });
     }
     offset += page.messages.length;
     progress(`Collecting dead letters: ${num(letters.size)}…`);

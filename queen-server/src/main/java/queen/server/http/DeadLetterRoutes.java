@@ -82,8 +82,14 @@ public final class DeadLetterRoutes implements Routes {
         g.writeStringField("consumerGroup", d.group());
         g.writeStringField("errorMessage", d.error());
         g.writeNumberField("retryCount", d.retryCount());
+        Payloads.Listed data = payloads.listed(d.flags(), d.payload());
         g.writeFieldName("data");
-        g.writeRawValue(new String(payloads.plain(d.flags(), d.payload()), StandardCharsets.UTF_8));
+        if (data.plain() == null) {
+          g.writeNull();
+          g.writeStringField("payloadError", data.error());
+        } else {
+          g.writeRawValue(new String(data.plain(), StandardCharsets.UTF_8));
+        }
         g.writeStringField("traceId", d.traceId() == null ? null : d.traceId().toString());
         g.writeStringField("producerSub", d.producerSub());
         g.writeStringField("createdAt", Json.millis(d.createdAt()));

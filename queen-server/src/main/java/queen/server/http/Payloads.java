@@ -74,6 +74,22 @@ public final class Payloads {
     return ids.stream().map(PayloadCipher::describe).toList().toString();
   }
 
+  /** A payload of a listing: opened, or null with why it could not be ({@code error}). */
+  record Listed(byte[] plain, String error) {}
+
+  /**
+   * A payload for a page of many (dead letters, traces): one that cannot be opened (its key gone,
+   * its bytes damaged) is named in its entry, and must not fail the page, which hid the others and
+   * the one to be dealt with.
+   */
+  Listed listed(int flags, byte[] payload) {
+    try {
+      return new Listed(plain(flags, payload), null);
+    } catch (PayloadKeyException e) {
+      return new Listed(null, e.getMessage());
+    }
+  }
+
   byte[] plain(Frame f) {
     return plain(f.flags(), f.payload());
   }

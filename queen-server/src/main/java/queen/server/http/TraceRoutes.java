@@ -149,10 +149,14 @@ public final class TraceRoutes implements Routes {
       o.put("queue_name", n.queue());
       o.put("partition_name", n.partition());
       Frame f = frames.get(i);
-      if (f == null) {
+      Payloads.Listed data = f == null ? null : payloads.listed(f.flags(), f.payload());
+      if (data == null || data.plain() == null) {
         o.putNull("message_payload");
+        if (data != null) {
+          o.put("message_payload_error", data.error());
+        }
       } else {
-        Json.putPayload(o, "message_payload", payloads.plain(f));
+        Json.putPayload(o, "message_payload", data.plain());
       }
     }
     body.put("total", page.total());

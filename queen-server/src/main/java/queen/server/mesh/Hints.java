@@ -262,8 +262,11 @@ public final class Hints implements AutoCloseable {
           }
         }
       } catch (StoreException e) {
-        if (!first || backoffMs == 100) {
-          log.debug("hint listener lost: {}", e.getMessage());
+        if (backoffMs == 100) {
+          // once per outage: meanwhile pops here wake by their backoff, up to a second late
+          log.warn("hint listener lost, reconnecting: {}", e.getMessage());
+        } else {
+          log.debug("hint listener still away: {}", e.getMessage());
         }
         first = false;
         LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(backoffMs));
@@ -272,6 +275,7 @@ public final class Hints implements AutoCloseable {
         log.warn("hint listener failed, reconnecting: {}", e.getMessage());
         first = false;
         LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(backoffMs));
+        backoffMs = Math.min(backoffMs * 2, 5_000); // a failure that repeats is not retried hot
       }
     }
   }
@@ -311,7 +315,7 @@ public final class Hints implements AutoCloseable {
           if (i + 1 < lines.length && lines[i + 1].startsWith("e\t")) {
             lease = lease(lines[++i].substring(2));
           }
-          if (f.length == 5) {
+          if (f.length >= 5) { // fields a newer broker adds after them are passed by
             receiver.released(f[1], f[2], f[3], f[4].equals("1"), lease);
           }
         }

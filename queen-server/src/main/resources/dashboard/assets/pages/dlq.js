@@ -30,8 +30,10 @@ function renderRow(m) {
     h('td', { class: 'error-text' }, m.errorMessage || h('span', { class: 'muted' }, '(none)')),
     h('td', { class: 'num' }, num(m.retryCount)),
     h('td', { class: 'payload' },
-      h('details', null, h('summary', null, h('code', null, preview(m.data, 36))),
-        h('pre', null, prettyJson(m.data)))),
+      m.payloadError
+        ? h('span', { class: 'error-text' }, `Payload unreadable: ${m.payloadError}`)
+        : h('details', null, h('summary', null, h('code', null, preview(m.data, 36))),
+          h('pre', null, prettyJson(m.data)))),
     h('td', null, link(`#/messages/${enc(m.partitionId)}/${enc(m.transactionId)}`, 'Details')),
     h('td', { 'data-requires': 'write' },
       h('button', {

@@ -3,8 +3,8 @@
 import { ApiError, api, enc } from '../api.js';
 import { createGroupsTable, groupName, sortGroups } from '../groups-table.js';
 import {
-  card, errorBox, h, headerCell, link, pageHeader, patchContent, setContent, syncRows, table,
-  timeEl, toggleEmpty,
+  card, errorBox, h, headerCell, link, pageHeader, patchContent, requestRefresh, setContent,
+  syncRows, table, timeEl, toggleEmpty,
 } from '../dom.js';
 import { createPager } from '../controls.js';
 import { duration, num } from '../format.js';
@@ -123,7 +123,7 @@ export default function queuePage(name) {
     testid: 'partitions-pager',
     prevLabel: '← Previous',
     nextLabel: 'Next →',
-    onChange: (next) => { offset = next; refresh(); },
+    onChange: (next) => { offset = next; requestRefresh(); },
   });
   const groups = createGroupsTable({ caption: `Consumer groups reading ${name}`, showQueue: false });
   const noGroups = h('p', { class: 'empty', hidden: true },

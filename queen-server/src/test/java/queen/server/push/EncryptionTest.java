@@ -236,6 +236,27 @@ class EncryptionTest {
   }
 
   @Test
+  void aDeadLetterWhosePayloadCannotBeOpenedIsNamedOnItsPageNotA503() {
+    assertThat(broker.post("/api/v1/configure", configure("vault-damaged")).status())
+        .isEqualTo(200);
+    broker.post("/api/v1/push", secret("vault-damaged", "c1"));
+    broker.post("/api/v1/push", secret("vault-damaged", "c2"));
+    Wire wire = new Wire(broker);
+    wire.ackAll(wire.popPartition("vault-damaged", "p", "batch=10").json(), "dlq", "bad");
+    broker.sql(
+        "update queen.dead_letters set payload = set_byte(payload, 30, get_byte(payload, 30) # 255)"
+            + " where transaction_id = 'c1'");
+    TestBroker.Reply page = broker.get("/api/v1/dlq?queue=vault-damaged");
+    // before, the whole page was a 503: the other letters could not be read nor requeued
+    assertThat(page.status()).isEqualTo(200);
+    Map<String, JsonNode> byTxn = new java.util.HashMap<>();
+    page.json().get("messages").forEach(m -> byTxn.put(m.get("transactionId").asText(), m));
+    assertThat(byTxn.get("c1").get("data").isNull()).isTrue();
+    assertThat(byTxn.get("c1").get("payloadError").asText()).contains("authenticate");
+    assertThat(byTxn.get("c2").at("/data/card").asText()).isEqualTo(MARKER + "-c2");
+  }
+
+  @Test
   void aConfigureThatSwitchesEncryptionOffIsLoggedAsAWarning() {
     Logger routes = (Logger) LoggerFactory.getLogger(ConfigureRoutes.class);
     ListAppender<ILoggingEvent> logged = new ListAppender<>();
