@@ -72,8 +72,8 @@ final class Fields {
   /**
    * A queue, partition or consumer-group name: the same rule on every route (push, configure, pops,
    * admin, transactions), so that no route creates a name another refuses. Not empty, not only
-   * whitespace, at most 255 characters, no control characters nor unpaired surrogates, not {@code
-   * .} or {@code ..}.
+   * whitespace, at most 255 characters, no control characters nor unpaired surrogates nor '/', not
+   * {@code .} or {@code ..}.
    */
   static String name(String value, String field) {
     if (value == null || value.isBlank()) {
@@ -87,6 +87,11 @@ final class Fields {
       if (Character.isISOControl(value.charAt(i))) {
         throw ApiException.badRequest(field + " must not contain control characters");
       }
+    }
+    if (value.indexOf('/') >= 0) {
+      // no route could address it: a queue pushed as "tenant/orders" could be neither popped by
+      // name nor looked at (a path's %2F is refused, see HttpApi.encodesSlash)
+      throw ApiException.badRequest(field + " must not contain '/'");
     }
     if (value.equals(".") || value.equals("..")) {
       // a dot segment in a URL is resolved away: DELETE .../queues/.. reached the route above it

@@ -170,6 +170,14 @@ class StrictInputTest {
       refused(broker.post("/api/v1/push", push(dots, "p")), 400, "queue", "queue " + dots);
       refused(broker.get("/api/v1/pop/queue/q?consumerGroup=" + dots), 400, "consumerGroup", dots);
     }
+    // a name no route could address: pushed, "tenant/orders" could not be popped by name
+    refused(broker.post("/api/v1/push", push("tenant/orders", "p")), 400, "queue", "queue /");
+    refused(broker.post("/api/v1/push", push("q", "a/b")), 400, "partition", "partition /");
+    refused(
+        broker.get("/api/v1/pop/queue/q?consumerGroup=team%2Fbilling"),
+        400,
+        "consumerGroup",
+        "group /");
     broker.post("/api/v1/push", push("slashed", "p"));
     assertThat(broker.get("/api/v1/pop/queue/slashed?consumerGroup=billing").status())
         .isEqualTo(200);
