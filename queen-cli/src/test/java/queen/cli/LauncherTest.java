@@ -307,6 +307,16 @@ class LauncherTest {
   }
 
   @Test
+  void aJavaHomeBelow21GivesWayToTheJdkWhoseJavacIsOnThePath() throws Exception {
+    Path newer = jdk(25);
+    Exec e =
+        run(17, Map.of("PATH", newer.resolve("bin") + ":" + System.getenv("PATH")), "--version");
+    // before, only /usr/lib/jvm was searched: a JDK on PATH (macOS, asdf, /opt) went unseen
+    assertThat(e.err()).contains("is not a JDK 21 or newer");
+    assertThat(e.args()).contains("--version");
+  }
+
+  @Test
   void otherCommandsRunWithoutTheBrokersDefaults() throws Exception {
     Exec e = run(25, Map.of("JAVA_OPTS", "-Xss1m"), "push", "q", "{}");
     assertThat(e.args())
