@@ -238,12 +238,18 @@ public final class HotLists {
    * group's ring learns it.
    */
   public void pushed(String queue, String partition, int count, long bytes) {
-    QueueState q = queue(queue);
-    long now = System.nanoTime();
-    for (HotList ring : q.rings.values()) {
-      ring.add(partition, count, bytes, now);
+    // only a queue popped here has rings or parked pops to tell: a state made for every queue
+    // pushed anywhere (or named by any NOTIFY on the hint channel) held a gate and a metrics series
+    // each until the idle prune; a pop that comes later looks in SQL first
+    QueueState q = queues.get(queue);
+    if (q != null) {
+      long now = System.nanoTime();
+      q.lastUsedNanos = now;
+      for (HotList ring : q.rings.values()) {
+        ring.add(partition, count, bytes, now);
+      }
+      q.gate.open(1);
     }
-    q.gate.open(1);
     wakeDiscoveries();
   }
 

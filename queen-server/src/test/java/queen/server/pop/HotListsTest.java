@@ -87,6 +87,18 @@ class HotListsTest {
   }
 
   @Test
+  void aPushOrItsHintToAQueueNobodyPopsHereMakesNoStateForIt() {
+    // every queue pushed anywhere, or named by any NOTIFY on the hint channel, held a gate and a
+    // metrics series here until the idle prune
+    lists.pushed("nobody-pops-here", "p", 1, 0);
+    assertThat(meters.find("queen_queue_parked_consumers").tag("queue", "nobody-pops-here").gauge())
+        .isNull();
+    lists.ring("popped-here", "g");
+    lists.pushed("popped-here", "p", 1, 0);
+    assertThat(lists.existingRing("popped-here", "g").isReady("p")).isTrue();
+  }
+
+  @Test
   void anAckOrItsHintBuildsNoRingOnABrokerWhereTheGroupDoesNotPop() {
     // or that broker kept the group's ring for ever, fed by every push
     lists.released("q", "p", "g", false);
