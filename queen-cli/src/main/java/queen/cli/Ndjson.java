@@ -116,7 +116,8 @@ final class Ndjson {
         }
       }
     } catch (CharacterCodingException e) {
-      throw new IllegalArgumentException("stdin line " + (no + 1) + " is not UTF-8");
+      // the decoder reads ahead: the bad bytes are on this line or a later one
+      throw new IllegalArgumentException("stdin is not UTF-8 at or after line " + (no + 1));
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }

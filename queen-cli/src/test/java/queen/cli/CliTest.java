@@ -212,7 +212,7 @@ class CliTest {
     byte[] latin1 = "{\"s\":\"caf\u00e9\"}\n".getBytes(StandardCharsets.ISO_8859_1);
     Run pushed = run(latin1, "push", url(), "cli-latin1");
     assertThat(pushed.exit()).isEqualTo(2);
-    assertThat(pushed.err()).contains("stdin line 1 is not UTF-8");
+    assertThat(pushed.err()).contains("stdin is not UTF-8 at or after line 1");
     assertThat(run("", "pop", url(), "cli-latin1").out()).as("not pushed as U+FFFD").isEmpty();
   }
 

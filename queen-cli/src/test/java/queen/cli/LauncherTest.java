@@ -308,7 +308,7 @@ class LauncherTest {
 
   @Test
   void aJavaHomeBelow21GivesWayToTheJdkWhoseJavacIsOnThePath() throws Exception {
-    Path newer = jdk(25);
+    Path newer = jdk(99); // newer than any under /usr/lib/jvm
     Exec e =
         run(17, Map.of("PATH", newer.resolve("bin") + ":" + System.getenv("PATH")), "--version");
     // before, only /usr/lib/jvm was searched: a JDK on PATH (macOS, asdf, /opt) went unseen

@@ -285,18 +285,16 @@ public final class Broker implements AutoCloseable {
               hot.released(queue, partition, group, hasMore);
             }
 
-            // the listener's thread never waits on the database (see refreshSoon)
-            private final Runnable releaseGates = hot::releaseGates;
-            private final Runnable wakeAll = pop::wakeAll;
-
             @Override
             public void refresh() {
-              refresher.refreshSoon(releaseGates);
+              refresher.refreshQuietly();
+              hot.releaseGates();
             }
 
             @Override
             public void reconnected() {
-              refresher.refreshSoon(wakeAll);
+              refresher.refreshQuietly();
+              pop.wakeAll();
             }
           });
       buffered.start(); // after the first state read: a restart in maintenance must not drain

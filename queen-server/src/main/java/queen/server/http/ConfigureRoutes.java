@@ -62,7 +62,7 @@ public final class ConfigureRoutes implements Routes {
           if (name == null || !name.isTextual() || name.asText().isEmpty()) {
             throw ApiException.badRequest("queue is required");
           }
-          Fields.name(name.asText(), "queue");
+          Fields.queueName(name.asText(), "queue");
           String namespace = Fields.optionalString(body, "namespace", "");
           String task = Fields.optionalString(body, "task", "");
           ObjectNode options = validOptions(body.get("options"));

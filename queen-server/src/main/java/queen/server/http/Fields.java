@@ -72,8 +72,8 @@ final class Fields {
   /**
    * A queue, partition or consumer-group name: the same rule on every route (push, configure, pops,
    * admin, transactions), so that no route creates a name another refuses. Not empty, not only
-   * whitespace, at most 255 characters, no control characters nor unpaired surrogates nor '/', not
-   * {@code .} or {@code ..}.
+   * whitespace, at most 255 characters, no control characters nor unpaired surrogates, not {@code
+   * .} or {@code ..}.
    */
   static String name(String value, String field) {
     if (value == null || value.isBlank()) {
@@ -88,16 +88,24 @@ final class Fields {
         throw ApiException.badRequest(field + " must not contain control characters");
       }
     }
-    if (value.indexOf('/') >= 0) {
-      // no route could address it: a queue pushed as "tenant/orders" could be neither popped by
-      // name nor looked at (a path's %2F is refused, see HttpApi.encodesSlash)
-      throw ApiException.badRequest(field + " must not contain '/'");
-    }
     if (value.equals(".") || value.equals("..")) {
       // a dot segment in a URL is resolved away: DELETE .../queues/.. reached the route above it
       throw ApiException.badRequest(field + " must not be '.' or '..'");
     }
     return identifier(value, field);
+  }
+
+  /**
+   * A queue's name where a queue is made (push, configure, a stream's queues): a {@link #name}
+   * without '/', which no route could address (a queue pushed as "tenant/orders" could be neither
+   * popped by name nor looked at: a path's %2F is refused, see HttpApi.encodesSlash). Partitions
+   * and groups may hold one: queue-mode pops and the query string reach them.
+   */
+  static String queueName(String value, String field) {
+    if (value != null && value.indexOf('/') >= 0) {
+      throw ApiException.badRequest(field + " must not contain '/'");
+    }
+    return name(value, field);
   }
 
   /** True when text is a canonical 8-4-4-4-12 hex UUID. */

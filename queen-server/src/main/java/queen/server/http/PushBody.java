@@ -101,7 +101,7 @@ final class PushBody {
       switch (field) {
         case "queue" -> {
           queueSeen = true;
-          queue = t == JsonToken.VALUE_STRING ? Fields.name(p.getText(), "queue" + at) : null;
+          queue = t == JsonToken.VALUE_STRING ? Fields.queueName(p.getText(), "queue" + at) : null;
         }
         case "partition" -> {
           if (t != JsonToken.VALUE_STRING) {

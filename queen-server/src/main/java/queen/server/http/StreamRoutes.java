@@ -82,10 +82,10 @@ public final class StreamRoutes implements Routes {
   private void register(Request req, Response res) {
     JsonNode body = Json.objectBody(req);
     String name = Fields.name(required(body, "name"), "name");
-    String source = Fields.name(required(body, "source_queue"), "source_queue");
+    String source = Fields.queueName(required(body, "source_queue"), "source_queue");
     String sink = Fields.optionalString(body, "sink_queue", null);
     if (sink != null) {
-      sink = sink.isEmpty() ? null : Fields.name(sink, "sink_queue");
+      sink = sink.isEmpty() ? null : Fields.queueName(sink, "sink_queue");
     }
     // compared with what is stored: a lone surrogate, stored as '?', never compared equal (409)
     String hash = Fields.identifier(required(body, "config_hash"), "config_hash");

@@ -1,12 +1,7 @@
 package queen.server.ops;
 
 import java.time.Duration;
-import java.util.LinkedHashSet;
-import java.util.Queue;
-import java.util.Set;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
@@ -30,11 +25,6 @@ public final class StateRefresher implements AutoCloseable {
   private final Duration interval;
   private final ReentrantLock reading = new ReentrantLock();
   private ScheduledExecutorService timer;
-
-  /** What to run after the next refresh asked for by {@link #refreshSoon}. */
-  private final Queue<Runnable> afterSoon = new ConcurrentLinkedQueue<>();
-
-  private final AtomicBoolean soonRunning = new AtomicBoolean();
 
   /**
    * {@code followers} is told every state read, for the switches kept outside the pop path (the
@@ -90,40 +80,6 @@ public final class StateRefresher implements AutoCloseable {
     } catch (RuntimeException e) {
       Periodic.failed(log, "state refresh failed", interval, e);
     }
-  }
-
-  /**
-   * Refreshes on a thread of its own, then runs {@code then} (each distinct one once, however often
-   * asked meanwhile). For the hint listener: a refresh on its thread waited for a pool connection
-   * and the read lock while its database session could not deliver notifications, which held back
-   * the database's cleanup (its snapshot) and could fill PostgreSQL's notification queue.
-   */
-  public void refreshSoon(Runnable then) {
-    afterSoon.add(then);
-    if (!soonRunning.compareAndSet(false, true)) {
-      return; // the running one drains it
-    }
-    Thread.ofVirtual()
-        .name("queen-state-refresh-soon")
-        .start(
-            () -> {
-              try {
-                while (!afterSoon.isEmpty()) {
-                  Set<Runnable> thens = new LinkedHashSet<>();
-                  for (Runnable r = afterSoon.poll(); r != null; r = afterSoon.poll()) {
-                    thens.add(r);
-                  }
-                  refreshQuietly();
-                  thens.forEach(Runnable::run);
-                }
-              } finally {
-                soonRunning.set(false);
-              }
-              Runnable late = afterSoon.poll(); // asked between the last look and the flag
-              if (late != null) {
-                refreshSoon(late);
-              }
-            });
   }
 
   @Override
