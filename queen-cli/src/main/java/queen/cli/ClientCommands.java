@@ -3,15 +3,9 @@ package queen.cli;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.PrintWriter;
-import java.time.Duration;
-import java.time.Instant;
-import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReference;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -19,7 +13,6 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 import queen.client.AckResult;
-import queen.client.Consumer;
 import queen.client.Message;
 import queen.client.PushResult;
 import queen.client.Queen;
@@ -279,116 +272,8 @@ final class ClientCommands {
     }
   }
 
-  @Command(
-      name = "tail",
-      mixinStandardHelpOptions = true,
-      description = {
-        "Consume a queue and print each message as one JSON line, acking it once printed.",
-        "Runs until Ctrl-C, --limit or --idle."
-      },
-      footer = {"", EXIT_CODES})
-  static final class Tail implements Callable<Integer> {
-    @Mixin ClientOptions client;
-    @Spec CommandSpec spec;
-    @Mixin QueueOptions options;
-
-    @Parameters(index = "0", description = "queue")
-    String queue;
-
-    @Option(
-        names = {"-n", "--limit"},
-        description = "stop after this many messages")
-    Long limit;
-
-    @Option(
-        names = "--idle",
-        paramLabel = "SECONDS",
-        description = "stop after this long without a message")
-    Long idleSeconds;
-
-    @Option(
-        names = "--from",
-        description = "where a new group starts: 'now' or an ISO-8601 instant (default: oldest)")
-    String from;
-
-    @Override
-    public Integer call() throws InterruptedException {
-      try (Queen queen = client.connect()) {
-        QueueBuilder q = options.apply(queen.queue(queue)).timeoutMillis(10_000);
-        if (limit != null) {
-          q.limit(limit);
-        }
-        if (idleSeconds != null) {
-          q.idleMillis(Duration.ofSeconds(idleSeconds).toMillis());
-        }
-        if (from != null) {
-          q.subscriptionFrom(instantOrNow(from));
-        }
-        PrintWriter out = out(spec);
-        AtomicBoolean outputFailed = new AtomicBoolean();
-        AtomicInteger refused = new AtomicInteger();
-        AtomicReference<Consumer> running = new AtomicReference<>();
-        // acked here, once written: a message the consumer acked was printed nowhere when stdout
-        // had failed
-        Consumer consumer =
-            q.autoAck(false)
-                .consume(
-                    batch -> {
-                      synchronized (out) {
-                        if (outputFailed.get()) {
-                          return; // left leased: delivered again when the lease ends
-                        }
-                        for (Message m : batch) {
-                          Ndjson.print(out, Ndjson.message(m));
-                        }
-                        out.flush();
-                        if (!written(out)) {
-                          outputFailed.set(true);
-                          Consumer c = running.get();
-                          if (c != null) {
-                            c.stop(); // else the main thread stops it once it has it
-                          }
-                          return;
-                        }
-                      }
-                      refused.addAndGet(refusals(err(spec), queen.ack(batch, true), false));
-                    });
-        running.set(consumer);
-        if (outputFailed.get()) {
-          consumer.stop(); // failed before the handler could reach the consumer
-        }
-        Thread stopper = new Thread(consumer::stop, "queen-tail-stop");
-        Runtime.getRuntime().addShutdownHook(stopper);
-        consumer.await();
-        try {
-          Runtime.getRuntime().removeShutdownHook(stopper);
-        } catch (IllegalStateException shuttingDown) {
-          // Ctrl-C: the hook is running, and stopped the consumer
-        }
-        if (outputFailed.get()) {
-          throw new OutputFailed("the messages could not be written; the unwritten were not acked");
-        }
-        return refused.get() == 0 ? 0 : 1;
-      }
-    }
-  }
-
   static PrintWriter out(CommandSpec spec) {
     return spec.commandLine().getOut();
-  }
-
-  private static String instantOrNow(String from) {
-    if (!from.equals("now")) {
-      try {
-        Instant.parse(from);
-      } catch (DateTimeParseException e) {
-        throw new IllegalArgumentException(
-            "--from must be 'now' or an ISO-8601 instant such as 2026-12-01T00:00:00Z, got '"
-                + from
-                + "'");
-      }
-    }
-    return from;
   }
 
   static PrintWriter err(CommandSpec spec) {
@@ -396,7 +281,7 @@ final class ClientCommands {
   }
 
   /** Prints each ack result ({@code all}) or the refused ones; answers how many were refused. */
-  private static int refusals(PrintWriter out, List<AckResult> results, boolean all) {
+  static int refusals(PrintWriter out, List<AckResult> results, boolean all) {
     int refused = 0;
     for (AckResult r : results) {
       if (!all && r.success()) {

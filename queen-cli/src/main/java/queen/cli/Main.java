@@ -17,7 +17,7 @@ import queen.server.ServeCommand;
       ClientCommands.Push.class,
       ClientCommands.Pop.class,
       ClientCommands.Ack.class,
-      ClientCommands.Tail.class,
+      Tail.class,
       QueueCommands.Queues.class,
       GroupCommands.class,
       MessageCommands.Messages.class,

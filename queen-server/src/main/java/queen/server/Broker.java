@@ -361,14 +361,13 @@ public final class Broker implements AutoCloseable {
    */
   private static void checkPayloadKeys(PayloadCipher cipher, SystemStore system) {
     Set<Integer> used = system.payloadKeys(cipher == null ? null : cipher.currentKeyId());
-    for (int id : used) {
-      if (cipher == null || !cipher.opens(id)) {
-        throw new BrokerConfig.InvalidConfigException(
-            "payloads sealed with key "
-                + PayloadCipher.describe(id)
-                + " are stored and this broker does not have that key: set it as"
-                + " QUEEN_ENCRYPTION_KEY or add it to QUEEN_ENCRYPTION_KEYS_OLD");
-      }
+    Set<Integer> missing = Payloads.lacking(cipher, used);
+    if (!missing.isEmpty()) {
+      throw new BrokerConfig.InvalidConfigException(
+          "payloads sealed with key "
+              + PayloadCipher.describe(missing.iterator().next())
+              + " are stored and this broker does not have that key: set it as"
+              + " QUEEN_ENCRYPTION_KEY or add it to QUEEN_ENCRYPTION_KEYS_OLD");
     }
   }
 

@@ -35,12 +35,7 @@ public final class Payloads {
    * #checkOpens}.
    */
   public void registeredKeys(Set<Integer> keys) {
-    Set<Integer> missing = new TreeSet<>();
-    for (int id : keys) {
-      if (cipher == null || !cipher.opens(id)) {
-        missing.add(id);
-      }
-    }
+    Set<Integer> missing = lacking(cipher, keys);
     if (!missing.isEmpty() && !missing.equals(lacking)) {
       log.error(
           "another broker seals payloads with keys {}, which this broker lacks: pops of encrypted queues"
@@ -68,6 +63,17 @@ public final class Payloads {
       throw new PayloadKeyException(
           "payloads are sealed with keys " + describe(missing) + ", which this broker lacks");
     }
+  }
+
+  /** The ids among {@code keys} that {@code cipher} (null: none configured) cannot open with. */
+  public static Set<Integer> lacking(PayloadCipher cipher, Set<Integer> keys) {
+    Set<Integer> missing = new TreeSet<>();
+    for (int id : keys) {
+      if (cipher == null || !cipher.opens(id)) {
+        missing.add(id);
+      }
+    }
+    return missing;
   }
 
   private static String describe(Set<Integer> ids) {
