@@ -1,6 +1,7 @@
 package queen.server.mesh;
 
 import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -22,11 +23,12 @@ import queen.server.store.StoreException;
  * other brokers should act on (a partition that received data or became ready, a lease released, a
  * switch or group changed); for a few milliseconds the notes gather, duplicates fold, and then go
  * out as few NOTIFYs as fit PostgreSQL's payload limit. Every broker listens on one dedicated
- * connection and applies what others sent exactly as it applies its own work, so a push through A
- * wakes a long-poll parked on B at once. Hints are an accelerator, never the floor: a lost one
- * costs at most about one and a half POP_WAIT_MAX_INTERVAL_MS (the ring watch's reseed, or a parked
- * pop's own backoff) or one state refresh, and a listener that had to reconnect wakes every parked
- * pop and refreshes the state once.
+ * connection and applies what others sent exactly as it applies its own work, in the order sent and
+ * on a thread apart from the listening one ({@link Applier}), so a push through A wakes a long-poll
+ * parked on B at once. Hints are an accelerator, never the floor: a lost one costs at most about
+ * one and a half POP_WAIT_MAX_INTERVAL_MS (the ring watch's reseed, or a parked pop's own backoff)
+ * or one state refresh, and a listener that had to reconnect wakes every parked pop and refreshes
+ * the state once.
  */
 public final class Hints implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(Hints.class);
@@ -36,6 +38,9 @@ public final class Hints implements AutoCloseable {
   private static final long GATHER_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
 
   private static final int MAX_PENDING = 100_000;
+
+  /** Hints heard and not yet applied before they are dropped for a recovery: at most 8 MB. */
+  private static final int MAX_UNAPPLIED = 1_000;
 
   /** What a broker does with the hints of the others. */
   public interface Receiver {
@@ -59,6 +64,8 @@ public final class Hints implements AutoCloseable {
 
   private final Notifications notifications;
   private final boolean enabled;
+  private final MeterRegistry meters;
+  private final int maxUnapplied;
   private final String self = UUID.randomUUID().toString();
   private final ReentrantLock lock = new ReentrantLock();
   private final Condition noted = lock.newCondition();
@@ -81,11 +88,18 @@ public final class Hints implements AutoCloseable {
   private volatile boolean closed;
   private Thread sender;
   private Thread listener;
+  private Applier applier;
 
   /** {@code enabled} false (QUEEN_HINTS): nothing is sent or heard, the floor serves alone. */
   public Hints(Notifications notifications, boolean enabled, MeterRegistry meters) {
+    this(notifications, enabled, meters, MAX_UNAPPLIED);
+  }
+
+  Hints(Notifications notifications, boolean enabled, MeterRegistry meters, int maxUnapplied) {
     this.notifications = notifications;
     this.enabled = enabled;
+    this.meters = meters;
+    this.maxUnapplied = maxUnapplied;
     counter(meters, "queen_hints_sent", sent, "hint entries sent to other brokers");
     counter(meters, "queen_hints_notifies", notifies, "NOTIFYs carrying them");
     counter(meters, "queen_hints_coalesced", coalesced, "entries folded into one already pending");
@@ -151,9 +165,20 @@ public final class Hints implements AutoCloseable {
   /** Starts sending, and listening for the others' hints. */
   public synchronized void start(Receiver receiver) {
     if (sender == null && enabled) {
+      Applier a = new Applier(maxUnapplied, receiver::reconnected);
+      Gauge.builder("queen_hints_unapplied", a, Applier::behind)
+          .description("hints heard from other brokers and not yet applied")
+          .register(meters);
+      FunctionCounter.builder("queen_hints_apply_overruns", a, Applier::overruns)
+          .description("times unapplied hints were dropped for a state read and a wake of all")
+          .register(meters);
+      applier = a;
       sender = Thread.ofPlatform().daemon().name("queen-hints-send").start(this::sendLoop);
       listener =
-          Thread.ofPlatform().daemon().name("queen-hints-listen").start(() -> listenLoop(receiver));
+          Thread.ofPlatform()
+              .daemon()
+              .name("queen-hints-listen")
+              .start(() -> listenLoop(receiver, a));
     }
   }
 
@@ -244,7 +269,8 @@ public final class Hints implements AutoCloseable {
     return out;
   }
 
-  private void listenLoop(Receiver receiver) {
+  /** Reads hints and hands them, in order, to the applier: this thread never waits on the pool. */
+  private void listenLoop(Receiver receiver, Applier applier) {
     long backoffMs = 100;
     boolean first = true;
     while (!closed) {
@@ -252,13 +278,13 @@ public final class Hints implements AutoCloseable {
         if (!first) {
           reconnects.incrementAndGet();
           log.info("hint listener connected again");
-          receiver.reconnected();
+          applier.offer(receiver::reconnected);
         }
         first = false;
         backoffMs = 100;
         while (!closed) {
           for (String payload : l.poll(500)) {
-            apply(payload, receiver);
+            applier.offer(() -> heard(payload, receiver));
           }
         }
       } catch (StoreException e) {
@@ -280,85 +306,12 @@ public final class Hints implements AutoCloseable {
     }
   }
 
-  private void apply(String payload, Receiver receiver) {
-    String[] lines = payload.split("\n");
-    if (lines.length == 0 || lines[0].equals(self)) {
+  private void heard(String payload, Receiver receiver) {
+    if (payload.startsWith(self)) {
       return; // our own
     }
     others = true;
-    // a change of settings sent with pushes is read first: a configure then a push through A
-    // must not reach B's pops in the other order
-    for (int i = 1; i < lines.length; i++) {
-      if (lines[i].equals("r")) {
-        receiver.refresh();
-        break;
-      }
-    }
-    for (int i = 1; i < lines.length; i++) {
-      String[] f = lines[i].split("\t", -1);
-      received.incrementAndGet();
-      switch (f[0]) {
-        case "p" -> {
-          String[] amount = i + 1 < lines.length ? lines[i + 1].split("\t", -1) : null;
-          if (amount != null && amount[0].equals("a")) {
-            i++;
-          } else {
-            amount = null;
-          }
-          pushed(f, amount, receiver);
-        }
-        case "a" -> {
-          // read with the push it follows
-        }
-        case "l" -> {
-          UUID lease = null;
-          if (i + 1 < lines.length && lines[i + 1].startsWith("e\t")) {
-            lease = lease(lines[++i].substring(2));
-          }
-          if (f.length >= 5) { // fields a newer broker adds after them are passed by
-            receiver.released(f[1], f[2], f[3], f[4].equals("1"), lease);
-          }
-        }
-        case "e" -> {
-          // read with the release it follows
-        }
-        case "r" -> {
-          // read above
-        }
-        default -> log.debug("unknown hint {}", f[0]);
-      }
-    }
-  }
-
-  /** The lease of an "e" line; null when it is not one (the release then forgets any). */
-  private static UUID lease(String text) {
-    try {
-      return UUID.fromString(text);
-    } catch (IllegalArgumentException e) {
-      return null;
-    }
-  }
-
-  /**
-   * "p", queue, partition; then the line "a", messages, bytes, which an older broker did not send:
-   * without it the amount is not known. Fields past these are a later broker's, and are passed by.
-   */
-  private static void pushed(String[] p, String[] amount, Receiver receiver) {
-    if (p.length < 3) {
-      return;
-    }
-    long count = -1;
-    long bytes = 0;
-    if (amount != null && amount.length >= 3) {
-      try {
-        count = Long.parseLong(amount[1]);
-        bytes = Long.parseLong(amount[2]);
-      } catch (NumberFormatException e) {
-        count = -1;
-        bytes = 0;
-      }
-    }
-    receiver.pushed(p[1], p[2], (int) Math.min(count, Integer.MAX_VALUE), bytes);
+    received.addAndGet(HintLines.apply(payload, receiver));
   }
 
   @Override
@@ -372,9 +325,11 @@ public final class Hints implements AutoCloseable {
     }
     Thread s;
     Thread l;
+    Applier a;
     synchronized (this) {
       s = sender;
       l = listener;
+      a = applier;
     }
     for (Thread t : new Thread[] {s, l}) {
       if (t != null) {
@@ -385,6 +340,9 @@ public final class Hints implements AutoCloseable {
           Thread.currentThread().interrupt();
         }
       }
+    }
+    if (a != null) {
+      a.close();
     }
   }
 }
