@@ -345,6 +345,16 @@ public final class HttpApi extends Handler.Abstract {
         res.header("Retry-After", "1");
         Replies.error(res, 503, missing.getMessage() + ", retry");
       }
+      case StoreException store when store.conflict() -> {
+        // the database answered: not an outage, and one that repeats is worth an operator's look
+        log.warn("{} {}: conflict, answered 503: {}", req.getMethod(), path(req), e.getMessage());
+        res.header("Retry-After", "1");
+        Replies.error(
+            res,
+            503,
+            "Conflict with concurrent work on the same data (a deadlock, or a row locked or"
+                + " removed meanwhile), retry");
+      }
       case StoreException store when store.unavailable() -> {
         // the database logs an outage once; each refused request only at DEBUG
         log.debug("{} {}: database unavailable: {}", req.getMethod(), path(req), e.getMessage());

@@ -2,6 +2,7 @@ package queen.server.store;
 
 import java.sql.SQLException;
 import java.sql.SQLTransientConnectionException;
+import java.util.Set;
 
 /**
  * A database failure, classified for the HTTP layer: {@link #unavailable()} failures (no
@@ -37,6 +38,16 @@ public final class StoreException extends RuntimeException {
   }
 
   /**
+   * Concurrent work conflicted on the same data: a deadlock (40P01), a serialization failure
+   * (40001), a lock not available (55P03), or a row naming one removed meanwhile (23503). Not an
+   * outage: the database answered, and a retry resolves it; one that repeats is worth a look.
+   */
+  public boolean conflict() {
+    String state = sqlState();
+    return state != null && CONFLICTS.contains(state);
+  }
+
+  /**
    * PostgreSQL cancelled the statement (SQLSTATE 57014): it ran past the pool's statement timeout
    * (QUEEN_ADMIN_STATEMENT_TIMEOUT_MS), or an operator cancelled it.
    */
@@ -64,6 +75,9 @@ public final class StoreException extends RuntimeException {
    */
   private static final String FOREIGN_KEY_VIOLATION = "23503";
 
+  private static final Set<String> CONFLICTS =
+      Set.of(FOREIGN_KEY_VIOLATION, "40P01", "40001", "55P03");
+
   /** The SQLSTATE of the failure, or null. */
   String sqlState() {
     return getCause() instanceof SQLException e ? e.getSQLState() : null;
@@ -86,9 +100,6 @@ public final class StoreException extends RuntimeException {
             || state.startsWith("57P")
             || state.startsWith("53")
             || state.equals("25006")
-            || state.equals(FOREIGN_KEY_VIOLATION)
-            || state.equals("40P01")
-            || state.equals("40001")
-            || state.equals("55P03"));
+            || CONFLICTS.contains(state));
   }
 }

@@ -79,4 +79,32 @@ class GroupDeleteRaceTest {
         .as("from where the seek put the cursor")
         .containsExactly(0, 1);
   }
+
+  @Test
+  void aDeadlockIsAnsweredAsAConflictToRetryNotAsAnOutage() throws Exception {
+    wire.pushNumbered("deadlocked", "a", 0, 1);
+    String key = "(select id from queen.queues where name = 'deadlocked')::text || '/g'";
+    try (Connection other = broker.connect();
+        Statement st = other.createStatement()) {
+      // work holding the (queue, group) lock a delete takes second, then waiting for its first
+      other.setAutoCommit(false);
+      st.execute("select pg_advisory_xact_lock(hashtextextended(" + key + ", 45))");
+      CompletableFuture<TestBroker.Reply> delete =
+          CompletableFuture.supplyAsync(
+              () -> broker.delete("/api/v1/consumer-groups/g/queues/deadlocked"));
+      await().atMost(Duration.ofSeconds(10)).until(() -> broker.advisoryLockWaiters() > 0);
+      // the delete waited first, so PostgreSQL's check (deadlock_timeout) ends the delete
+      st.execute("select pg_advisory_xact_lock(hashtextextended(" + key + ", 46))");
+      TestBroker.Reply reply = delete.get(10, java.util.concurrent.TimeUnit.SECONDS);
+      assertThat(reply.status()).isEqualTo(503);
+      assertThat(reply.headers().firstValue("Retry-After")).contains("1");
+      assertThat(reply.json().path("error").asText())
+          .as("named a conflict, not a database away")
+          .startsWith("Conflict with concurrent work");
+      other.commit();
+    }
+    assertThat(broker.delete("/api/v1/consumer-groups/g/queues/deadlocked").status())
+        .as("the retry passes")
+        .isEqualTo(200);
+  }
 }
