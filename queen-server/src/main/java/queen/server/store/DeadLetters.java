@@ -29,6 +29,16 @@ final class DeadLetters {
           + " created_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
           + " on conflict (partition_id, consumer_group, msg_offset) do nothing";
 
+  /**
+   * The lock a dead letter's foreign key takes, taken first and without waiting. A queue delete
+   * holds its partitions for update and then deletes their cursors, one of which the caller holds:
+   * waiting here closed a cycle that PostgreSQL's deadlock check could end by failing the delete.
+   * Now the caller fails at once (55P03, a 503 its client retries: nothing was written) and the
+   * delete goes on.
+   */
+  private static final String HOLD_PARTITION =
+      "select 1 from queen.log_partitions where id = ? for key share nowait";
+
   /** A message to dead-letter: where it is and why. */
   record Entry(UUID partitionId, String group, long offset, String error, int retryCount) {}
 
@@ -43,6 +53,13 @@ final class DeadLetters {
         entries.stream()
             .sorted(Comparator.comparing(Entry::partitionId).thenComparingLong(Entry::offset))
             .toList();
+    try (PreparedStatement hold = c.prepareStatement(HOLD_PARTITION)) {
+      // one statement a partition: Citus locks rows of one shard at a time
+      for (UUID partition : sorted.stream().map(Entry::partitionId).distinct().toList()) {
+        hold.setObject(1, partition);
+        hold.executeQuery().close();
+      }
+    }
     try (PreparedStatement find = c.prepareStatement(SEGMENT);
         PreparedStatement insert = c.prepareStatement(INSERT)) {
       Segment segment = null;
