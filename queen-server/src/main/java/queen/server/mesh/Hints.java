@@ -86,6 +86,10 @@ public final class Hints implements AutoCloseable {
   private volatile long checkedAt = System.nanoTime() - TimeUnit.SECONDS.toNanos(2);
   private volatile boolean others;
   private volatile boolean closed;
+
+  /** The backend of our listening session, 0 while there is none. */
+  private volatile int listening;
+
   private Thread sender;
   private Thread listener;
   private Applier applier;
@@ -237,7 +241,8 @@ public final class Hints implements AutoCloseable {
     long now = System.nanoTime();
     if (now - checkedAt > TimeUnit.MILLISECONDS.toNanos(others ? 1_000 : 250)) {
       try {
-        others = notifications.sessions(Notifications.LISTENER_NAME) > 1;
+        // our own listener not counted by its pid: while it is away, others still hear us
+        others = notifications.sessions(Notifications.LISTENER_NAME, listening) > 0;
       } catch (StoreException e) {
         others = true; // when in doubt, send: a failed send only drops hints
       }
@@ -275,6 +280,7 @@ public final class Hints implements AutoCloseable {
     boolean first = true;
     while (!closed) {
       try (Notifications.Listener l = notifications.listen(CHANNEL)) {
+        listening = l.pid();
         if (!first) {
           reconnects.incrementAndGet();
           log.info("hint listener connected again");
@@ -288,6 +294,7 @@ public final class Hints implements AutoCloseable {
           }
         }
       } catch (StoreException e) {
+        listening = 0;
         if (backoffMs == 100) {
           // once per outage: meanwhile pops here wake by their backoff, up to a second late
           log.warn("hint listener lost, reconnecting: {}", e.getMessage());
@@ -298,6 +305,7 @@ public final class Hints implements AutoCloseable {
         LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(backoffMs));
         backoffMs = Math.min(backoffMs * 2, 5_000);
       } catch (RuntimeException e) {
+        listening = 0;
         log.warn("hint listener failed, reconnecting: {}", e.getMessage());
         first = false;
         LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(backoffMs));

@@ -45,15 +45,20 @@ public final class Notifications {
         });
   }
 
-  /** How many sessions of this database carry the application name (listeners are named so). */
-  public long sessions(String applicationName) {
+  /**
+   * How many sessions of this database carry the application name (listeners are named so), but the
+   * backend {@code exceptPid} (0: none).
+   */
+  public long sessions(String applicationName, int exceptPid) {
     return db.uncounted(
         c -> {
           try (PreparedStatement ps =
               c.prepareStatement(
                   "select count(*) from pg_stat_activity"
-                      + " where datname = current_database() and application_name = ?")) {
+                      + " where datname = current_database() and application_name = ?"
+                      + " and pid <> ?")) {
             ps.setString(1, applicationName);
+            ps.setInt(2, exceptPid);
             try (var rs = ps.executeQuery()) {
               rs.next();
               return rs.getLong(1);
@@ -70,6 +75,11 @@ public final class Notifications {
     private Listener(Connection connection) throws SQLException {
       this.connection = connection;
       this.pg = connection.unwrap(PGConnection.class);
+    }
+
+    /** The backend process of this connection in PostgreSQL. */
+    public int pid() {
+      return pg.getBackendPID();
     }
 
     /** The payloads received, waiting up to {@code timeoutMs} for the first one. */

@@ -22,11 +22,13 @@ import queen.server.store.Notifications;
 /**
  * A broker applies the others' hints on a thread apart from its listener, in the order sent: a
  * refresh stuck on the pool leaves the listener reading (its session's snapshot would hold back
- * cleanup), and no push hint overtakes the refresh of a configure sent before it.
+ * cleanup), and no push hint overtakes the refresh of a configure sent before it. A broker whose
+ * own listener is away still sends.
  */
 class HintsApplyTest {
   private static final String DB = "hints_apply_test";
   private Database db;
+  private DbConfig config;
   private Notifications notifications;
   private Hints peer;
   private Hints hints;
@@ -39,7 +41,7 @@ class HintsApplyTest {
   @BeforeEach
   void start() throws Exception {
     TestBroker.dropDatabase(DB);
-    DbConfig config = TestBroker.createDatabase(DB);
+    config = TestBroker.createDatabase(DB);
     db = Database.open(config);
     notifications = new Notifications(db, config);
   }
@@ -63,7 +65,7 @@ class HintsApplyTest {
     hints.start(recorder(applied, refreshing, release));
     await()
         .atMost(Duration.ofSeconds(10))
-        .until(() -> notifications.sessions(Notifications.LISTENER_NAME) == 2);
+        .until(() -> notifications.sessions(Notifications.LISTENER_NAME, 0) == 2);
   }
 
   private static Hints.Receiver recorder(
@@ -151,5 +153,25 @@ class HintsApplyTest {
     release.countDown();
     await().atMost(Duration.ofSeconds(10)).until(() -> applied.size() == 4);
     assertThat(applied).containsExactly("refresh", "reconnected", "pushed p3", "pushed p4");
+  }
+
+  @Test
+  void aBrokerWhoseOwnListenerIsAwayStillSendsToTheOthers() {
+    // the peer's listening connection names a database that is not there: it never listens
+    peer =
+        new Hints(
+            new Notifications(db, config.withDatabase("hints_apply_test_absent")),
+            true,
+            peerMeters);
+    peer.start(recorder(new CopyOnWriteArrayList<>(), null, null));
+    hints = new Hints(notifications, true, meters, 100);
+    hints.start(recorder(applied, null, null));
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(() -> notifications.sessions(Notifications.LISTENER_NAME, 0) == 1);
+
+    peer.pushed("q", "p0", 1, 10);
+    // the old count of listeners, ours included, found only one and sent nothing
+    await().atMost(Duration.ofSeconds(10)).until(() -> applied.contains("pushed p0"));
   }
 }
