@@ -122,13 +122,11 @@ begin
 end;
 $$;
 
--- For each (partition, transactionId) pair given, every live message whose transactionId has the
--- same hash, with the segment that holds it: the broker decodes the frame to tell the message that
--- really carries the transactionId from a hash collision.
-drop function if exists queen.log_txn_candidates_v1(uuid[], text[]);
-
-create or replace function queen.log_txn_candidates_v1(p_partition_ids uuid[], p_txn_ids text[])
-returns table (idx integer, msg_offset bigint, base_offset bigint, created_at timestamptz, blob bytea)
+-- For each (partition, transactionId) pair given (idx from 0), every live message whose
+-- transactionId has the same hash: the broker reads their segments, each once, and decodes the
+-- frame to tell the message that really carries the transactionId from a hash collision.
+create or replace function queen.log_txn_candidates_v2(p_partition_ids uuid[], p_txn_ids text[])
+returns table (idx integer, msg_offset bigint)
 language plpgsql
 -- no JIT: default row estimates over arrays trip it for statements that run in a millisecond
 set jit = off
@@ -138,26 +136,45 @@ as $$
 declare
     u          record;
     v_retained bigint;
-    v_items    integer[] := '{}';
-    v_pids     uuid[] := '{}';
-    v_offs     bigint[] := '{}';
 begin
-    -- the candidate offsets, one partition per statement (on Citus: one worker each)
+    -- one partition per statement (on Citus: one worker each)
     for u in
         select t.pid, t.txn, t.i from unnest(p_partition_ids, p_txn_ids) with ordinality as t(pid, txn, i)
          order by t.i
     loop
         select p.retained_from into v_retained from queen.log_partitions p where p.id = u.pid;
         continue when not found;
-        select v_items || coalesce(array_agg(u.i::integer order by o.off), '{}'),
-               v_pids || coalesce(array_agg(u.pid order by o.off), '{}'),
-               v_offs || coalesce(array_agg(o.off order by o.off), '{}')
-          into v_items, v_pids, v_offs
-          from queen.log_txn_offsets_v1(u.pid, queen.txn_hash(u.txn), v_retained) as o(off);
+        return query
+        select (u.i - 1)::integer, o.off
+          from queen.log_txn_offsets_v1(u.pid, queen.txn_hash(u.txn), v_retained) as o(off)
+         order by o.off;
     end loop;
-    -- and the segments holding them
+end;
+$$;
+
+-- As log_txn_candidates_v2, each candidate with its segment (a segment's bytes once per candidate
+-- it holds): the brokers of releases before v2 call it during a rolling upgrade.
+drop function if exists queen.log_txn_candidates_v1(uuid[], text[]);
+
+create or replace function queen.log_txn_candidates_v1(p_partition_ids uuid[], p_txn_ids text[])
+returns table (idx integer, msg_offset bigint, base_offset bigint, created_at timestamptz, blob bytea)
+language plpgsql
+set jit = off
+stable
+as $$
+#variable_conflict use_column
+declare
+    v_items integer[];
+    v_pids  uuid[];
+    v_offs  bigint[];
+begin
+    select coalesce(array_agg(c.idx order by c.n), '{}'),
+           coalesce(array_agg(p_partition_ids[c.idx + 1] order by c.n), '{}'),
+           coalesce(array_agg(c.msg_offset order by c.n), '{}')
+      into v_items, v_pids, v_offs
+      from queen.log_txn_candidates_v2(p_partition_ids, p_txn_ids) with ordinality as c(idx, msg_offset, n);
     return query
-    select v_items[s.idx + 1] - 1, v_offs[s.idx + 1], s.base_offset, s.created_at, s.blob
+    select v_items[s.idx + 1], v_offs[s.idx + 1], s.base_offset, s.created_at, s.blob
       from queen.segments_at_v1(v_pids, v_offs) as s
      order by s.idx;
 end;

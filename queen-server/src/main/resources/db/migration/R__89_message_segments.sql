@@ -2,8 +2,11 @@
 -- transaction ids of a listed page (R__90_messages.sql).
 
 -- The segment holding each (partition, offset) pair, for the caller to slice: one primary-key
--- probe per pair. Pairs whose message retention deleted are left out.
-create or replace function queen.segments_at_v1(p_partition_ids uuid[], p_offsets bigint[])
+-- probe per pair. Pairs whose message retention deleted are left out. Without p_bytes the blob is
+-- null: a caller naming many messages of one segment learns its first offset and then reads it
+-- once (with that offset as the pair's).
+create or replace function queen.segments_at_v2(p_partition_ids uuid[], p_offsets bigint[],
+                                                p_bytes boolean)
 returns table (idx integer, base_offset bigint, created_at timestamptz, blob bytea)
 language plpgsql
 stable
@@ -20,7 +23,7 @@ begin
     end if;
     for v_grp in select * from queen.shard_groups(p_partition_ids) loop
         return query
-        select (t.i - 1)::integer, s.base_offset, s.created_at, s.blob
+        select (t.i - 1)::integer, s.base_offset, s.created_at, case when p_bytes then s.blob end
           from unnest(p_partition_ids, p_offsets) with ordinality as t(pid, off, i)
          cross join lateral (select ls.base_offset, ls.msg_count, ls.created_at, ls.blob
                                from queen.log_segments ls
@@ -33,6 +36,15 @@ begin
            and s.base_offset + s.msg_count > t.off;
     end loop;
 end;
+$$;
+
+-- segments_at_v2 with the bytes: the brokers of releases before v2 call it during a rolling upgrade.
+create or replace function queen.segments_at_v1(p_partition_ids uuid[], p_offsets bigint[])
+returns table (idx integer, base_offset bigint, created_at timestamptz, blob bytea)
+language sql
+stable
+as $$
+    select * from queen.segments_at_v2(p_partition_ids, p_offsets, true);
 $$;
 
 -- Where one message stands for every group reading its partition: per cursor, whether the group

@@ -6,7 +6,6 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -136,20 +135,11 @@ public final class MessageStore {
     }
     return db.autocommit(
         c -> {
-          Frame[] out = new Frame[partitionIds.size()];
-          try (PreparedStatement ps =
-              c.prepareStatement("select * from queen.segments_at_v1(?, ?)")) {
-            ps.setArray(1, c.createArrayOf("uuid", partitionIds.toArray()));
-            ps.setArray(2, c.createArrayOf("bigint", offsets.toArray()));
-            try (ResultSet rs = ps.executeQuery()) {
-              while (rs.next()) {
-                int i = rs.getInt("idx");
-                int position = (int) (offsets.get(i) - rs.getLong("base_offset"));
-                out[i] = SegmentCodec.decode(rs.getBytes("blob"), position, 1).getFirst();
-              }
-            }
+          List<Frame> out = new ArrayList<>(partitionIds.size());
+          for (SegmentsAt.Found f : SegmentsAt.read(c, partitionIds, offsets)) {
+            out.add(f == null ? null : f.frame());
           }
-          return Arrays.asList(out);
+          return out;
         });
   }
 
@@ -235,7 +225,8 @@ public final class MessageStore {
     if (pids.isEmpty()) {
       return out;
     }
-    try (PreparedStatement ps = c.prepareStatement("select * from queen.segments_at_v1(?, ?)")) {
+    try (PreparedStatement ps =
+        c.prepareStatement("select * from queen.segments_at_v2(?, ?, true)")) {
       ps.setArray(1, c.createArrayOf("uuid", pids.toArray()));
       ps.setArray(2, c.createArrayOf("bigint", bases.toArray()));
       try (ResultSet rs = ps.executeQuery()) {

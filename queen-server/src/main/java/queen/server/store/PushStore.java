@@ -64,6 +64,7 @@ public final class PushStore {
     private final SegmentWrite[] current;
     private final List<Map<String, UUID>> dups = new ArrayList<>();
     private final Collisions known = new Collisions();
+    private int idle;
 
     Pending(List<SegmentWrite> segments) {
       this.asked = segments;
@@ -109,8 +110,10 @@ public final class PushStore {
     /**
      * Reads the frames the index named for the segments still to write: real duplicates leave their
      * segment (answered with the stored message's id), collisions are let through by the next call.
+     * Nothing learned is let pass twice in a row: retention deleted the candidate after the call
+     * saw it, and the next call no longer does.
      *
-     * @throws IllegalStateException when nothing was learned that the last call did not know
+     * @throws IllegalStateException the third time in a row nothing was learned
      */
     void learn(Connection c) throws SQLException {
       boolean progress = false;
@@ -135,14 +138,15 @@ public final class PushStore {
           progress |= known.add(m.partitionId(), m.offset());
         }
       }
-      if (!progress) {
-        throw new IllegalStateException(
-            "push refused for a stored transaction id, but no stored message matches");
-      }
       for (int i = 0; i < current.length; i++) {
         if (current[i] != null && !dups.get(i).isEmpty()) {
           current[i] = current[i].without(dups.get(i).keySet());
         }
+      }
+      idle = progress ? 0 : idle + 1;
+      if (idle == 3) {
+        throw new IllegalStateException(
+            "push refused for a stored transaction id, but no stored message matches");
       }
     }
   }

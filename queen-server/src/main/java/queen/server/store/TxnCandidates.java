@@ -10,7 +10,6 @@ import java.util.List;
 import java.util.UUID;
 import queen.server.codec.Frame;
 import queen.server.codec.MessageIds;
-import queen.server.codec.SegmentCodec;
 
 /**
  * Reads the stored messages that the transactionId index names for some (partition, transactionId)
@@ -19,7 +18,7 @@ import queen.server.codec.SegmentCodec;
  * transactionId merely hashes alike.
  */
 final class TxnCandidates {
-  private static final String CANDIDATES = "select * from queen.log_txn_candidates_v1(?, ?)";
+  private static final String CANDIDATES = "select * from queen.log_txn_candidates_v2(?, ?)";
 
   /**
    * A stored message whose transactionId hashes like the one asked for at {@code index}.
@@ -40,28 +39,39 @@ final class TxnCandidates {
   /** Every live candidate of every pair, in pair order. */
   static List<Match> read(Connection c, List<UUID> partitionIds, List<String> transactionIds)
       throws SQLException {
-    List<Match> out = new ArrayList<>();
+    List<Integer> pairs = new ArrayList<>();
+    List<UUID> pids = new ArrayList<>();
+    List<Long> offsets = new ArrayList<>();
     try (PreparedStatement ps = c.prepareStatement(CANDIDATES)) {
       ps.setArray(1, c.createArrayOf("uuid", partitionIds.toArray()));
       ps.setArray(2, c.createArrayOf("text", transactionIds.toArray(String[]::new)));
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
           int i = rs.getInt("idx");
-          long offset = rs.getLong("msg_offset");
-          int position = (int) (offset - rs.getLong("base_offset"));
-          Frame f = SegmentCodec.decode(rs.getBytes("blob"), position, 1).getFirst();
-          Instant created = Sql.instant(rs, "created_at");
-          out.add(
-              new Match(
-                  i,
-                  partitionIds.get(i),
-                  offset,
-                  f.transactionId().equals(transactionIds.get(i)),
-                  MessageIds.of(partitionIds.get(i), offset, created),
-                  created,
-                  f));
+          pairs.add(i);
+          pids.add(partitionIds.get(i));
+          offsets.add(rs.getLong("msg_offset"));
         }
       }
+    }
+    SegmentsAt.Found[] found = SegmentsAt.read(c, pids, offsets);
+    List<Match> out = new ArrayList<>(found.length);
+    for (int k = 0; k < found.length; k++) {
+      SegmentsAt.Found f = found[k];
+      if (f == null) {
+        continue; // retention deleted it meanwhile
+      }
+      int i = pairs.get(k);
+      long offset = offsets.get(k);
+      out.add(
+          new Match(
+              i,
+              pids.get(k),
+              offset,
+              f.frame().transactionId().equals(transactionIds.get(i)),
+              MessageIds.of(pids.get(k), offset, f.createdAt()),
+              f.createdAt(),
+              f.frame()));
     }
     return out;
   }
