@@ -65,4 +65,11 @@ final class BufferFiles {
     }
     return new long[] {count, bytes};
   }
+
+  /** The messages of a buffer file's whole records. */
+  static long messagesIn(Path file) throws IOException {
+    long[] messages = new long[1];
+    RecordFraming.forEachRecord(file, r -> messages[0] += BufferRecord.count(r));
+    return messages[0];
+  }
 }

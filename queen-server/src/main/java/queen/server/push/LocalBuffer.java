@@ -46,6 +46,7 @@ public final class LocalBuffer implements AutoCloseable {
   private final Set<Long> counted = ConcurrentHashMap.newKeySet();
   private long written;
   private long bytesOnDisk;
+  private boolean closed;
 
   /** The last append: the file and how far it is written (for a shared fsync's reach). */
   private volatile Written tail = new Written(null, 0);
@@ -70,6 +71,9 @@ public final class LocalBuffer implements AutoCloseable {
       lock = lockChannel.tryLock();
     } catch (OverlappingFileLockException e) {
       lock = null;
+    } catch (IOException | RuntimeException e) {
+      lockChannel.close(); // a file system without locks: every retry leaked a descriptor
+      throw e;
     }
     if (lock == null) {
       lockChannel.close();
@@ -82,7 +86,7 @@ public final class LocalBuffer implements AutoCloseable {
         last = Math.max(last, BufferFiles.sequence(f));
         b.counted.add(BufferFiles.sequence(f));
         b.bytesOnDisk += Files.size(f);
-        b.pending.addAndGet(messagesIn(f));
+        b.pending.addAndGet(BufferFiles.messagesIn(f));
       }
       // numbers of files set aside are not reused: renamed back, one would land on a newer file
       for (Path f : BufferFiles.setAside(dir)) {
@@ -123,6 +127,10 @@ public final class LocalBuffer implements AutoCloseable {
     Written mine;
     appendLock.lock();
     try {
+      if (closed) {
+        // a push past the shutdown timeout: the lock is gone, another broker may own the files
+        throw new IOException("the buffer is closed");
+      }
       if (bytesOnDisk + size > maxBytes) {
         failedWrites.incrementAndGet();
         throw new IOException(
@@ -133,6 +141,11 @@ public final class LocalBuffer implements AutoCloseable {
           closeCurrent();
         }
         if (current == null) {
+          // a number taken by a file nobody counted (renamed back by hand) is passed over: the
+          // file is adopted as sealed, and an append that kept failing on it buffered nothing
+          while (Files.exists(BufferFiles.file(dir, currentSequence))) {
+            currentSequence++;
+          }
           counted.add(currentSequence);
           Path path = BufferFiles.file(dir, currentSequence);
           current =
@@ -167,29 +180,6 @@ public final class LocalBuffer implements AutoCloseable {
     }
   }
 
-  /**
-   * A buffer file and what is known of it on disk. Once a force of it failed or was cut short (an
-   * interrupt closes the channel unforced), nothing of it that was not yet confirmed counts: a
-   * later fsync may report success for pages the failed one lost.
-   */
-  private static final class BufferFile {
-    final FileChannel channel;
-    final Path path;
-
-    /** Bytes a successful force covered; written under the sync lock. */
-    volatile long forcedTo;
-
-    /** Closed for appends after a force of everything written to it. */
-    volatile boolean closedForced;
-
-    volatile boolean failed;
-
-    BufferFile(FileChannel channel, Path path) {
-      this.channel = channel;
-      this.path = path;
-    }
-  }
-
   /** A file and how far it was written, as one append left it. */
   private record Written(BufferFile file, long end) {}
 
@@ -215,9 +205,18 @@ public final class LocalBuffer implements AutoCloseable {
       } catch (IOException e) {
         problem = e; // ClosedChannelException too: closed by an interrupt, or by a closer below
       }
-      if (problem == null && !f.failed) {
-        f.forcedTo = Math.max(f.forcedTo, reach);
-        return;
+      if (problem == null) {
+        // checked and set under the append lock, which a failing append cuts the file under:
+        // set after such a cut, forcedTo confirmed a record the cut had removed
+        appendLock.lock();
+        try {
+          if (!f.failed) {
+            f.forcedTo = Math.max(f.forcedTo, reach);
+            return;
+          }
+        } finally {
+          appendLock.unlock();
+        }
       }
       if (problem instanceof ClosedChannelException && f.closedForced) {
         return; // closed after a force of everything in it
@@ -240,9 +239,7 @@ public final class LocalBuffer implements AutoCloseable {
 
   /**
    * Gives up a file whose write or force failed: appends stop going to it, and it is cut back to
-   * what a force confirmed, so that no record whose push was refused is ever drained (best effort:
-   * if the cut fails too, such a record may be stored once, like a retried push). Under the append
-   * lock.
+   * what a force confirmed ({@link BufferFile#cutBack}). Under the append lock.
    */
   private void fail(BufferFile f) {
     f.failed = true;
@@ -251,22 +248,7 @@ public final class LocalBuffer implements AutoCloseable {
       currentSequence++;
       written = 0;
     }
-    try {
-      f.channel.close();
-    } catch (IOException e) {
-      // closing a file we stop using
-    }
-    try (FileChannel cut = FileChannel.open(f.path, StandardOpenOption.WRITE)) {
-      long before = cut.size();
-      if (before > f.forcedTo) {
-        cut.truncate(f.forcedTo);
-        cut.force(true);
-        bytesOnDisk -= before - f.forcedTo;
-      }
-    } catch (IOException e) {
-      log.warn(
-          "buffer file {} could not be cut back after a failed write: {}", f.path, e.getMessage());
-    }
+    bytesOnDisk -= f.cutBack();
   }
 
   /** Forces and closes the file being appended to; the next append starts the next one. */
@@ -331,7 +313,7 @@ public final class LocalBuffer implements AutoCloseable {
       if (counted.contains(BufferFiles.sequence(f))) {
         continue;
       }
-      messages += messagesIn(f);
+      messages += BufferFiles.messagesIn(f);
       bytes += Files.size(f);
       adopted.add(BufferFiles.sequence(f));
     }
@@ -377,7 +359,7 @@ public final class LocalBuffer implements AutoCloseable {
    * and answers how many messages it held.
    */
   public long quarantine(Path file) throws IOException {
-    long messages = messagesIn(file);
+    long messages = BufferFiles.messagesIn(file);
     setAside(file);
     return messages;
   }
@@ -395,13 +377,6 @@ public final class LocalBuffer implements AutoCloseable {
     }
   }
 
-  /** The messages of a buffer file's whole records. */
-  private static long messagesIn(Path file) throws IOException {
-    long[] messages = new long[1];
-    RecordFraming.forEachRecord(file, r -> messages[0] += BufferRecord.count(r));
-    return messages[0];
-  }
-
   /** Files set aside by {@link #quarantine}: their count and bytes. */
   public long[] quarantined() throws IOException {
     return BufferFiles.setAsideSizes(dir);
@@ -410,7 +385,15 @@ public final class LocalBuffer implements AutoCloseable {
   @Override
   public void close() throws IOException {
     try {
-      seal();
+      appendLock.lock();
+      try {
+        closed = true;
+        if (current != null) {
+          closeCurrent();
+        }
+      } finally {
+        appendLock.unlock();
+      }
     } finally {
       lock.release();
       lockChannel.close();

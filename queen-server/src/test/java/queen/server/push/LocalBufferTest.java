@@ -127,6 +127,34 @@ class LocalBufferTest {
   }
 
   @Test
+  void anAppendAfterCloseIsRefusedAndWritesNothing() throws IOException {
+    Path dir = Files.createTempDirectory("queen-buffer-closed");
+    LocalBuffer b = LocalBuffer.open(dir, 1 << 20);
+    b.append(record("before"), 1);
+    b.close();
+    // a push still running past the shutdown timeout: the directory's lock is already released
+    assertThatThrownBy(() -> b.append(record("after"), 1))
+        .isInstanceOf(IOException.class)
+        .hasMessageContaining("closed");
+    assertThat(records(firstLog(dir))).hasSize(1);
+  }
+
+  @Test
+  void aFileNumberTakenMeanwhileIsPassedOverAndTheFileAdopted() throws IOException {
+    Path dir = Files.createTempDirectory("queen-buffer-taken");
+    Path earlier = written("queen-buffer-taken-src", "renamed-back");
+    try (LocalBuffer b = LocalBuffer.open(dir, 1 << 20)) {
+      // a file set aside and renamed back by hand after the open, under the next number
+      Files.copy(earlier, BufferFiles.file(dir, 1));
+      b.append(record("new"), 1); // failed for every append before, the number never advanced
+      b.seal();
+      assertThat(b.adoptSealed()).as("the renamed file adopted").isEqualTo(1);
+      assertThat(b.sealedFiles()).hasSize(2);
+      assertThat(b.pending()).isEqualTo(2);
+    }
+  }
+
+  @Test
   void aCorruptedRecordEndsTheFileAndOneDirectoryHasOneOwner() throws IOException {
     Path dir = Files.createTempDirectory("queen-buffer-crc");
     try (LocalBuffer b = LocalBuffer.open(dir, 1 << 20)) {
