@@ -144,7 +144,8 @@ declare
     s        record;
 begin
     for c in
-        select lc.partition_id, lc.consumer_group, q.max_wait_time_seconds as w, q.name
+        select lc.partition_id, lc.consumer_group, q.max_wait_time_seconds as w, q.name,
+               p.retained_from
           from queen.queues q
           join queen.log_partitions p on p.queue_id = q.id
           join queen.log_consumers lc on lc.partition_id = p.id
@@ -161,7 +162,9 @@ begin
            for update skip locked;
         continue when not found;
         v_cutoff := v_now - make_interval(secs => c.w);
-        v_wanted := v_cursor + 1;
+        -- from the oldest message retained: a cursor behind a clear or retention gap wider than the
+        -- budget found no segment in its window, and the messages after the gap were never swept
+        v_wanted := greatest(v_cursor + 1, c.retained_from);
         v_end := null;
         -- the segment holding the cursor's next message (a backward LIMIT 1), then forward
         select ls.base_offset into v_start

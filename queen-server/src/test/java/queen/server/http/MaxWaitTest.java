@@ -75,4 +75,20 @@ class MaxWaitTest {
       assertThat(a.get("success").asBoolean()).as(a.toString()).isFalse();
     }
   }
+
+  @Test
+  void messagesAfterAClearedBacklogWiderThanOneSweepAreSwept() {
+    wire.configure("gapped", object());
+    assertThat(broker.get("/api/v1/pop/queue/gapped").status())
+        .as("the group's first contact gives it a position; nothing yet")
+        .isEqualTo(204);
+    wire.pushNumbered("gapped", "Default", 0, 2_500);
+    assertThat(broker.delete("/api/v1/queues/gapped/clear").status()).isEqualTo(200);
+    wire.configure("gapped", object().put("maxWaitTimeSeconds", 1));
+    wire.pushNumbered("gapped", "Default", 2_500, 1);
+    // the sweep's window started at the cursor, 2,500 messages before anything retained
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(() -> broker.get("/api/v1/dlq?queue=gapped").json().get("total").asInt() == 1);
+  }
 }
