@@ -62,8 +62,14 @@ $$;
 -- Two retention workers never take one partition at once (a try-lock: the second skips it); the
 -- partition row lock makes the partition's pushes wait for this one batch at most. Returns what was
 -- deleted, and whether a full batch suggests more.
-create or replace function queen.retention_delete_v1(
+--
+-- With p_now, the cutoffs are p_now less the queue's settings as read once the partition is locked
+-- (p_time_cutoff and p_completed_cutoff are then not used): a cycle lists the queues once, maybe
+-- minutes before their turn, and a configure since (a longer retention, retention switched off)
+-- must keep what it keeps from the moment it is answered.
+create or replace function queen.retention_delete_v2(
     p_partition_id uuid,
+    p_now timestamptz,
     p_time_cutoff timestamptz,
     p_completed_cutoff timestamptz,
     p_max_segments integer)
@@ -72,6 +78,8 @@ language plpgsql
 as $$
 #variable_conflict use_column
 declare
+    v_time_cutoff      timestamptz := p_time_cutoff;
+    v_completed_cutoff timestamptz := p_completed_cutoff;
     v_queue   uuid;
     v_from    bigint;
     v_last    bigint;
@@ -98,8 +106,17 @@ begin
         return query select 0, 0::bigint, 0::bigint, false;
         return;
     end if;
+    if p_now is not null then
+        select case when q.retention_enabled and q.retention_seconds > 0
+                    then p_now - make_interval(secs => q.retention_seconds) end,
+               case when q.retention_enabled and q.completed_retention_seconds > 0
+                    then p_now - make_interval(secs => q.completed_retention_seconds) end
+          into v_time_cutoff, v_completed_cutoff
+          from queen.queues q
+         where q.id = v_queue;
+    end if;
 
-    if p_completed_cutoff is not null then
+    if v_completed_cutoff is not null then
         -- the cursors and the subscribed groups without one in one snapshot: read apart, a group's
         -- first cursor committed in between was counted by neither, and its backlog deleted
         select (select min(c.committed) from queen.log_consumers c
@@ -128,8 +145,8 @@ begin
          limit p_max_segments
     loop
         -- a null cutoff is a rule that is off
-        exit when not (coalesce(s.created_at < p_time_cutoff, false)
-                       or coalesce(s.created_at < p_completed_cutoff
+        exit when not (coalesce(s.created_at < v_time_cutoff, false)
+                       or coalesce(s.created_at < v_completed_cutoff
                                    and s.base_offset + s.msg_count - 1 <= v_done, false));
         v_to := s.base_offset + s.msg_count;
         v_segs := v_segs + 1;
@@ -154,6 +171,19 @@ begin
     end if;
     return query select v_segs, v_msgs, v_bytes, v_segs = p_max_segments;
 end;
+$$;
+
+-- retention_delete_v2 with the cutoffs given: the brokers of releases before v2 call it.
+create or replace function queen.retention_delete_v1(
+    p_partition_id uuid,
+    p_time_cutoff timestamptz,
+    p_completed_cutoff timestamptz,
+    p_max_segments integer)
+returns table (segments integer, messages bigint, bytes bigint, more boolean)
+language sql
+as $$
+    select * from queen.retention_delete_v2(p_partition_id, null, p_time_cutoff, p_completed_cutoff,
+                                            p_max_segments);
 $$;
 
 -- Deletes at most p_max dead letters of a queue that were dead-lettered before p_cutoff; returns
@@ -193,15 +223,36 @@ begin
 end;
 $$;
 
--- Several partitions' bounded batches in one transaction: retention_delete_v1 on each of
+-- retention_dead_letters_v1 with the cutoff of the queue's retentionSeconds now, from p_now (see
+-- retention_delete_v2): none when retention was switched off since the cycle listed the queue.
+create or replace function queen.retention_dead_letters_v2(
+    p_queue_id uuid, p_now timestamptz, p_max integer)
+returns integer
+language plpgsql
+as $$
+declare
+    v_cutoff timestamptz;
+begin
+    select p_now - make_interval(secs => q.retention_seconds) into v_cutoff
+      from queen.queues q
+     where q.id = p_queue_id and q.retention_enabled and q.retention_seconds > 0;
+    if v_cutoff is null then
+        return 0;
+    end if;
+    return queen.retention_dead_letters_v1(p_queue_id, v_cutoff, p_max);
+end;
+$$;
+
+-- Several partitions' bounded batches in one transaction: retention_delete_v2 on each of
 -- p_partition_ids in turn, sharing one budget of p_max_segments segments. Returns what was deleted
 -- and how many of the partitions, from the first, are done (nothing more to delete now, or skipped
 -- because another worker holds them); the one where the budget ran out may hold more and comes
 -- first in the caller's next call. A push waits for one such transaction at most, as for a single
 -- partition's batch; a call per partition kept retention from keeping up with a partition per push
 -- (about 160 partitions a second here).
-create or replace function queen.retention_delete_page_v1(
+create or replace function queen.retention_delete_page_v2(
     p_partition_ids uuid[],
+    p_now timestamptz,
     p_time_cutoff timestamptz,
     p_completed_cutoff timestamptz,
     p_max_segments integer)
@@ -220,7 +271,8 @@ declare
 begin
     foreach v_pid in array p_partition_ids loop
         exit when v_left <= 0;
-        select * into d from queen.retention_delete_v1(v_pid, p_time_cutoff, p_completed_cutoff, v_left);
+        select * into d from queen.retention_delete_v2(v_pid, p_now, p_time_cutoff, p_completed_cutoff,
+                                                     v_left);
         v_segs := v_segs + d.segments;
         v_msgs := v_msgs + d.messages;
         v_bytes := v_bytes + d.bytes;
@@ -230,4 +282,18 @@ begin
     end loop;
     return query select v_segs, v_msgs, v_bytes, v_done;
 end;
+$$;
+
+-- retention_delete_page_v2 with the cutoffs given, as the cycle computed them: the brokers of
+-- releases before v2 call it.
+create or replace function queen.retention_delete_page_v1(
+    p_partition_ids uuid[],
+    p_time_cutoff timestamptz,
+    p_completed_cutoff timestamptz,
+    p_max_segments integer)
+returns table (segments integer, messages bigint, bytes bigint, done integer)
+language sql
+as $$
+    select * from queen.retention_delete_page_v2(p_partition_ids, null, p_time_cutoff,
+                                                 p_completed_cutoff, p_max_segments);
 $$;

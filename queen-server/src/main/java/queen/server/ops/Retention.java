@@ -194,14 +194,14 @@ public final class Retention implements AutoCloseable {
     int next = 0;
     while (next < candidates.size() && !closed) {
       List<UUID> page = candidates.subList(next, Math.min(next + PAGE, candidates.size()));
-      RetentionStore.Deleted d = store.delete(page, byTime, byCompletion, settings.batchSegments());
+      RetentionStore.Deleted d = store.delete(page, now, settings.batchSegments());
       done = done.plus(new Report(d.segments(), d.messages(), d.bytes(), 0));
       next += d.done();
     }
     if (byTime != null) {
       int n;
       do {
-        n = store.deleteDeadLetters(q.id(), byTime, settings.batchSegments());
+        n = store.deleteDeadLetters(q.id(), now, settings.batchSegments());
         done = done.plus(new Report(0, 0, 0, n));
       } while (n == settings.batchSegments() && !closed);
     }

@@ -13,8 +13,9 @@ public final class RetentionStore {
   private static final String CLAIM = "select queen.retention_claim_v1(?)";
   private static final String QUEUES = "select * from queen.retention_queues_v1()";
   private static final String CANDIDATES = "select * from queen.retention_candidates_v1(?, ?)";
-  private static final String DELETE = "select * from queen.retention_delete_page_v1(?, ?, ?, ?)";
-  private static final String DEAD_LETTERS = "select queen.retention_dead_letters_v1(?, ?, ?)";
+  private static final String DELETE =
+      "select * from queen.retention_delete_page_v2(?, ?, null, null, ?)";
+  private static final String DEAD_LETTERS = "select queen.retention_dead_letters_v2(?, ?, ?)";
   private static final String DATE_CURSORS = "select * from queen.log_cursors_date_v1(?, ?, ?)";
   private static final String REMOVE = "select * from queen.partition_cleanup_v1(?, ?, ?)";
 
@@ -93,18 +94,17 @@ public final class RetentionStore {
   }
 
   /**
-   * One short transaction: deletes the expired segments of the partitions in turn, oldest first, at
-   * most {@code maxSegments} in all. A null cutoff is a rule that is off.
+   * One short transaction: deletes the expired segments of the partitions (all of one queue) in
+   * turn, oldest first, at most {@code maxSegments} in all: expired as of {@code now} by the
+   * queue's settings as they are when each partition is locked, not as the cycle listed them.
    */
-  public Deleted delete(
-      List<UUID> partitionIds, Instant timeCutoff, Instant completedCutoff, int maxSegments) {
+  public Deleted delete(List<UUID> partitionIds, Instant now, int maxSegments) {
     return db.autocommit(
         c -> {
           try (PreparedStatement ps = c.prepareStatement(DELETE)) {
             ps.setArray(1, c.createArrayOf("uuid", partitionIds.toArray()));
-            Sql.setTimestamptz(ps, 2, timeCutoff);
-            Sql.setTimestamptz(ps, 3, completedCutoff);
-            ps.setInt(4, maxSegments);
+            Sql.setTimestamptz(ps, 2, now);
+            ps.setInt(3, maxSegments);
             try (ResultSet rs = ps.executeQuery()) {
               rs.next();
               return new Deleted(
@@ -117,13 +117,16 @@ public final class RetentionStore {
         });
   }
 
-  /** Deletes at most {@code max} dead letters of the queue dead-lettered before the cutoff. */
-  public int deleteDeadLetters(UUID queueId, Instant cutoff, int max) {
+  /**
+   * Deletes at most {@code max} dead letters of the queue dead-lettered more than its
+   * retentionSeconds (as set now) before {@code now}.
+   */
+  public int deleteDeadLetters(UUID queueId, Instant now, int max) {
     return db.autocommit(
         c -> {
           try (PreparedStatement ps = c.prepareStatement(DEAD_LETTERS)) {
             ps.setObject(1, queueId);
-            Sql.setTimestamptz(ps, 2, cutoff);
+            Sql.setTimestamptz(ps, 2, now);
             ps.setInt(3, max);
             try (ResultSet rs = ps.executeQuery()) {
               rs.next();

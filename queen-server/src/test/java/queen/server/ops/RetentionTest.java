@@ -4,11 +4,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.sql.Connection;
+import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import queen.server.TestBroker;
@@ -87,5 +91,44 @@ class RetentionTest extends RetentionContract {
             + " where schemaname = 'queen' and relname = '"
             + table
             + "'");
+  }
+
+  // the cycle listed the queue's settings before its turn: a configure answered since holds
+  @Test
+  void aConfigureAnsweredDuringACycleKeepsWhatItKeepsFromThen() throws Exception {
+    retained("reconfigured", 60, 0);
+    wire.pushNumbered("reconfigured", "a", 0, 1);
+    wire.pushNumbered("reconfigured", "b", 0, 1);
+    Instant later = created("reconfigured", "b").getFirst().plusSeconds(61);
+    String first =
+        broker.sqlText(
+            "select p.name from queen.log_partitions p join queen.queues q on q.id = p.queue_id"
+                + " where q.name = 'reconfigured' order by p.id limit 1");
+    String last = first.equals("a") ? "b" : "a";
+    try (Connection hold = broker.connect();
+        Statement st = hold.createStatement()) {
+      // the cycle stops at the second partition of its page, the first one done
+      hold.setAutoCommit(false);
+      st.execute(
+          "select 1 from queen.log_partitions where id = "
+              + pid("reconfigured", last)
+              + " for share");
+      CompletableFuture<SimpleMeterRegistry> cycle =
+          CompletableFuture.supplyAsync(() -> runAt(later));
+      await()
+          .atMost(Duration.ofSeconds(10))
+          .until(
+              () ->
+                  broker.sqlLong(
+                          "select count(*) from pg_stat_activity where datname ="
+                              + " current_database() and wait_event_type = 'Lock'"
+                              + " and query like '%retention_delete_page%'")
+                      == 1);
+      wire.configure("reconfigured", Wire.object().put("retentionEnabled", false));
+      hold.commit();
+      cycle.get(10, TimeUnit.SECONDS);
+    }
+    assertThat(bases("reconfigured", first)).as("expired before the configure").isEmpty();
+    assertThat(bases("reconfigured", last)).as("kept by it").containsExactly(0L);
   }
 }
