@@ -121,7 +121,10 @@ begin
         -- first cursor committed in between was counted by neither, and its backlog deleted
         select (select min(c.committed) from queen.log_consumers c
                  where c.partition_id = p_partition_id),
-               array(select m.subscription_timestamp
+               -- queue mode reads from the first message whatever its row says (a subscription
+               -- set on it by an older broker)
+               array(select case when m.consumer_group <> '__QUEUE_MODE__'
+                                 then m.subscription_timestamp end
                        from queen.consumer_groups_metadata m
                       where m.queue_id = v_queue
                         and not exists (select 1 from queen.log_consumers c

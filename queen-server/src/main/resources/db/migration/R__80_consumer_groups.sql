@@ -220,9 +220,10 @@ as $$
 declare
     v_n integer;
 begin
+    -- never queue mode's: it reads every partition from its first message (its seed ignores one)
     update queen.consumer_groups_metadata m
        set subscription_mode = 'timestamp', subscription_timestamp = p_ts
-     where m.consumer_group = p_group;
+     where m.consumer_group = p_group and p_group <> '__QUEUE_MODE__';
     get diagnostics v_n = row_count;
     return v_n;
 end;

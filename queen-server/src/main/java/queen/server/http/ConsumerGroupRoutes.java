@@ -177,6 +177,15 @@ public final class ConsumerGroupRoutes implements Routes {
 
   private void subscription(Request req, Response res) {
     String group = new Params(req).name("group");
+    if (group.equals(PopRoutes.QUEUE_MODE)) {
+      // queue mode reads every partition from its first message: retention, which honours a
+      // subscription, deleted the backlog of partitions queue mode had not reached yet
+      throw ApiException.badRequest(
+          "Queue mode ("
+              + group
+              + ") has no subscription: it reads every partition from its"
+              + " first message; seek it instead");
+    }
     JsonNode ts = Json.objectBody(req).get("subscriptionTimestamp");
     if (ts == null || ts.isNull()) {
       throw ApiException.badRequest("Missing subscriptionTimestamp in request body");

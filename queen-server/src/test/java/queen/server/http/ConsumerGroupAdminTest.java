@@ -249,6 +249,13 @@ class ConsumerGroupAdminTest {
             Wire.object().put("subscriptionTimestamp", "yesterday")),
         400,
         "subscriptionTimestamp must be an ISO-8601 timestamp, got 'yesterday'");
+    assertError(
+        broker.post(
+            "/api/v1/consumer-groups/__QUEUE_MODE__/subscription",
+            Wire.object().put("subscriptionTimestamp", "2026-01-01T00:00:00Z")),
+        400,
+        "Queue mode (__QUEUE_MODE__) has no subscription: it reads every partition from its first"
+            + " message; seek it instead");
     assertError(broker.delete("/api/v1/consumer-groups/g/queues/none"), 404, "Queue not found");
     JsonNode nothing = broker.delete("/api/v1/consumer-groups/never-seen").json();
     assertThat(nothing.get("success").asBoolean()).isTrue();

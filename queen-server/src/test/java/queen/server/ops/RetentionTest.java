@@ -131,4 +131,20 @@ class RetentionTest extends RetentionContract {
     assertThat(bases("reconfigured", first)).as("expired before the configure").isEmpty();
     assertThat(bases("reconfigured", last)).as("kept by it").containsExactly(0L);
   }
+
+  // queue mode reads every partition from its first message, whatever its metadata row says
+  @Test
+  void completedRetentionIgnoresASubscriptionStoredForQueueMode() {
+    retained("qmode-sub", 0, 60);
+    wire.pushNumbered("qmode-sub", "a", 0, 1);
+    consume("qmode-sub", "a", "__QUEUE_MODE__", 1);
+    wire.pushNumbered("qmode-sub", "b", 0, 3);
+    // what the subscription route of an older broker wrote when asked for queue mode
+    broker.sql(
+        "update queen.consumer_groups_metadata set subscription_mode = 'timestamp',"
+            + " subscription_timestamp = now() where consumer_group = '__QUEUE_MODE__'");
+    runAt(created("qmode-sub", "b").getFirst().plusSeconds(61));
+    assertThat(bases("qmode-sub", "b")).as("never read by queue mode").containsExactly(0L);
+    assertThat(bases("qmode-sub", "a")).as("read, and completed").isEmpty();
+  }
 }
