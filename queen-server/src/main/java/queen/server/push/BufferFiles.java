@@ -72,4 +72,13 @@ final class BufferFiles {
     RecordFraming.forEachRecord(file, r -> messages[0] += BufferRecord.count(r));
     return messages[0];
   }
+
+  /** Whether the directory holds buffer files to drain; false when it cannot be listed. */
+  static boolean any(Path dir) {
+    try {
+      return !below(dir, Long.MAX_VALUE).isEmpty();
+    } catch (IOException | RuntimeException e) {
+      return false;
+    }
+  }
 }

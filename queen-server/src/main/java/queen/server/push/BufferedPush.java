@@ -36,6 +36,13 @@ public final class BufferedPush implements AutoCloseable {
   private volatile LocalBuffer buffer;
 
   private volatile String bufferProblem;
+
+  /**
+   * The buffer directory could not be opened and holds files of an earlier run: a restart that
+   * overlapped the shutdown of the broker before it, which still holds the directory's lock.
+   */
+  private volatile boolean earlierFiles;
+
   private final Path dir;
   private final long maxBytes;
   private long reopenedAt = System.nanoTime();
@@ -71,6 +78,7 @@ public final class BufferedPush implements AutoCloseable {
       buffer = LocalBuffer.open(dir, maxBytes);
     } catch (IOException | RuntimeException e) {
       bufferProblem = "FILE_BUFFER_DIR " + dir + " cannot be used: " + e.getMessage();
+      earlierFiles = BufferFiles.any(dir);
       log.warn("{}; pushes in maintenance mode or failover will be refused", bufferProblem);
     }
   }
@@ -89,9 +97,11 @@ public final class BufferedPush implements AutoCloseable {
     try {
       buffer = LocalBuffer.open(dir, maxBytes);
       bufferProblem = null;
+      earlierFiles = false;
       log.info("FILE_BUFFER_DIR {} is usable now: pushes can be buffered", dir);
     } catch (IOException | RuntimeException e) {
       bufferProblem = "FILE_BUFFER_DIR " + dir + " cannot be used: " + e.getMessage();
+      earlierFiles = BufferFiles.any(dir);
     }
   }
 
@@ -127,6 +137,14 @@ public final class BufferedPush implements AutoCloseable {
         }
         throw e;
       }
+    }
+    if (buffer == null && earlierFiles) {
+      // straight to the database, a push overtook the buffered ones of its partition, which were
+      // answered before it and drain once the directory opens
+      throw new BufferUnavailableException(
+          "Buffered pushes of an earlier run wait in FILE_BUFFER_DIR, which cannot be opened yet ("
+              + bufferProblem
+              + "), retry");
     }
     if (behindBuffer()) {
       if (!dbHealthy && !failover) {
