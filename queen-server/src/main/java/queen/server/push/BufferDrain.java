@@ -102,7 +102,7 @@ final class BufferDrain {
       }
       if (!intact) {
         // deleted, the answered records after the damage were gone without a word
-        buffer.setAside(file);
+        buffer.setAsideDamaged(file, d.stored);
         log.error(
             "buffered file {} is damaged after its first {} messages, which are stored; the"
                 + " records after the damage are not, and the file is kept as {}.failed",

@@ -12,6 +12,7 @@ import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import queen.server.store.PartitionMissingException;
 import queen.server.store.StoreException;
 
 /**
@@ -298,6 +299,10 @@ public final class BufferedPush implements AutoCloseable {
           log.warn("local buffer drain refused by the database, retrying: {}", drainRefused);
         }
         dbHealthy = false; // the database cannot take the drain now: the drain kept every file
+      } catch (PartitionMissingException e) {
+        // partitions removed (a queue deleted) again and again while a batch prepared: not a
+        // stuck drain, whose pushes would go straight to the database ahead of the buffered ones
+        log.info("local buffer drain met partitions removed meanwhile, retrying");
       } catch (IOException | RuntimeException e) {
         drainProgressing = false; // pushes stop queueing behind it until a drain succeeds
         log.warn("local buffer drain failed, retrying: {}", e.getMessage());

@@ -9,9 +9,9 @@ import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
-import java.util.Set;
+import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
@@ -41,9 +41,9 @@ public final class LocalBuffer implements AutoCloseable {
   private final FileLock lock;
   private BufferFile current;
   private long currentSequence;
-  // the files whose messages are counted in pending: a file renamed back from .failed is not, and
-  // a drain of it would have taken its messages off the count of others
-  private final Set<Long> counted = ConcurrentHashMap.newKeySet();
+  // the files whose messages are counted in pending, with how many: a file renamed back from
+  // .failed is not, and a drain of it would have taken its messages off the count of others
+  private final Map<Long, Long> counted = new ConcurrentHashMap<>();
   private long written;
   private long bytesOnDisk;
   private boolean closed;
@@ -84,9 +84,10 @@ public final class LocalBuffer implements AutoCloseable {
       long last = 0;
       for (Path f : BufferFiles.below(dir, Long.MAX_VALUE)) {
         last = Math.max(last, BufferFiles.sequence(f));
-        b.counted.add(BufferFiles.sequence(f));
+        long messages = BufferFiles.messagesIn(f);
+        b.counted.put(BufferFiles.sequence(f), messages);
         b.bytesOnDisk += Files.size(f);
-        b.pending.addAndGet(BufferFiles.messagesIn(f));
+        b.pending.addAndGet(messages);
       }
       // numbers of files set aside are not reused: renamed back, one would land on a newer file
       for (Path f : BufferFiles.setAside(dir)) {
@@ -146,7 +147,7 @@ public final class LocalBuffer implements AutoCloseable {
           while (Files.exists(BufferFiles.file(dir, currentSequence))) {
             currentSequence++;
           }
-          counted.add(currentSequence);
+          counted.put(currentSequence, 0L);
           Path path = BufferFiles.file(dir, currentSequence);
           current =
               new BufferFile(
@@ -167,6 +168,7 @@ public final class LocalBuffer implements AutoCloseable {
       // counted before a seal can hand the record to a drain: counted after the fsync, a drain
       // could store it first and leave it pending for ever
       pending.addAndGet(messages);
+      counted.merge(currentSequence, (long) messages, Long::sum);
       mine = new Written(current, written);
       tail = mine;
     } finally {
@@ -176,6 +178,7 @@ public final class LocalBuffer implements AutoCloseable {
       sync(mine);
     } catch (IOException e) {
       pending.addAndGet(-messages); // cut back with the rest of its file: never drained
+      counted.computeIfPresent(BufferFiles.sequence(mine.file().path), (k, n) -> n - messages);
       throw e;
     }
   }
@@ -308,21 +311,22 @@ public final class LocalBuffer implements AutoCloseable {
   public long adoptSealed() throws IOException {
     long messages = 0;
     long bytes = 0;
-    List<Long> adopted = new ArrayList<>();
+    Map<Long, Long> adopted = new HashMap<>();
     for (Path f : sealedFiles()) {
-      if (counted.contains(BufferFiles.sequence(f))) {
+      if (counted.containsKey(BufferFiles.sequence(f))) {
         continue;
       }
-      messages += BufferFiles.messagesIn(f);
+      long n = BufferFiles.messagesIn(f);
+      messages += n;
       bytes += Files.size(f);
-      adopted.add(BufferFiles.sequence(f));
+      adopted.put(BufferFiles.sequence(f), n);
     }
     if (adopted.isEmpty()) {
       return 0;
     }
     appendLock.lock();
     try {
-      counted.addAll(adopted);
+      counted.putAll(adopted);
       bytesOnDisk += bytes;
       pending.addAndGet(messages);
     } finally {
@@ -333,7 +337,7 @@ public final class LocalBuffer implements AutoCloseable {
 
   /** Whether the file's messages are counted as pending: only such a file may be drained. */
   public boolean counted(Path file) {
-    return counted.contains(BufferFiles.sequence(file));
+    return counted.containsKey(BufferFiles.sequence(file));
   }
 
   /** Messages of a sealed file stored in the database: no longer pending. */
@@ -356,16 +360,29 @@ public final class LocalBuffer implements AutoCloseable {
 
   /**
    * Sets a sealed file aside as {@code <name>.failed} (kept for the operator, no longer drained)
-   * and answers how many messages it held.
+   * and answers how many messages it was counted with.
    */
   public long quarantine(Path file) throws IOException {
-    long messages = BufferFiles.messagesIn(file);
+    Long counted = this.counted.get(BufferFiles.sequence(file));
+    long messages = counted == null ? BufferFiles.messagesIn(file) : counted;
     setAside(file);
     return messages;
   }
 
-  /** Sets a sealed file aside as {@code <name>.failed}, uncounted: its messages were drained. */
-  void setAside(Path file) throws IOException {
+  /**
+   * Sets aside a file damaged after its first {@code stored} messages, which were drained: the
+   * messages counted for it past those leave the pending count (read back from the damaged file,
+   * the count missed the records after the damage, and pending never came back to 0).
+   */
+  void setAsideDamaged(Path file, long stored) throws IOException {
+    Long counted = this.counted.get(BufferFiles.sequence(file));
+    setAside(file);
+    if (counted != null && counted > stored) {
+      pending.addAndGet(stored - counted);
+    }
+  }
+
+  private void setAside(Path file) throws IOException {
     long size = Files.size(file);
     Files.move(file, BufferFiles.setAsideName(file));
     counted.remove(BufferFiles.sequence(file));

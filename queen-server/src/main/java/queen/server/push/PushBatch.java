@@ -11,6 +11,7 @@ import java.util.UUID;
 import queen.server.codec.Frame;
 import queen.server.store.LockOrder;
 import queen.server.store.PartitionKey;
+import queen.server.store.PartitionMissingException;
 import queen.server.store.PartitionRef;
 import queen.server.store.SegmentWrite;
 
@@ -39,6 +40,10 @@ public final class PushBatch {
     for (int i = 0; i < items.size(); i++) {
       PushItem item = items.get(i);
       refs[i] = resolved.get(new PartitionKey(item.queue(), item.partition()));
+      if (refs[i] == null) {
+        // its queue deleted while the directory created the partition: prepared again
+        throw new PartitionMissingException();
+      }
       Group g = groups.computeIfAbsent(refs[i].partitionId(), Group::new);
       Integer first = g.firstByTxn.putIfAbsent(txns.get(i), i);
       winner[i] = first == null ? i : first;

@@ -188,6 +188,29 @@ class LocalBufferTest {
   }
 
   @Test
+  void aFileDamagedInTheMiddleLeavesNothingPendingOnceSetAside() throws IOException {
+    Path dir = Files.createTempDirectory("queen-buffer-damaged-count");
+    try (LocalBuffer b = LocalBuffer.open(dir, 1 << 20)) {
+      for (String txn : List.of("a", "b", "c")) {
+        b.append(record(txn), 1);
+      }
+      b.seal();
+      Path file = firstLog(dir);
+      byte[] bytes = Files.readAllBytes(file);
+      bytes[bytes.length / 2] ^= 0x40; // inside the second record's body
+      Files.write(file, bytes);
+      // what the drain does: store what reads, set the file aside at the damage
+      List<byte[]> read = new ArrayList<>();
+      assertThat(RecordFraming.forEachRecord(file, read::add)).isFalse();
+      b.stored(read.size());
+      b.setAsideDamaged(file, read.size());
+      // the two records past the damage were counted when appended: pending stayed at 2, and
+      // every later push queued behind a drain with nothing to drain
+      assertThat(b.pending()).isZero();
+    }
+  }
+
+  @Test
   void appendsRacingTheDrainAreEachDrainedOnceNeverDeadlockAndLeaveNothingPending()
       throws Exception {
     Path dir = Files.createTempDirectory("queen-buffer-race");
