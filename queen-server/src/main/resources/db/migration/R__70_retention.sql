@@ -189,61 +189,69 @@ as $$
                                             p_max_segments);
 $$;
 
--- Deletes at most p_max dead letters of a queue that were dead-lettered before p_cutoff; returns
--- how many.
-create or replace function queen.retention_dead_letters_v1(
-    p_queue_id uuid, p_cutoff timestamptz, p_max integer)
-returns integer
+-- Deletes at most p_max dead letters of a queue dead-lettered more than its retentionSeconds (as
+-- set now, see retention_delete_v2) before p_now, from the partitions after p_after in id order:
+-- none when retention was switched off since the cycle listed the queue. Without p_now, those
+-- dead-lettered before p_cutoff. Returns how many, and the last partition left with none to
+-- delete: the caller's next call starts after it (starting over, each call probed every partition
+-- drained before: about 10^8 probes a cycle at a million dead letters over 100,000 partitions).
+-- The partitions holding some, then one partition per statement (on Citus: one worker each).
+create or replace function queen.retention_dead_letters_v2(
+    p_queue_id uuid, p_now timestamptz, p_cutoff timestamptz, p_after uuid, p_max integer)
+returns table (deleted integer, last_partition uuid)
 language plpgsql
 as $$
+#variable_conflict use_column
 declare
-    v_left integer := p_max;
-    v_n    integer;
-    v_pid  uuid;
+    v_cutoff timestamptz := p_cutoff;
+    v_left   integer := p_max;
+    v_n      integer;
+    v_pid    uuid;
+    v_last   uuid := p_after;
 begin
-    -- the partitions holding some, then one partition per statement (on Citus: one worker each);
-    -- a probe per partition that stops at its first one: a distinct over the expired rows read
-    -- them all on every call, and the caller calls until a short batch
+    if p_now is not null then
+        select p_now - make_interval(secs => q.retention_seconds) into v_cutoff
+          from queen.queues q
+         where q.id = p_queue_id and q.retention_enabled and q.retention_seconds > 0;
+    end if;
+    if v_cutoff is null then
+        return query select 0, p_after;
+        return;
+    end if;
     for v_pid in
         select p.id
           from queen.log_partitions p
          where p.queue_id = p_queue_id
+           and (p_after is null or p.id > p_after)
            and exists (select 1 from queen.dead_letters x
-                        where x.partition_id = p.id and x.failed_at < p_cutoff)
+                        where x.partition_id = p.id and x.failed_at < v_cutoff)
+         order by p.id
     loop
-        exit when v_left <= 0;
         delete from queen.dead_letters d
          where d.partition_id = v_pid
            and (d.consumer_group, d.msg_offset) in
                (select x.consumer_group, x.msg_offset
                   from queen.dead_letters x
-                 where x.partition_id = v_pid and x.failed_at < p_cutoff
+                 where x.partition_id = v_pid and x.failed_at < v_cutoff
                  limit v_left);
         get diagnostics v_n = row_count;
         v_left := v_left - v_n;
+        -- a partition that took the rest of the budget may hold more: the next call starts at it
+        exit when v_left <= 0;
+        v_last := v_pid;
     end loop;
-    return p_max - v_left;
+    return query select p_max - v_left, v_last;
 end;
 $$;
 
--- retention_dead_letters_v1 with the cutoff of the queue's retentionSeconds now, from p_now (see
--- retention_delete_v2): none when retention was switched off since the cycle listed the queue.
-create or replace function queen.retention_dead_letters_v2(
-    p_queue_id uuid, p_now timestamptz, p_max integer)
+-- retention_dead_letters_v2 by a cutoff, from the first partition: the brokers of releases before
+-- v2 call it.
+create or replace function queen.retention_dead_letters_v1(
+    p_queue_id uuid, p_cutoff timestamptz, p_max integer)
 returns integer
-language plpgsql
+language sql
 as $$
-declare
-    v_cutoff timestamptz;
-begin
-    select p_now - make_interval(secs => q.retention_seconds) into v_cutoff
-      from queen.queues q
-     where q.id = p_queue_id and q.retention_enabled and q.retention_seconds > 0;
-    if v_cutoff is null then
-        return 0;
-    end if;
-    return queen.retention_dead_letters_v1(p_queue_id, v_cutoff, p_max);
-end;
+    select d.deleted from queen.retention_dead_letters_v2(p_queue_id, null, p_cutoff, null, p_max) d;
 $$;
 
 -- Several partitions' bounded batches in one transaction: retention_delete_v2 on each of

@@ -199,11 +199,11 @@ public final class Retention implements AutoCloseable {
       next += d.done();
     }
     if (byTime != null) {
-      int n;
+      RetentionStore.DeletedDeadLetters d = new RetentionStore.DeletedDeadLetters(0, null);
       do {
-        n = store.deleteDeadLetters(q.id(), now, settings.batchSegments());
-        done = done.plus(new Report(0, 0, 0, n));
-      } while (n == settings.batchSegments() && !closed);
+        d = store.deleteDeadLetters(q.id(), now, d.after(), settings.batchSegments());
+        done = done.plus(new Report(0, 0, 0, d.deleted()));
+      } while (d.deleted() == settings.batchSegments() && !closed);
     }
     return done;
   }

@@ -15,7 +15,8 @@ public final class RetentionStore {
   private static final String CANDIDATES = "select * from queen.retention_candidates_v1(?, ?)";
   private static final String DELETE =
       "select * from queen.retention_delete_page_v2(?, ?, null, null, ?)";
-  private static final String DEAD_LETTERS = "select queen.retention_dead_letters_v2(?, ?, ?)";
+  private static final String DEAD_LETTERS =
+      "select * from queen.retention_dead_letters_v2(?, ?, null, ?, ?)";
   private static final String DATE_CURSORS = "select * from queen.log_cursors_date_v1(?, ?, ?)";
   private static final String REMOVE = "select * from queen.partition_cleanup_v1(?, ?, ?)";
 
@@ -117,20 +118,26 @@ public final class RetentionStore {
         });
   }
 
+  /** What one call of {@link #deleteDeadLetters} deleted, and where the next one starts. */
+  public record DeletedDeadLetters(int deleted, UUID after) {}
+
   /**
    * Deletes at most {@code max} dead letters of the queue dead-lettered more than its
-   * retentionSeconds (as set now) before {@code now}.
+   * retentionSeconds (as set now) before {@code now}, from its partitions after {@code after}
+   * (null: from the first) in id order.
    */
-  public int deleteDeadLetters(UUID queueId, Instant now, int max) {
+  public DeletedDeadLetters deleteDeadLetters(UUID queueId, Instant now, UUID after, int max) {
     return db.autocommit(
         c -> {
           try (PreparedStatement ps = c.prepareStatement(DEAD_LETTERS)) {
             ps.setObject(1, queueId);
             Sql.setTimestamptz(ps, 2, now);
-            ps.setInt(3, max);
+            ps.setObject(3, after);
+            ps.setInt(4, max);
             try (ResultSet rs = ps.executeQuery()) {
               rs.next();
-              return rs.getInt(1);
+              return new DeletedDeadLetters(
+                  rs.getInt("deleted"), rs.getObject("last_partition", UUID.class));
             }
           }
         });
