@@ -66,6 +66,22 @@ final class Fields {
     return value;
   }
 
+  /**
+   * The longest transactionId accepted: an entry of the dead letters' (partition, transactionId)
+   * index holds at most 2,704 bytes, and 512 characters are at most 1,536 UTF-8 bytes. Longer, a
+   * push was stored and its dead-lettering failed for ever (a 500, and every maxWait sweep).
+   */
+  static final int MAX_TRANSACTION_ID = 512;
+
+  /** A transactionId: an {@link #identifier} of at most {@link #MAX_TRANSACTION_ID} characters. */
+  static String transactionId(String value, String field) {
+    if (value != null && value.length() > MAX_TRANSACTION_ID) {
+      throw ApiException.badRequest(
+          field + " must be at most " + MAX_TRANSACTION_ID + " characters, got " + value.length());
+    }
+    return identifier(value, field);
+  }
+
   /** The longest queue, partition or consumer-group name accepted. */
   static final int MAX_NAME = 255;
 

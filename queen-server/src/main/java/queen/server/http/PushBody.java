@@ -113,7 +113,7 @@ final class PushBody {
           if (t != JsonToken.VALUE_STRING) {
             throw ApiException.badRequest("TransactionId must be a string" + at);
           }
-          txn = Fields.identifier(p.getText(), "transactionId" + at);
+          txn = Fields.transactionId(p.getText(), "transactionId" + at);
         }
         case "traceId" -> {
           if (t != JsonToken.VALUE_STRING) {

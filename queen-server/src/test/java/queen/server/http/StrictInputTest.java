@@ -60,7 +60,7 @@ class StrictInputTest {
     refused(broker.delete("/api/v1/consumer-groups/g/queues/%09"), 400, "queue", "group delete");
     assertThat(
             broker.sqlText(
-                "select string_agg(name, ',') from queen.queues where name not in ('lim', 'slashed', 'q-slash')"
+                "select string_agg(name, ',') from queen.queues where name not in ('lim', 'slashed', 'q-slash', 'long-ids')"
                     + " and name not like 'lone-%'"))
         .as("no queue but those the other tests push to")
         .isNull();
@@ -203,5 +203,23 @@ class StrictInputTest {
     assertThat(broker.get("/api/v1/pop/queue/slashed?consumerGroup=billing").status())
         .as("q's message still there for billing: no seek to the end ran")
         .isEqualTo(200);
+  }
+
+  // longer, a push was stored that no ack could dead-letter (a 500 from the index, and every
+  // maxWait sweep after it)
+  @Test
+  void aTransactionIdOverTheIndexLimitIsRefusedWherePushedOrAcked() {
+    String longId = "t".repeat(513);
+    ObjectNode body = push("long-ids", "p");
+    ((ObjectNode) body.get("items").get(0)).put("transactionId", longId);
+    refused(broker.post("/api/v1/push", body), 400, "at most 512 characters", "push");
+    ObjectNode ack =
+        Wire.object()
+            .put("transactionId", longId)
+            .put("partitionId", java.util.UUID.randomUUID().toString())
+            .put("status", "dlq");
+    refused(broker.post("/api/v1/ack", ack), 400, "at most 512 characters", "ack");
+    ((ObjectNode) body.get("items").get(0)).put("transactionId", "t".repeat(512));
+    assertThat(broker.post("/api/v1/push", body).status()).as("512 is taken").isEqualTo(201);
   }
 }
