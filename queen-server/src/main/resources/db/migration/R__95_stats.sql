@@ -361,10 +361,11 @@ begin
            and (p_partition is null or lp.id = queen.partition_uuid(v_qid, p_partition))
          order by lp.id
     loop
-        -- locked one by one in id order, read under the lock
+        -- locked one by one in id order, read under the lock; no key update, as a push's: a
+        -- dead-lettering ack's key share (taken without waiting) passes, and waits on nothing
         select lp.id, lp.last_offset, lp.retained_from into p
           from queen.log_partitions lp where lp.id = v_pid
-           for update;
+           for no key update;
         continue when not found;
         delete from queen.log_segments s where s.partition_id = p.id;
         delete from queen.log_txn_index t where t.partition_id = p.id;

@@ -51,4 +51,23 @@ class QueueDeleteRaceTest {
         .as("dead-lettered once, by the retry")
         .isEqualTo(1);
   }
+
+  @Test
+  void aDeadLetteringAckDuringAClearPassesWithoutWaiting() throws Exception {
+    wire.pushNumbered("cleared", "a", 0, 1);
+    JsonNode popped = wire.popPartition("cleared", "a", "consumerGroup=g").json();
+    try (Connection clear = broker.connect();
+        Statement st = clear.createStatement()) {
+      // a clear of the queue under way: its partitions locked, its transaction open
+      clear.setAutoCommit(false);
+      st.execute("select * from queen.queue_clear_v1('cleared', null)");
+      TestBroker.Reply reply =
+          CompletableFuture.supplyAsync(
+                  () -> broker.post("/api/v1/ack/batch", Wire.acks(popped, "dlq", "poison")))
+              .get(10, TimeUnit.SECONDS);
+      assertThat(reply.status()).as("a clear changes no key: the ack need not wait").isEqualTo(200);
+      clear.commit();
+    }
+    assertThat(broker.get("/api/v1/dlq?queue=cleared").json().get("total").asInt()).isEqualTo(1);
+  }
 }
