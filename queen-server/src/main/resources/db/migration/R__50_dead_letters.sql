@@ -140,6 +140,8 @@ declare
     v_end_at timestamptz;
     v_n      integer;
     v_cursor bigint;
+    v_batch  bigint;
+    v_acked  bigint[];
     c        record;
     s        record;
 begin
@@ -155,7 +157,7 @@ begin
     loop
         exit when v_budget <= 0;
         -- claimed one cursor at a time (one partition per statement: Citus locks no more)
-        select lc.committed into v_cursor
+        select lc.committed, lc.batch_end, lc.acked_offsets into v_cursor, v_batch, v_acked
           from queen.log_consumers lc
          where lc.partition_id = c.partition_id and lc.consumer_group = c.consumer_group
            and (lc.worker_id is null or lc.lease_expires_at is null or lc.lease_expires_at < v_now)
@@ -191,6 +193,15 @@ begin
             v_wanted := v_end + 1;
             v_budget := v_budget - v_n;
         end loop;
+        if v_end is not null and v_batch > v_end then
+            -- an expired lease's batch swept in part: the rest goes out again (its batch is
+            -- cleared below), so what that lease dead-lettered there is no dead letter (it was
+            -- both, and processed twice)
+            delete from queen.dead_letters d
+             where d.partition_id = c.partition_id and d.consumer_group = c.consumer_group
+               and d.msg_offset > v_end and d.msg_offset <= v_batch
+               and d.msg_offset = any (coalesce(v_acked, '{}'));
+        end if;
         if v_end is not null then
             update queen.log_consumers lc
                set committed = v_end, committed_at = v_end_at, worker_id = null,

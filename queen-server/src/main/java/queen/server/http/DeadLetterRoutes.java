@@ -50,7 +50,13 @@ public final class DeadLetterRoutes implements Routes {
           Params p = new Params(req);
           UUID pid = Fields.uuid(p.path("partitionId"), "partitionId");
           String txn = p.path("transactionId");
-          Optional<DeadLetterStore.Requeued> r = letters.requeue(pid, txn);
+          Optional<DeadLetterStore.Requeued> r;
+          try {
+            r = letters.requeue(pid, txn);
+          } catch (DeadLetterStore.Unsettled e) {
+            Replies.error(res, 409, e.getMessage());
+            return;
+          }
           if (r.isEmpty()) {
             Replies.error(res, 404, "Dead letter not found");
             return;

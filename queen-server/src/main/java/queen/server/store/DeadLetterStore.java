@@ -26,6 +26,31 @@ public final class DeadLetterStore {
           + " where d.partition_id = ? and d.transaction_id = ?"
           + " order by d.failed_at desc limit 1 for update of d";
   private static final String REQUEUE = "select queen.log_requeue_v1(?, ?, ?, ?, ?)";
+
+  /** A dead letter its group's cursor has not passed: written inside a lease, not settled. */
+  private static final String UNSETTLED =
+      "select d.consumer_group from queen.dead_letters d join queen.log_consumers c"
+          + " on c.partition_id = d.partition_id and c.consumer_group = d.consumer_group"
+          + " where d.partition_id = ? and d.transaction_id = ? and c.committed < d.msg_offset"
+          + " limit 1";
+
+  /**
+   * A requeue refused: a dead letter of the message is still inside its group's leased batch, and
+   * goes back (the message delivered again) if that batch is given back or its lease expires.
+   */
+  public static final class Unsettled extends RuntimeException {
+    public Unsettled(String group) {
+      super(
+          "The dead letter is inside a leased batch of consumer group "
+              + group
+              + ": it is taken back if the batch is given back or its lease expires, and the"
+              + " message delivered again; requeue it once the group has moved past it",
+          null,
+          false,
+          false);
+    }
+  }
+
   private static final String EXPIRE = "select * from queen.log_expire_waiting_v2(?)";
 
   private final Database db;
@@ -101,6 +126,9 @@ public final class DeadLetterStore {
    * Appends the newest dead letter of (partition, transactionId) to its partition again, as a new
    * message (a new offset, so a new id) with the transactionId {@code <original>:requeued:<newId>},
    * and removes the dead letters. Empty when there is no such dead letter.
+   *
+   * @throws Unsettled while a group's cursor has not passed one of its dead letters: requeued, the
+   *     message went out twice when the batch came again
    */
   public Optional<Requeued> requeue(UUID partitionId, String transactionId, UUID newId) {
     return db.transaction(
@@ -124,6 +152,15 @@ public final class DeadLetterStore {
                       rs.getString("producer_sub"),
                       rs.getShort("flags"),
                       rs.getBytes("payload"));
+            }
+          }
+          try (PreparedStatement ps = c.prepareStatement(UNSETTLED)) {
+            ps.setObject(1, partitionId);
+            ps.setString(2, transactionId);
+            try (ResultSet rs = ps.executeQuery()) {
+              if (rs.next()) {
+                throw new Unsettled(rs.getString(1));
+              }
             }
           }
           try (PreparedStatement ps = c.prepareStatement(REQUEUE)) {

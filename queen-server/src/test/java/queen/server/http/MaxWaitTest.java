@@ -91,4 +91,38 @@ class MaxWaitTest {
         .atMost(Duration.ofSeconds(10))
         .until(() -> broker.get("/api/v1/dlq?queue=gapped").json().get("total").asInt() == 1);
   }
+
+  @Test
+  void anExpiredLeaseSweptInPartLeavesNoDeadLetterOnWhatGoesOutAgain() {
+    wire.configure("partly", object().put("maxWaitTimeSeconds", 4).put("leaseTime", 1));
+    wire.pushNumbered("partly", "Default", 0, 1);
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(
+            () ->
+                broker.sqlLong(
+                        "select (now() - max(s.created_at) > interval '3 seconds')::int"
+                            + " from queen.log_segments s join queen.log_partitions p"
+                            + " on p.id = s.partition_id join queen.queues q on q.id = p.queue_id"
+                            + " where q.name = 'partly'")
+                    == 1);
+    wire.pushNumbered("partly", "Default", 1, 2);
+    JsonNode batch = wire.popPartition("partly", "Default", "batch=3").json();
+    assertThat(Wire.numbers(batch)).containsExactly(0, 1, 2);
+    // the last one dead-lettered inside the lease, which then expires: the sweep takes the first
+    // (past maxWait) and clears the batch, so the other two go out again
+    broker.post("/api/v1/ack", Wire.ack(batch.get("messages").get(2), "dlq", "poison"));
+    JsonNode dlq =
+        await()
+            .atMost(Duration.ofSeconds(10))
+            .until(
+                () -> broker.get("/api/v1/dlq?queue=partly").json(),
+                d -> d.findValues("n").stream().anyMatch(n -> n.asInt() == 0));
+    assertThat(dlq.findValues("n"))
+        .as("the swept one only: the lease's letter on n=2 was kept")
+        .extracting(JsonNode::asInt)
+        .containsExactly(0);
+    assertThat(Wire.numbers(wire.popPartition("partly", "Default", "batch=10").json()))
+        .containsExactly(1, 2);
+  }
 }

@@ -1,0 +1,51 @@
+package queen.server.http;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import queen.server.TestBroker;
+import queen.server.Wire;
+
+/**
+ * A dead letter written inside a leased batch is not settled: the batch given back or its lease
+ * expired, it is taken back and the message delivered again. Requeued meanwhile, the message went
+ * out twice; the requeue is refused (409) until the group's cursor has passed it.
+ */
+class RequeueUnsettledTest {
+  @RegisterExtension static final TestBroker broker = new TestBroker();
+  private final Wire wire = new Wire(broker);
+
+  @Test
+  void aDeadLetterInsideALeasedBatchIsNotRequeuedAndTheMessageGoesOutOnce() {
+    wire.pushNumbered("unsettled", "p", 0, 3);
+    JsonNode batch = wire.popPartition("unsettled", "p", "consumerGroup=g&batch=3").json();
+    JsonNode m1 = batch.get("messages").get(1);
+    assertThat(
+            broker
+                .post("/api/v1/ack", Wire.ack(m1, "dlq", "poison").put("consumerGroup", "g"))
+                .status())
+        .isEqualTo(200);
+    String retry =
+        "/api/v1/messages/"
+            + m1.get("partitionId").asText()
+            + "/"
+            + m1.get("transactionId").asText()
+            + "/retry";
+    TestBroker.Reply refused = broker.post(retry, "{}");
+    assertThat(refused.status()).as("inside g's leased batch").isEqualTo(409);
+    assertThat(refused.json().get("error").asText()).contains("consumer group g");
+
+    // the batch given back: its dead letter is taken back and the message comes again, once
+    JsonNode m0 = batch.get("messages").get(0);
+    broker.post("/api/v1/ack", Wire.ack(m0, "retry", null).put("consumerGroup", "g"));
+    JsonNode again = wire.popPartition("unsettled", "p", "consumerGroup=g&batch=10").json();
+    assertThat(Wire.numbers(again)).isEqualTo(List.of(0, 1, 2));
+    assertThat(wire.ackAll(again)).allMatch(a -> a.get("success").asBoolean());
+    assertThat(wire.popPartition("unsettled", "p", "consumerGroup=g&batch=10").status())
+        .as("nothing requeued behind them")
+        .isEqualTo(204);
+  }
+}
