@@ -100,8 +100,9 @@ begin
         if not pg_try_advisory_xact_lock(hashtextextended(p_queue_id::text || '/' || p_group, 43)) then
             return null;
         end if;
+        -- mode new carries the time its pop arrived (brokers before it sent none: then now)
         if p_sub_from is not null then
-            v_mode := 'timestamp';
+            v_mode := case when p_sub_mode = 'new' then 'new' else 'timestamp' end;
             v_ts := p_sub_from;
         elsif p_sub_mode = 'new' then
             v_mode := 'new';

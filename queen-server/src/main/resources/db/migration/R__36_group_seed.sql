@@ -38,8 +38,9 @@ declare
 begin
     -- queue mode never skips backlog, whatever the pop carries
     if p_group <> '__QUEUE_MODE__' then
+        -- mode new carries the time its pop arrived (brokers before it sent none: then now)
         if p_sub_from is not null then
-            v_mode := 'timestamp';
+            v_mode := case when p_sub_mode = 'new' then 'new' else 'timestamp' end;
             v_ts := p_sub_from;
         elsif p_sub_mode = 'new' then
             v_mode := 'new';

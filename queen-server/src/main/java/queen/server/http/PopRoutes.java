@@ -142,9 +142,15 @@ public final class PopRoutes implements Routes {
     group = group == null ? QUEUE_MODE : Fields.name(group, "consumerGroup");
     String mode = p.string("subscriptionMode", "all");
     String from = p.string("subscriptionFrom", "");
-    boolean newOnly = mode.equals("new") || mode.equals("new-only") || from.equals("now");
+    boolean newOnly =
+        (mode.equals("new") || mode.equals("new-only") || from.equals("now"))
+            && (from.isEmpty() || from.equals("now")); // a timestamp given wins, as it always did
+    // "new" is as of the pop's arrival, not of its claim: a long-poll woken by the push that made
+    // its queue or partition took its subscription after that push, and skipped it
     Instant fromTime =
-        from.isEmpty() || from.equals("now") ? null : Fields.timestamp("subscriptionFrom", from);
+        from.isEmpty() || from.equals("now")
+            ? (newOnly ? Instant.now() : null)
+            : Fields.timestamp("subscriptionFrom", from);
     // timeout only matters with wait=true: then it is the long-poll deadline, capped so that a
     // client gone without closing its connection holds no pop for days
     long waitMillis =

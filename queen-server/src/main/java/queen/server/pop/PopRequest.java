@@ -9,7 +9,7 @@ import java.time.Instant;
  * @param partitions the most partitions to claim (1 on the single-partition route)
  * @param newOnly subscriptionMode=new or subscriptionFrom=now: on a named group's first contact,
  *     skip the existing backlog
- * @param from subscriptionFrom as a timestamp, or null
+ * @param from subscriptionFrom as a timestamp; with newOnly, the time the pop arrived
  * @param waitMillis how long to long-poll for something to deliver; 0 answers at once
  */
 public record PopRequest(

@@ -10,7 +10,8 @@ import java.util.UUID;
  * @param batch the most messages in total
  * @param partitions the most partitions to claim
  * @param newOnly subscriptionMode=new or subscriptionFrom=now, for a named group's first contact
- * @param from subscriptionFrom as a timestamp, or null
+ * @param from subscriptionFrom as a timestamp; with newOnly, the time the pop arrived (the
+ *     subscription starts there, not at the claim)
  * @param maxBytes QUEEN_POP_MAX_BYTES: the decoded bytes after which the claim takes no more
  *     messages (it ends with the one that crosses, so one bigger than this still goes out)
  * @param keptBytes the largest segment, decoded, that the broker keeps for the pops that take the

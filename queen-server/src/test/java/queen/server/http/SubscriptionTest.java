@@ -96,4 +96,23 @@ class SubscriptionTest {
         .atMost(java.time.Duration.ofSeconds(5))
         .until(() -> broker.sqlLong("select (now() > '" + t + "'::timestamptz)::int") == 1);
   }
+
+  // "new" is as of the pop's arrival: a long-poll woken by the push that made its queue took its
+  // subscription at the claim, after that push, and skipped it
+  @Test
+  void modeNewParkedBeforeItsQueueExistedDeliversThePushThatWokeIt() throws Exception {
+    java.util.concurrent.CompletableFuture<TestBroker.Reply> parked =
+        java.util.concurrent.CompletableFuture.supplyAsync(
+            () ->
+                broker.get(
+                    "/api/v1/pop/queue/fresh?consumerGroup=g&subscriptionMode=new"
+                        + "&autoAck=true&wait=true&timeout=10000"));
+    org.awaitility.Awaitility.await()
+        .atMost(java.time.Duration.ofSeconds(10))
+        .until(() -> broker.metric("queen_queue_parked_consumers", "queue=\"fresh\"") >= 1);
+    wire.pushNumbered("fresh", "p", 0, 1);
+    TestBroker.Reply woken = parked.get(15, java.util.concurrent.TimeUnit.SECONDS);
+    assertThat(woken.status()).isEqualTo(200);
+    assertThat(Wire.numbers(woken.json())).containsExactly(0);
+  }
 }
