@@ -372,7 +372,7 @@ final class HotList {
    * interval until that time.
    */
   synchronized void reseeded(List<String> partitions, boolean fullPage, long nowNanos) {
-    reseeds.ended(fullPage, nowNanos);
+    boolean released = false;
     for (String p : partitions) {
       Hold hold = held.get(p);
       if (hold == null
@@ -380,8 +380,10 @@ final class HotList {
           || hold.untilNanos() <= nowNanos
           || nowNanos - hold.sinceNanos() >= GATE_RECHECK_NANOS) {
         release(p, nowNanos);
+        released = true;
       }
     }
+    reseeds.ended(fullPage, released, nowNanos);
   }
 
   /**

@@ -13,6 +13,14 @@ final class ReseedSchedule {
   private boolean primed;
   private boolean attempted;
   private boolean morePending;
+
+  /**
+   * The last page was full and made something takeable: the next one may come at once when the ring
+   * runs dry. A full page of partitions that gates hold made nothing takeable, and reseeds then ran
+   * back to back (over 1,024 partitions under delayedProcessing, say).
+   */
+  private boolean hurry;
+
   private boolean running;
   private long endedNanos;
 
@@ -33,8 +41,7 @@ final class ReseedSchedule {
   }
 
   boolean due(long nowNanos, long intervalNanos, boolean ranDry) {
-    return !running
-        && (!attempted || nowNanos - lastNanos >= intervalNanos || (morePending && ranDry));
+    return !running && (!attempted || nowNanos - lastNanos >= intervalNanos || (hurry && ranDry));
   }
 
   /**
@@ -49,11 +56,15 @@ final class ReseedSchedule {
     return true;
   }
 
-  /** A reseed ended; {@code fullPage} means more may wait. */
-  void ended(boolean fullPage, long nowNanos) {
+  /**
+   * A reseed ended; {@code fullPage} means more may wait, {@code madeTakeable} that it released a
+   * partition for the pops.
+   */
+  void ended(boolean fullPage, boolean madeTakeable, long nowNanos) {
     running = false;
     primed = true;
     morePending = fullPage;
+    hurry = fullPage && madeTakeable;
     lastNanos = nowNanos;
     endedNanos = nowNanos;
     if (!fullPage || ++reseedsSinceForgot >= EMPTY_KEPT) {

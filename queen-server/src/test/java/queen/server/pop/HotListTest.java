@@ -329,4 +329,27 @@ class HotListTest {
     ring.checkIn("gated", named, false, Verdict.DEFERRED, false, 100 * SECOND, 0);
     assertThat(ring.isReady("gated")).as("a named pop's claim that read them").isTrue();
   }
+
+  // over a page of partitions held by delayedProcessing: reseeds ran back to back, each page of
+  // gated partitions making nothing takeable and the ring running dry again at once
+  @Test
+  void aFullPageThatGatesHoldWholeWaitsForTheIntervalBeforeTheNext() {
+    HotList ring = new HotList();
+    ring.add("a", 1, 0, 0);
+    ring.add("b", 1, 0, 0);
+    for (HotList.Taken t : ring.take(2, 2)) {
+      ring.checkIn(t.partition(), t.version(), true, Verdict.DEFERRED, false, 100 * SECOND, 0);
+    }
+    assertThat(ring.startReseed(SECOND, 10 * SECOND)).isTrue();
+    ring.reseeded(List.of("a", "b"), true, SECOND);
+    assertThat(ring.hasReady()).isFalse();
+    assertThat(ring.startReseed(SECOND + 1, 10 * SECOND)).as("not before the interval").isFalse();
+    assertThat(ring.startReseed(11 * SECOND, 10 * SECOND)).isTrue();
+
+    ring.reseeded(List.of("c"), true, 11 * SECOND); // a full page that made "c" takeable
+    ring.take(1, 1); // and the ring ran dry
+    assertThat(ring.startReseed(11 * SECOND + 1, 10 * SECOND))
+        .as("more may wait: at once")
+        .isTrue();
+  }
 }
