@@ -92,8 +92,9 @@ begin
             -- Citus that statement runs on the workers, where the seek's own queries cannot
             -- Each partition read again under a key-share lock: one removed as inactive and pushed
             -- again while the loop ran has the same id and offsets from 0, and a seek bounded by
-            -- the loop's old read would skip them. One a removal or a clear holds now is empty:
-            -- skipped, its first-contact pop seeds it.
+            -- the loop's old read would skip them. One a removal holds now is gone: skipped, its
+            -- first-contact pop seeds it (a clear changes no key: seeded, its pops continue at
+            -- retained_from).
             for r in
                 select p.id from queen.log_partitions p where p.queue_id = q.id order by p.id
             loop

@@ -163,6 +163,11 @@ begin
            and (lc.worker_id is null or lc.lease_expires_at is null or lc.lease_expires_at < v_now)
            for update skip locked;
         continue when not found;
+        -- the lock its dead letters' key takes, never waited for: a partition a queue delete or
+        -- removal holds is skipped this sweep (the broker's own try of it, without waiting, then
+        -- always passes: one such partition failed every sweep of every queue)
+        perform 1 from queen.log_partitions p where p.id = c.partition_id for key share skip locked;
+        continue when not found;
         v_cutoff := v_now - make_interval(secs => c.w);
         -- from the oldest message retained: a cursor behind a clear or retention gap wider than the
         -- budget found no segment in its window, and the messages after the gap were never swept

@@ -124,7 +124,7 @@ public final class AckRoutes implements Routes {
     String lease = Fields.optionalString(item, "leaseId", null);
     return new AckRequest(
         Fields.uuid(item.get("partitionId").asText(), "partitionId" + at),
-        Fields.transactionId(item.get("transactionId").asText(), "transactionId" + at),
+        Fields.identifier(item.get("transactionId").asText(), "transactionId" + at),
         status,
         lease,
         Fields.optionalString(item, "error", missingError));

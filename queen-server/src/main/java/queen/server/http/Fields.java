@@ -67,13 +67,18 @@ final class Fields {
   }
 
   /**
-   * The longest transactionId accepted: an entry of the dead letters' (partition, transactionId)
-   * index holds at most 2,704 bytes, and 512 characters are at most 1,536 UTF-8 bytes. Longer, a
-   * push was stored and its dead-lettering failed for ever (a 500, and every maxWait sweep).
+   * The longest transactionId a push takes: an entry of the dead letters' (partition,
+   * transactionId) index holds at most 2,704 bytes, and 512 characters are at most 1,536 UTF-8
+   * bytes, which leaves room for the suffix of requeues (46 characters each). Longer, a push was
+   * stored and its dead-lettering failed for ever (a 500, and every maxWait sweep). Acks only look
+   * an id up: they take any, as messages stored before this limit carry them.
    */
   static final int MAX_TRANSACTION_ID = 512;
 
-  /** A transactionId: an {@link #identifier} of at most {@link #MAX_TRANSACTION_ID} characters. */
+  /**
+   * A pushed transactionId: an {@link #identifier} of at most {@link #MAX_TRANSACTION_ID}
+   * characters.
+   */
   static String transactionId(String value, String field) {
     if (value != null && value.length() > MAX_TRANSACTION_ID) {
       throw ApiException.badRequest(

@@ -24,6 +24,7 @@ final class Applier implements AutoCloseable {
   private final Runnable recover;
   private final AtomicLong overruns = new AtomicLong();
   private final Thread thread;
+  private volatile boolean closed;
 
   Applier(int capacity, Runnable recover) {
     this.waiting = new ArrayBlockingQueue<>(capacity);
@@ -58,7 +59,7 @@ final class Applier implements AutoCloseable {
   }
 
   private void applyLoop() {
-    while (true) {
+    while (!closed) { // also when a hint swallowed the interrupt (a pool's wait can)
       Runnable work;
       try {
         work = waiting.take();
@@ -76,6 +77,7 @@ final class Applier implements AutoCloseable {
 
   @Override
   public void close() {
+    closed = true;
     thread.interrupt();
     try {
       thread.join(2_000);

@@ -15,7 +15,10 @@ final class HintLines {
 
   private HintLines() {}
 
-  /** Applies the lines after the sender's id, in order; answers how many there were. */
+  /**
+   * Applies the lines after the sender's id, in order; answers how many entries there were (a
+   * push's "a" line and a release's "e" line belong to their entry, as the sender counts them).
+   */
   static int apply(String payload, Hints.Receiver receiver) {
     String[] lines = payload.split("\n");
     // a change of settings sent with pushes is read first: a configure then a push through A
@@ -59,7 +62,13 @@ final class HintLines {
         default -> log.debug("unknown hint {}", f[0]);
       }
     }
-    return lines.length - 1;
+    int entries = 0;
+    for (int i = 1; i < lines.length; i++) {
+      if (!lines[i].startsWith("a\t") && !lines[i].startsWith("e\t")) {
+        entries++;
+      }
+    }
+    return entries;
   }
 
   /** The lease of an "e" line; null when it is not one (the release then forgets any). */

@@ -39,8 +39,9 @@ public final class BufferedPush implements AutoCloseable {
   private volatile String bufferProblem;
 
   /**
-   * The buffer directory could not be opened and holds files of an earlier run: a restart that
-   * overlapped the shutdown of the broker before it, which still holds the directory's lock.
+   * The buffer directory's lock is held and the directory holds files of an earlier run: a restart
+   * that overlapped the shutdown of the broker before it. Not for other failures to open it (then
+   * pushes go straight to the database, as when a drain is stuck).
    */
   private volatile boolean earlierFiles;
 
@@ -79,7 +80,7 @@ public final class BufferedPush implements AutoCloseable {
       buffer = LocalBuffer.open(dir, maxBytes);
     } catch (IOException | RuntimeException e) {
       bufferProblem = "FILE_BUFFER_DIR " + dir + " cannot be used: " + e.getMessage();
-      earlierFiles = BufferFiles.any(dir);
+      earlierFiles = e instanceof LocalBuffer.InUse && BufferFiles.any(dir);
       log.warn("{}; pushes in maintenance mode or failover will be refused", bufferProblem);
     }
   }
@@ -102,7 +103,7 @@ public final class BufferedPush implements AutoCloseable {
       log.info("FILE_BUFFER_DIR {} is usable now: pushes can be buffered", dir);
     } catch (IOException | RuntimeException e) {
       bufferProblem = "FILE_BUFFER_DIR " + dir + " cannot be used: " + e.getMessage();
-      earlierFiles = BufferFiles.any(dir);
+      earlierFiles = e instanceof LocalBuffer.InUse && BufferFiles.any(dir);
     }
   }
 

@@ -27,11 +27,17 @@ public final class DeadLetterStore {
           + " order by d.failed_at desc limit 1 for update of d";
   private static final String REQUEUE = "select queen.log_requeue_v1(?, ?, ?, ?, ?)";
 
-  /** A dead letter its group's cursor has not passed: written inside a lease, not settled. */
+  /**
+   * A dead letter a leased batch wrote and would take back if given back or expired: past its
+   * group's cursor, within the batch, among the offsets it acked (as R__30, R__40 and R__50 take
+   * them back). An operator's move of a message the group has not reached is settled.
+   */
   private static final String UNSETTLED =
       "select d.consumer_group from queen.dead_letters d join queen.log_consumers c"
           + " on c.partition_id = d.partition_id and c.consumer_group = d.consumer_group"
           + " where d.partition_id = ? and d.transaction_id = ? and c.committed < d.msg_offset"
+          + " and c.batch_end is not null and d.msg_offset <= c.batch_end"
+          + " and d.msg_offset = any (c.acked_offsets)"
           + " limit 1";
 
   /**

@@ -60,26 +60,29 @@ final class SegmentsAt {
     if (segmentBases.isEmpty()) {
       return out;
     }
-    Segment[] segments = new Segment[segmentBases.size()];
+    // the pairs each segment holds, filled as its row is read: one segment's body in memory at
+    // a time, of only the frames asked for
+    List<List<Integer>> pairsOf = new ArrayList<>();
+    segmentBases.forEach(b -> pairsOf.add(new ArrayList<>()));
+    for (int i = 0; i < out.length; i++) {
+      if (held[i]) {
+        pairsOf.get(segmentOf.get(partitionIds.get(i) + "/" + bases[i])).add(i);
+      }
+    }
     try (PreparedStatement ps = c.prepareStatement(SEGMENTS)) {
       ps.setArray(1, c.createArrayOf("uuid", segmentPartitions.toArray()));
       ps.setArray(2, c.createArrayOf("bigint", segmentBases.toArray()));
       try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          segments[rs.getInt("idx")] =
-              new Segment(Sql.instant(rs, "created_at"), SegmentCodec.decode(rs.getBytes("blob")));
+        while (rs.next()) { // a segment retention deleted between the two reads has no row
+          Instant created = Sql.instant(rs, "created_at");
+          SegmentCodec.Body body = SegmentCodec.open(rs.getBytes("blob"));
+          for (int i : pairsOf.get(rs.getInt("idx"))) {
+            int position = (int) (offsets.get(i) - bases[i]);
+            out[i] = new Found(bases[i], created, body.frames(position, 1).getFirst());
+          }
         }
-      }
-    }
-    for (int i = 0; i < out.length; i++) {
-      Segment s = held[i] ? segments[segmentOf.get(partitionIds.get(i) + "/" + bases[i])] : null;
-      if (s != null) { // null: retention deleted it between the two reads
-        out[i] =
-            new Found(bases[i], s.createdAt(), s.frames().get((int) (offsets.get(i) - bases[i])));
       }
     }
     return out;
   }
-
-  private record Segment(Instant createdAt, List<Frame> frames) {}
 }

@@ -5,7 +5,10 @@ import static org.awaitility.Awaitility.await;
 import static queen.server.Wire.object;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import java.sql.Connection;
+import java.sql.Statement;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -124,5 +127,31 @@ class MaxWaitTest {
         .containsExactly(0);
     assertThat(Wire.numbers(wire.popPartition("partly", "Default", "batch=10").json()))
         .containsExactly(1, 2);
+  }
+
+  // a partition another transaction holds (a queue delete, a removal) failed the whole sweep,
+  // every queue's, at every interval
+  @Test
+  void aPartitionHeldElsewhereIsSkippedAndTheOtherQueuesAreSwept() throws Exception {
+    wire.configure("held-sweep", object().put("maxWaitTimeSeconds", 1));
+    wire.configure("free-sweep", object().put("maxWaitTimeSeconds", 1));
+    for (String q : List.of("held-sweep", "free-sweep")) {
+      assertThat(broker.get("/api/v1/pop/queue/" + q).status()).isEqualTo(204);
+      wire.pushNumbered(q, "Default", 0, 1);
+    }
+    try (Connection delete = broker.connect();
+        Statement st = delete.createStatement()) {
+      delete.setAutoCommit(false);
+      st.execute(
+          "select 1 from queen.log_partitions p join queen.queues q on q.id = p.queue_id"
+              + " where q.name = 'held-sweep' for update");
+      await()
+          .atMost(Duration.ofSeconds(10))
+          .until(() -> broker.get("/api/v1/dlq?queue=free-sweep").json().get("total").asInt() == 1);
+      delete.rollback();
+    }
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(() -> broker.get("/api/v1/dlq?queue=held-sweep").json().get("total").asInt() == 1);
   }
 }

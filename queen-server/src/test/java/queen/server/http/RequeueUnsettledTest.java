@@ -48,4 +48,20 @@ class RequeueUnsettledTest {
         .as("nothing requeued behind them")
         .isEqualTo(204);
   }
+
+  @Test
+  void aMessageAnOperatorMovedBeforeItsGroupReachedItIsRequeued() {
+    wire.pushNumbered("moved", "p", 0, 3);
+    JsonNode batch = wire.popPartition("moved", "p", "consumerGroup=g&batch=1").json();
+    assertThat(wire.ackAll(batch)).allMatch(a -> a.get("success").asBoolean());
+    String base =
+        "/api/v1/messages/"
+            + batch.get("messages").get(0).get("partitionId").asText()
+            + "/"
+            + "moved-p-2"; // pushNumbered's id of n=2
+    assertThat(broker.post(base + "/dlq", "{}").status()).isEqualTo(200);
+    assertThat(broker.post(base + "/retry", "{}").status())
+        .as("g has not reached it, but holds no lease over it: settled")
+        .isEqualTo(200);
+  }
 }

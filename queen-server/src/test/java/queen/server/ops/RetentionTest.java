@@ -147,4 +147,29 @@ class RetentionTest extends RetentionContract {
     assertThat(bases("qmode-sub", "b")).as("never read by queue mode").containsExactly(0L);
     assertThat(bases("qmode-sub", "a")).as("read, and completed").isEmpty();
   }
+
+  // each call of a cycle started over, probing every partition drained before
+  @Test
+  void deadLetterDeletesResumeAfterTheLastPartitionEmptied() {
+    retained("dl-resume", 1, 0);
+    for (String partition : List.of("p", "q", "r")) {
+      wire.pushNumbered("dl-resume", partition, 0, 1);
+      wire.ackAll(wire.popPartition("dl-resume", partition, "batch=10").json(), "dlq", "poison");
+    }
+    String queue = "(select id from queen.queues where name = 'dl-resume')";
+    String ids =
+        "select p.id::text from queen.log_partitions p where p.queue_id = "
+            + queue
+            + " order by p.id";
+    String first = broker.sqlText(ids + " limit 1");
+    String call =
+        "select d.deleted || '/' || coalesce(d.last_partition::text, '')"
+            + " from queen.retention_dead_letters_v2("
+            + queue
+            + ", now() + interval '1 hour', null, %s, 2) d";
+    // the budget ran out in the second partition: the next call starts after the first only
+    assertThat(broker.sqlText(call.formatted("null"))).isEqualTo("2/" + first);
+    assertThat(broker.sqlText(call.formatted("'" + first + "'::uuid"))).startsWith("1/");
+    assertThat(broker.sqlLong(deadIn("dl-resume"))).isZero();
+  }
 }

@@ -58,6 +58,16 @@ class BufferOverlapTest {
               () ->
                   broker.post(restarted, "/api/v1/push", TestBroker.JSON.readTree(second)).status()
                       == 201);
+      // the second push may have queued behind the buffered one: both stored by the drain
+      await()
+          .atMost(Duration.ofSeconds(20))
+          .until(
+              () ->
+                  broker.sqlLong(
+                          "select coalesce(sum(s.msg_count), 0) from queen.log_segments s"
+                              + " join queen.log_partitions p on p.id = s.partition_id"
+                              + " join queen.queues q on q.id = p.queue_id where q.name = 'overlap'")
+                      == 2);
       TestBroker.Reply popped =
           broker.get(restarted, "/api/v1/pop/queue/overlap/partition/p?batch=10&wait=false");
       assertThat(Wire.numbers(popped.json())).containsExactly(0, 1);
