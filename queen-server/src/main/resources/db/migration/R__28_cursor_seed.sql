@@ -100,10 +100,12 @@ begin
         if not pg_try_advisory_xact_lock(hashtextextended(p_queue_id::text || '/' || p_group, 43)) then
             return null;
         end if;
-        -- mode new carries the time its pop arrived (brokers before it sent none: then now)
+        -- mode new carries the time its pop arrived (brokers before it sent none: then now), by
+        -- the broker's clock: never later than the database's now, so that one running ahead
+        -- skips nothing written before its pop
         if p_sub_from is not null then
             v_mode := case when p_sub_mode = 'new' then 'new' else 'timestamp' end;
-            v_ts := p_sub_from;
+            v_ts := case when p_sub_mode = 'new' then least(p_sub_from, p_now) else p_sub_from end;
         elsif p_sub_mode = 'new' then
             v_mode := 'new';
             v_ts := p_now;

@@ -38,10 +38,11 @@ declare
 begin
     -- queue mode never skips backlog, whatever the pop carries
     if p_group <> '__QUEUE_MODE__' then
-        -- mode new carries the time its pop arrived (brokers before it sent none: then now)
+        -- mode new carries the time its pop arrived (brokers before it sent none: then now), by
+        -- the broker's clock: never later than the database's now (see log_seed_cursor_v1)
         if p_sub_from is not null then
             v_mode := case when p_sub_mode = 'new' then 'new' else 'timestamp' end;
-            v_ts := p_sub_from;
+            v_ts := case when p_sub_mode = 'new' then least(p_sub_from, v_now) else p_sub_from end;
         elsif p_sub_mode = 'new' then
             v_mode := 'new';
             v_ts := v_now;

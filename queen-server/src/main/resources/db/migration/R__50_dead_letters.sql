@@ -156,17 +156,18 @@ begin
            and (lc.worker_id is null or lc.lease_expires_at is null or lc.lease_expires_at < v_now)
     loop
         exit when v_budget <= 0;
+        -- the lock its dead letters' key takes, first and never waited for: a partition a queue
+        -- delete or removal holds is skipped this sweep, its cursor left alone (the broker's own
+        -- try of it, without waiting, then always passes: one such partition failed every sweep of
+        -- every queue)
+        perform 1 from queen.log_partitions p where p.id = c.partition_id for key share skip locked;
+        continue when not found;
         -- claimed one cursor at a time (one partition per statement: Citus locks no more)
         select lc.committed, lc.batch_end, lc.acked_offsets into v_cursor, v_batch, v_acked
           from queen.log_consumers lc
          where lc.partition_id = c.partition_id and lc.consumer_group = c.consumer_group
            and (lc.worker_id is null or lc.lease_expires_at is null or lc.lease_expires_at < v_now)
            for update skip locked;
-        continue when not found;
-        -- the lock its dead letters' key takes, never waited for: a partition a queue delete or
-        -- removal holds is skipped this sweep (the broker's own try of it, without waiting, then
-        -- always passes: one such partition failed every sweep of every queue)
-        perform 1 from queen.log_partitions p where p.id = c.partition_id for key share skip locked;
         continue when not found;
         v_cutoff := v_now - make_interval(secs => c.w);
         -- from the oldest message retained: a cursor behind a clear or retention gap wider than the

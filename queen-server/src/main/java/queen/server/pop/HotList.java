@@ -379,8 +379,7 @@ final class HotList {
           || !hold.gate()
           || hold.untilNanos() <= nowNanos
           || nowNanos - hold.sinceNanos() >= GATE_RECHECK_NANOS) {
-        release(p, nowNanos);
-        released = true;
+        released |= release(p, nowNanos);
       }
     }
     reseeds.ended(fullPage, released, nowNanos);

@@ -80,7 +80,7 @@ public final class BufferedPush implements AutoCloseable {
       buffer = LocalBuffer.open(dir, maxBytes);
     } catch (IOException | RuntimeException e) {
       bufferProblem = "FILE_BUFFER_DIR " + dir + " cannot be used: " + e.getMessage();
-      earlierFiles = e instanceof LocalBuffer.InUse && BufferFiles.any(dir);
+      earlierFiles = e instanceof BufferInUse && BufferFiles.any(dir);
       log.warn("{}; pushes in maintenance mode or failover will be refused", bufferProblem);
     }
   }
@@ -103,7 +103,7 @@ public final class BufferedPush implements AutoCloseable {
       log.info("FILE_BUFFER_DIR {} is usable now: pushes can be buffered", dir);
     } catch (IOException | RuntimeException e) {
       bufferProblem = "FILE_BUFFER_DIR " + dir + " cannot be used: " + e.getMessage();
-      earlierFiles = e instanceof LocalBuffer.InUse && BufferFiles.any(dir);
+      earlierFiles = e instanceof BufferInUse && BufferFiles.any(dir);
     }
   }
 

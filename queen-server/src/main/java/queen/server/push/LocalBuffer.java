@@ -77,7 +77,7 @@ public final class LocalBuffer implements AutoCloseable {
     }
     if (lock == null) {
       lockChannel.close();
-      throw new InUse(dir);
+      throw new BufferInUse(dir);
     }
     LocalBuffer b = new LocalBuffer(dir, maxBytes, lockChannel, lock);
     try {
@@ -100,13 +100,6 @@ public final class LocalBuffer implements AutoCloseable {
       throw e;
     }
     return b;
-  }
-
-  /** The directory's lock is held: by another broker, or by the run before this one. */
-  public static final class InUse extends IOException {
-    InUse(Path dir) {
-      super(dir + " is in use by another broker");
-    }
   }
 
   /** Messages written and not yet drained. */

@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.regex.Pattern;
 import queen.server.codec.Frame;
 import queen.server.codec.SegmentCodec;
 
@@ -26,6 +27,10 @@ public final class DeadLetterStore {
           + " where d.partition_id = ? and d.transaction_id = ?"
           + " order by d.failed_at desc limit 1 for update of d";
   private static final String REQUEUE = "select queen.log_requeue_v1(?, ?, ?, ?, ?)";
+
+  /** The suffixes of earlier requeues, at the end of a transactionId. */
+  private static final Pattern REQUEUED =
+      Pattern.compile("(:requeued:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})+$");
 
   /**
    * A dead letter a leased batch wrote and would take back if given back or expired: past its
@@ -130,8 +135,9 @@ public final class DeadLetterStore {
 
   /**
    * Appends the newest dead letter of (partition, transactionId) to its partition again, as a new
-   * message (a new offset, so a new id) with the transactionId {@code <original>:requeued:<newId>},
-   * and removes the dead letters. Empty when there is no such dead letter.
+   * message (a new offset, so a new id) with the transactionId {@code <original>:requeued:<newId>}
+   * (one suffix however often it is requeued: a suffix each, an id grew past what the dead letters'
+   * index holds), and removes the dead letters. Empty when there is no such dead letter.
    *
    * @throws Unsettled while a group's cursor has not passed one of its dead letters: requeued, the
    *     message went out twice when the batch came again
@@ -153,7 +159,7 @@ public final class DeadLetterStore {
               partition = rs.getString("partition_name");
               frame =
                   new Frame(
-                      transactionId + ":requeued:" + newId,
+                      REQUEUED.matcher(transactionId).replaceFirst("") + ":requeued:" + newId,
                       rs.getObject("trace_id", UUID.class),
                       rs.getString("producer_sub"),
                       rs.getShort("flags"),

@@ -74,11 +74,17 @@ final class SegmentsAt {
       ps.setArray(2, c.createArrayOf("bigint", segmentBases.toArray()));
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) { // a segment retention deleted between the two reads has no row
+          int segment = rs.getInt("idx");
+          if (rs.getLong("base_offset") != segmentBases.get(segment)) {
+            continue; // another one since: the partition removed and pushed again meanwhile
+          }
           Instant created = Sql.instant(rs, "created_at");
           SegmentCodec.Body body = SegmentCodec.open(rs.getBytes("blob"));
-          for (int i : pairsOf.get(rs.getInt("idx"))) {
+          for (int i : pairsOf.get(segment)) {
             int position = (int) (offsets.get(i) - bases[i]);
-            out[i] = new Found(bases[i], created, body.frames(position, 1).getFirst());
+            if (position < body.count()) {
+              out[i] = new Found(bases[i], created, body.frames(position, 1).getFirst());
+            }
           }
         }
       }

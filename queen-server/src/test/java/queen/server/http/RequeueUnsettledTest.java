@@ -64,4 +64,28 @@ class RequeueUnsettledTest {
         .as("g has not reached it, but holds no lease over it: settled")
         .isEqualTo(200);
   }
+
+  // a suffix per requeue grew an id past what the dead letters' index holds
+  @Test
+  void aMessageRequeuedTwiceCarriesOneRequeueSuffix() {
+    wire.configure("twice", Wire.object().put("retryLimit", 0));
+    wire.pushNumbered("twice", "p", 0, 1);
+    String id = "twice-p-0";
+    for (int round = 0; round < 2; round++) {
+      JsonNode batch = wire.popPartition("twice", "p", "batch=1").json();
+      JsonNode m = batch.get("messages").get(0);
+      wire.ackAll(batch, "failed", "again");
+      TestBroker.Reply r =
+          broker.post(
+              "/api/v1/messages/"
+                  + m.get("partitionId").asText()
+                  + "/"
+                  + m.get("transactionId").asText()
+                  + "/retry",
+              "{}");
+      assertThat(r.status()).isEqualTo(200);
+      String copy = r.json().get("requeuedTransactionId").asText();
+      assertThat(copy).startsWith(id + ":requeued:").hasSize(id.length() + 46);
+    }
+  }
 }
