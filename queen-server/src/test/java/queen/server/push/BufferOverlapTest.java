@@ -69,7 +69,8 @@ class BufferOverlapTest {
                               + " join queen.queues q on q.id = p.queue_id where q.name = 'overlap'")
                       == 2);
       TestBroker.Reply popped =
-          broker.get(restarted, "/api/v1/pop/queue/overlap/partition/p?batch=10&wait=false");
+          broker.get(
+              restarted, "/api/v1/pop/queue/overlap/partition/p?batch=10&wait=true&timeout=5000");
       assertThat(Wire.numbers(popped.json())).containsExactly(0, 1);
     } finally {
       restarted.close();
