@@ -186,6 +186,11 @@ public final class Broker implements AutoCloseable {
             public void skipped(UUID leaseId, String group, List<Skipped> messages) {
               ack.skipped(leaseId, group, messages);
             }
+
+            @Override
+            public void gaveBack(String group, String queue, String partition) {
+              released.released(queue, partition, group, true, null);
+            }
           };
       PopService pop =
           new PopService(

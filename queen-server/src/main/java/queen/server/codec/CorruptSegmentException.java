@@ -1,7 +1,7 @@
 package queen.server.codec;
 
 /** A segment blob that cannot be decoded: truncated, corrupted, or of an unknown version. */
-public final class CorruptSegmentException extends RuntimeException {
+public class CorruptSegmentException extends RuntimeException {
   public CorruptSegmentException(String message) {
     super(message);
   }

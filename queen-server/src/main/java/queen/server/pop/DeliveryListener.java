@@ -15,6 +15,12 @@ public interface DeliveryListener {
    */
   void skipped(UUID leaseId, String group, List<Skipped> messages);
 
+  /**
+   * A leased pop failed after its claim and gave its lease of the group's partition back: it may be
+   * taken again now.
+   */
+  void gaveBack(String group, String queue, String partition);
+
   /** A deleted message inside a lease. */
   record Skipped(UUID partitionId, String transactionId) {}
 

@@ -42,6 +42,7 @@ public final class PopService {
   private final UuidV7 ids;
   private final DeliveryListener delivered;
   private final SegmentCache segments;
+  private final Handover handover;
   private final Counter wakes;
   private final Counter noPermit;
   private final Counter departed;
@@ -72,6 +73,7 @@ public final class PopService {
     this.ids = new UuidV7(clock);
     this.delivered = delivered;
     this.segments = segments;
+    this.handover = new Handover(store, segments, delivered);
     this.wakes =
         Counter.builder("queen_pop_wakes_total")
             .description("Parked long-polls woken by their gate")
@@ -287,13 +289,8 @@ public final class PopService {
     } else {
       permit.get().onIgnore();
     }
-    FrameCut cut =
-        FrameCut.of(request, claim.workerId(), claims, segments.frames(claims, store::blobs));
+    FrameCut cut = handover.cut(request, claim, claims);
     PopResult result = cut.result();
-    if (!request.autoAck() && !cut.skipped().isEmpty()) {
-      // before the registry learns the lease, so that these acks take the general path
-      delivered.skipped(claim.workerId(), request.group(), cut.skipped());
-    }
     if (result.isEmpty()) {
       return Attempt.NOTHING;
     }
@@ -326,7 +323,6 @@ public final class PopService {
     hot.openAll();
   }
 
-  /** Wakes every parked pop to look again (hints may have been missed). */
   /**
    * A check run before each claim of a pop, a long-poll's later ones included, that refuses it by
    * throwing (its exception is the pop's answer): a key the broker learned it lacks while the pop
@@ -340,6 +336,7 @@ public final class PopService {
     beforeClaim.accept(target);
   }
 
+  /** Wakes every parked pop to look again (hints may have been missed). */
   public void wakeAll() {
     hot.openAll();
   }

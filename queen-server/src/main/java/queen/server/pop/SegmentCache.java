@@ -160,7 +160,7 @@ public final class SegmentCache {
     try {
       return frames(claim.partitionId(), slice, claimed);
     } catch (CorruptSegmentException e) {
-      throw new CorruptSegmentException(
+      throw new UnreadablePushException(
           "the push stored at offset "
               + slice.baseOffset()
               + " of partition "
@@ -173,6 +173,7 @@ public final class SegmentCache {
               + e.getMessage()
               + "): every leased pop of it fails until the consumer group is seeked past it"
               + " (docs/admin.md)",
+          claim.partitionId(),
           e);
     }
   }

@@ -36,6 +36,11 @@ public final class PopStore {
   // by one partition: on Citus it goes to that partition's worker alone
   private static final String BLOBS =
       "select base_offset, blob from queen.log_segments where partition_id = ? and base_offset = any(?)";
+  // ended a millisecond ago: a pop claims a lease that ended before its own now()
+  private static final String GIVE_BACK =
+      "update queen.log_consumers c set lease_expires_at = now() - interval '1 millisecond'"
+          + " where c.partition_id = ? and c.consumer_group = ? and c.worker_id = ?"
+          + " and c.lease_expires_at > now()";
 
   private final Database db;
 
@@ -161,6 +166,27 @@ public final class PopStore {
             }
           }
           return blobs;
+        });
+  }
+
+  /**
+   * Ends the lease {@code lease} of the group on these partitions now, as if it had expired: the
+   * next pop takes its batch again from the cursor, with what was acked under it, and charges no
+   * retry budget. One statement per partition (on Citus each goes to its partition's worker).
+   */
+  public void giveBack(String group, UUID lease, Collection<UUID> partitionIds) {
+    db.autocommit(
+        c -> {
+          try (PreparedStatement ps = c.prepareStatement(GIVE_BACK)) {
+            for (UUID partitionId : partitionIds) {
+              ps.setObject(1, partitionId);
+              ps.setString(2, group);
+              ps.setObject(3, lease);
+              ps.addBatch();
+            }
+            ps.executeBatch();
+          }
+          return null;
         });
   }
 

@@ -15,13 +15,22 @@ class CorruptSegmentTest {
   @RegisterExtension static final TestBroker broker = new TestBroker();
   private final Wire wire = new Wire(broker);
 
+  private void corrupt(String queue, String partition) {
+    broker.sql(
+        "update queen.log_segments s set blob = overlay(s.blob placing '\\xff'::bytea from 4 for 1)"
+            + " from queen.log_partitions p join queen.queues q on q.id = p.queue_id"
+            + " where p.id = s.partition_id and p.name = '"
+            + partition
+            + "' and q.name = '"
+            + queue
+            + "'");
+  }
+
   @Test
   void aPushThatCannotBeReadIsNamedAndLeavesOtherPartitionsAlone() {
     wire.pushNumbered("broken", "bad", 0, 5);
     wire.pushNumbered("broken", "good", 0, 5);
-    broker.sql(
-        "update queen.log_segments s set blob = overlay(s.blob placing '\\xff'::bytea from 4 for 1)"
-            + " from queen.log_partitions p where p.id = s.partition_id and p.name = 'bad'");
+    corrupt("broken", "bad");
 
     TestBroker.Reply bad = wire.popPartition("broken", "bad", "batch=5");
     assertThat(bad.status()).isEqualTo(500);
@@ -29,5 +38,42 @@ class CorruptSegmentTest {
         .contains("offset 0 of partition bad", "of queue broken", "seeked past it");
     assertThat(Wire.numbers(wire.popPartition("broken", "good", "batch=5").json()))
         .containsExactly(0, 1, 2, 3, 4);
+  }
+
+  @Test
+  void anAutoAckPopOfSeveralPartitionsAnswersTheReadableOnesItsCursorsPassed() {
+    wire.pushNumbered("brokenauto", "bad", 0, 5);
+    wire.pushNumbered("brokenauto", "good", 0, 5);
+    corrupt("brokenauto", "bad");
+
+    TestBroker.Reply popped =
+        broker.get("/api/v1/pop/queue/brokenauto?batch=10&partitions=2&autoAck=true");
+    assertThat(popped.status()).as("not a 500 that lost the readable partition").isEqualTo(200);
+    assertThat(Wire.numbers(popped.json())).containsExactly(0, 1, 2, 3, 4);
+    assertThat(popped.json().get("messages"))
+        .allSatisfy(m -> assertThat(m.get("partition").asText()).isEqualTo("good"));
+  }
+
+  @Test
+  void aLeasedPopOfSeveralPartitionsAnswersTheReadableOnesAndTheUnreadableKeepsItsLease() {
+    wire.pushNumbered("brokenlease", "bad", 0, 5);
+    wire.pushNumbered("brokenlease", "good", 0, 5);
+    corrupt("brokenlease", "bad");
+
+    TestBroker.Reply popped =
+        broker.get("/api/v1/pop/queue/brokenlease?batch=10&partitions=2&consumerGroup=g");
+    assertThat(popped.status()).isEqualTo(200);
+    assertThat(Wire.numbers(popped.json())).containsExactly(0, 1, 2, 3, 4);
+    assertThat(wire.ackAll(popped.json()))
+        .allSatisfy(a -> assertThat(a.get("success").asBoolean()).isTrue());
+    assertThat(wire.popPartition("brokenlease", "bad", "consumerGroup=g").status())
+        .as("held by its lease: given back, it failed every pop of the group at once")
+        .isEqualTo(204);
+    assertThat(
+            broker.sqlText(
+                "select c.lease_expires_at > now() from queen.log_consumers c"
+                    + " join queen.log_partitions p on p.id = c.partition_id"
+                    + " where p.name = 'bad' and c.consumer_group = 'g'"))
+        .isEqualTo("t");
   }
 }

@@ -1,0 +1,95 @@
+package queen.server.pop;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import queen.server.store.Claim;
+import queen.server.store.PartitionClaim;
+import queen.server.store.PopStore;
+import queen.server.store.Verdict;
+
+/**
+ * What follows a claim that PostgreSQL committed: its slices read and cut into the messages to
+ * answer, and the deleted ones its lease covers acknowledged. A push that cannot be decoded fails
+ * its own partition, not the others' messages; a leased pop that fails after its claim gives its
+ * leases back.
+ */
+final class Handover {
+  private static final Logger log = LoggerFactory.getLogger(Handover.class);
+
+  private final PopStore store;
+  private final SegmentCache segments;
+  private final DeliveryListener delivered;
+
+  Handover(PopStore store, SegmentCache segments, DeliveryListener delivered) {
+    this.store = store;
+    this.segments = segments;
+    this.delivered = delivered;
+  }
+
+  /**
+   * The claims cut into an answer. A partition whose push cannot be decoded is left out of it, and
+   * keeps its lease until it ends (given back, it would fail every pop of the group at once); the
+   * pop fails with it only when nothing else was delivered. An autoAck pop's cursors moved with its
+   * claim: answering 500 lost the other partitions' messages.
+   */
+  FrameCut cut(PopRequest request, Claim claim, List<PartitionClaim> claims) {
+    List<PartitionClaim> readable = claims;
+    List<UnreadablePushException> unreadable = new ArrayList<>();
+    try {
+      FrameCut cut = null;
+      while (cut == null) {
+        try {
+          cut =
+              FrameCut.of(
+                  request, claim.workerId(), readable, segments.frames(readable, store::blobs));
+        } catch (UnreadablePushException e) {
+          unreadable.add(e);
+          UUID bad = e.partitionId();
+          readable = readable.stream().filter(c -> !c.partitionId().equals(bad)).toList();
+        }
+      }
+      if (!request.autoAck() && !cut.skipped().isEmpty()) {
+        // before the registry learns the lease, so that these acks take the general path
+        delivered.skipped(claim.workerId(), request.group(), cut.skipped());
+      }
+      if (!unreadable.isEmpty() && cut.result().isEmpty()) {
+        throw unreadable.getFirst();
+      }
+      unreadable.forEach(e -> log.error("pop of group {}: {}", request.group(), e.getMessage()));
+      return cut;
+    } catch (RuntimeException e) {
+      if (!request.autoAck()) {
+        giveBack(claim, readable, e);
+      }
+      throw e;
+    }
+  }
+
+  /**
+   * A leased pop that failed after its claim (a stub's blob read, or the acks of deleted messages,
+   * met a database outage) ends its leases now: nobody received the batch, which kept its
+   * partitions from every consumer of the group for a lease time. Best effort: a give-back that
+   * fails leaves the leases to expire.
+   */
+  private void giveBack(Claim claim, List<PartitionClaim> claims, Exception cause) {
+    List<PartitionClaim> leased =
+        claims.stream().filter(c -> c.verdict() == Verdict.DELIVERED).toList();
+    if (leased.isEmpty()) {
+      return;
+    }
+    try {
+      store.giveBack(
+          claim.group(),
+          claim.workerId(),
+          leased.stream().map(PartitionClaim::partitionId).toList());
+    } catch (RuntimeException e) {
+      cause.addSuppressed(e);
+      log.debug("giving back the leases of a failed pop failed: {}", e.toString());
+      return;
+    }
+    leased.forEach(c -> delivered.gaveBack(claim.group(), c.queue(), c.partition()));
+  }
+}
