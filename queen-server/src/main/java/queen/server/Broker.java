@@ -69,6 +69,7 @@ import queen.server.store.Notifications;
 import queen.server.store.PlannerStatsStore;
 import queen.server.store.PopStore;
 import queen.server.store.PushStore;
+import queen.server.store.QueueRemoval;
 import queen.server.store.QueueStore;
 import queen.server.store.ResourceStore;
 import queen.server.store.RetentionStore;
@@ -334,7 +335,12 @@ public final class Broker implements AutoCloseable {
                           deadLetters, clock, push.listener(), config.popMaxBytes()),
                       payloads),
                   new MaintenanceRoutes(system, settings, buffered, switched),
-                  new ResourceRoutes(resourceStore, statsStore, changed, clock),
+                  new ResourceRoutes(
+                      resourceStore,
+                      new QueueRemoval(adminDb, config.retention().batchSegments()),
+                      statsStore,
+                      changed,
+                      clock),
                   new StatusRoutes(
                       statsStore,
                       statistics,

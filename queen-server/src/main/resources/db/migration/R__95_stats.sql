@@ -333,12 +333,19 @@ begin
 end;
 $$;
 
--- Deletes every message of a queue, or of one of its partitions, as retention would (segments,
--- transactionId index, traces), keeping offsets: cursors behind continue at the next message
--- pushed. Dead letters stay. Returns the partitions cleared and the messages deleted; queue_found
--- false for an unknown queue.
-create or replace function queen.queue_clear_v1(p_queue text, p_partition text)
-returns table (queue_found boolean, partitions integer, messages bigint)
+-- One bounded step of a queue clear, or of the drain before a queue delete: from partition p_from
+-- on, in id order, each partition locked in turn as a push locks it, at most p_max_segments segments
+-- deleted in all. A partition emptied loses its transactionId index and traces and keeps its
+-- offsets (cursors behind continue at the next message pushed); one whose oldest segments took
+-- the rest of the budget has its watermark moved past them, as retention would, and the next call
+-- goes on from it. Returns the
+-- queue's id (null: no such queue), the partitions emptied, the messages deleted, and where the
+-- next call starts (null: done). A clear in one transaction held every partition lock of a queue
+-- until its last segment was gone (pushes to it, and flushes merged with them, waited), and its
+-- snapshot held back every table's HOT pruning meanwhile.
+create or replace function queen.queue_clear_page_v1(
+    p_queue text, p_partition text, p_from uuid, p_max_segments integer)
+returns table (queue_id uuid, partitions integer, messages bigint, resume_from uuid)
 language plpgsql
 as $$
 #variable_conflict use_column
@@ -346,12 +353,15 @@ declare
     v_qid   uuid;
     v_parts integer := 0;
     v_msgs  bigint := 0;
+    v_left  integer := greatest(p_max_segments, 1);
+    v_n     integer;
+    v_to    bigint;
     v_pid   uuid;
     p       record;
 begin
     select q.id into v_qid from queen.queues q where q.name = p_queue;
     if not found then
-        return query select false, 0, 0::bigint;
+        return query select null::uuid, 0, 0::bigint, null::uuid;
         return;
     end if;
     for v_pid in
@@ -359,23 +369,57 @@ begin
           from queen.log_partitions lp
          where lp.queue_id = v_qid
            and (p_partition is null or lp.id = queen.partition_uuid(v_qid, p_partition))
+           and (p_from is null or lp.id >= p_from)
          order by lp.id
     loop
-        -- locked one by one in id order, read under the lock; no key update, as a push's: a
-        -- dead-lettering ack's key share (taken without waiting) passes, and waits on nothing
+        if v_left <= 0 then
+            return query select v_qid, v_parts, v_msgs, v_pid;
+            return;
+        end if;
+        -- no key update, as a push's: a dead-lettering ack's key share (taken without waiting)
+        -- passes, and waits on nothing
         select lp.id, lp.last_offset, lp.retained_from into p
           from queen.log_partitions lp where lp.id = v_pid
            for no key update;
         continue when not found;
-        delete from queen.log_segments s where s.partition_id = p.id;
+        select count(*), max(s.base_offset + s.msg_count) into v_n, v_to
+          from (select ls.base_offset, ls.msg_count
+                  from queen.log_segments ls
+                 where ls.partition_id = p.id
+                 order by ls.base_offset
+                 limit v_left) s;
+        v_left := v_left - v_n;
+        if v_left <= 0 and v_to <= p.last_offset then
+            delete from queen.log_segments ls where ls.partition_id = p.id and ls.base_offset < v_to;
+            delete from queen.message_traces t where t.partition_id = p.id and t.msg_offset < v_to;
+            update queen.log_partitions lp set retained_from = greatest(lp.retained_from, v_to)
+             where lp.id = p.id;
+            v_msgs := v_msgs + greatest(v_to - p.retained_from, 0);
+            return query select v_qid, v_parts, v_msgs, p.id;
+            return;
+        end if;
+        delete from queen.log_segments ls where ls.partition_id = p.id;
         delete from queen.log_txn_index t where t.partition_id = p.id;
         delete from queen.message_traces t where t.partition_id = p.id;
         update queen.log_partitions lp set retained_from = p.last_offset + 1 where lp.id = p.id;
         v_parts := v_parts + 1;
         v_msgs := v_msgs + greatest(p.last_offset + 1 - p.retained_from, 0);
     end loop;
-    return query select true, v_parts, v_msgs;
+    return query select v_qid, v_parts, v_msgs, null::uuid;
 end;
+$$;
+
+-- Deletes every message of a queue, or of one of its partitions, as retention would (segments,
+-- transactionId index, traces), keeping offsets: cursors behind continue at the next message
+-- pushed. Dead letters stay. Returns the partitions cleared and the messages deleted; queue_found
+-- false for an unknown queue. The whole clear as one page, in one transaction: brokers of releases
+-- before queue_clear_page_v1 call it.
+create or replace function queen.queue_clear_v1(p_queue text, p_partition text)
+returns table (queue_found boolean, partitions integer, messages bigint)
+language sql
+as $$
+    select c.queue_id is not null, c.partitions, c.messages
+      from queen.queue_clear_page_v1(p_queue, p_partition, null, 2147483647) c;
 $$;
 
 -- One broker's statistics tick in one call: its counts added to the current minute, then the

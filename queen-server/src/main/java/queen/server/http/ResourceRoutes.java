@@ -13,6 +13,7 @@ import java.util.Set;
 import java.util.TreeMap;
 import queen.server.http.auth.Access;
 import queen.server.store.Page;
+import queen.server.store.QueueRemoval;
 import queen.server.store.ResourceStore;
 import queen.server.store.StatsStore;
 
@@ -24,13 +25,19 @@ import queen.server.store.StatsStore;
  */
 public final class ResourceRoutes implements Routes {
   private final ResourceStore store;
+  private final QueueRemoval removal;
   private final StatsStore stats;
   private final Runnable queuesChanged;
   private final InstantSource clock;
 
   public ResourceRoutes(
-      ResourceStore store, StatsStore stats, Runnable queuesChanged, InstantSource clock) {
+      ResourceStore store,
+      QueueRemoval removal,
+      StatsStore stats,
+      Runnable queuesChanged,
+      InstantSource clock) {
     this.store = store;
+    this.removal = removal;
     this.stats = stats;
     this.queuesChanged = queuesChanged;
     this.clock = clock;
@@ -47,7 +54,7 @@ public final class ResourceRoutes implements Routes {
         Access.ADMIN,
         (req, res) -> {
           String name = new Params(req).name("queue");
-          boolean existed = store.deleteQueue(name);
+          boolean existed = removal.delete(name);
           queuesChanged.run();
           Replies.json(
               res,
@@ -205,7 +212,7 @@ public final class ResourceRoutes implements Routes {
     Params p = new Params(req);
     String queue = p.name("queue");
     String partition = p.optional("partition");
-    ResourceStore.Cleared c = store.clear(queue, partition);
+    QueueRemoval.Cleared c = removal.clear(queue, partition);
     if (!c.queueFound()) {
       throw ApiException.notFound("Queue not found");
     }

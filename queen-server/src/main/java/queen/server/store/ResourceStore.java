@@ -10,7 +10,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
 
-/** The operator's views of queues and consumer groups, and the queue delete. */
+/** The operator's views of queues and consumer groups. */
 public final class ResourceStore {
   private final Database db;
 
@@ -86,9 +86,6 @@ public final class ResourceStore {
       long lastOffset,
       long retained,
       Instant lastActivity) {}
-
-  /** What a clear deleted; {@code queueFound} false for an unknown queue. */
-  public record Cleared(boolean queueFound, int partitions, long messages) {}
 
   /** The queue's row, if it exists. */
   public Optional<QueueRow> queue(String name) {
@@ -198,37 +195,6 @@ public final class ResourceStore {
             }
           }
           return new Page<>(out, total);
-        });
-  }
-
-  /** Deletes every message of the queue, or of one partition, keeping offsets. */
-  public Cleared clear(String queue, String partition) {
-    return db.unbounded(
-        c -> {
-          try (PreparedStatement ps =
-              c.prepareStatement("select * from queen.queue_clear_v1(?, ?)")) {
-            ps.setString(1, queue);
-            ps.setString(2, partition);
-            try (ResultSet rs = ps.executeQuery()) {
-              rs.next();
-              return new Cleared(
-                  rs.getBoolean("queue_found"), rs.getInt("partitions"), rs.getLong("messages"));
-            }
-          }
-        });
-  }
-
-  /** Deletes the queue and everything stored under it; false if it did not exist. */
-  public boolean deleteQueue(String name) {
-    return db.unbounded(
-        c -> {
-          try (PreparedStatement ps = c.prepareStatement("select queen.queue_delete_v1(?)")) {
-            ps.setString(1, name);
-            try (ResultSet rs = ps.executeQuery()) {
-              rs.next();
-              return rs.getBoolean(1);
-            }
-          }
         });
   }
 

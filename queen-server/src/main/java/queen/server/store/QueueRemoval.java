@@ -1,0 +1,108 @@
+package queen.server.store;
+
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.util.UUID;
+
+/**
+ * A queue cleared or deleted in short transactions of at most {@code batchSegments} segments (or
+ * dead letters) each, as retention deletes: in one transaction a big queue's removal held every
+ * partition lock until its last segment was gone, so its pushes waited, and its snapshot held back
+ * HOT pruning everywhere meanwhile. A removal cut short (a broker stopped, the database away)
+ * leaves a queue partly cleared, as retention would; repeating it finishes it.
+ */
+public final class QueueRemoval {
+  private static final String CLEAR_PAGE = "select * from queen.queue_clear_page_v1(?, ?, ?, ?)";
+  // as retention's dead-letter pages, with no age: every dead letter
+  private static final String DEAD_LETTERS =
+      "select * from queen.retention_dead_letters_v2(?, null, 'infinity', ?, ?)";
+
+  private final Database db;
+  private final int batchSegments;
+
+  public QueueRemoval(Database db, int batchSegments) {
+    this.db = db;
+    this.batchSegments = batchSegments;
+  }
+
+  /** What a clear deleted; {@code queueFound} false for an unknown queue. */
+  public record Cleared(boolean queueFound, int partitions, long messages) {}
+
+  /** Deletes every message of the queue, or of one partition, keeping offsets. */
+  public Cleared clear(String queue, String partition) {
+    Progress p = clearPages(queue, partition);
+    return new Cleared(p.queueId != null, p.partitions, p.messages);
+  }
+
+  /**
+   * Deletes the queue and everything stored under it; false if it did not exist. Its messages and
+   * dead letters go first, page by page; then the queue's row, with what was pushed meanwhile.
+   */
+  public boolean delete(String name) {
+    UUID queueId = clearPages(name, null).queueId;
+    if (queueId == null) {
+      return false;
+    }
+    RetentionStore.DeletedDeadLetters d = null;
+    do {
+      UUID after = d == null ? null : d.after();
+      d =
+          db.autocommit(
+              c -> {
+                try (PreparedStatement ps = c.prepareStatement(DEAD_LETTERS)) {
+                  ps.setObject(1, queueId);
+                  ps.setObject(2, after);
+                  ps.setInt(3, batchSegments);
+                  try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    return new RetentionStore.DeletedDeadLetters(
+                        rs.getInt("deleted"), rs.getObject("last_partition", UUID.class));
+                  }
+                }
+              });
+    } while (d.deleted() >= batchSegments);
+    return db.unbounded(
+        c -> {
+          try (PreparedStatement ps = c.prepareStatement("select queen.queue_delete_v1(?)")) {
+            ps.setString(1, name);
+            try (ResultSet rs = ps.executeQuery()) {
+              rs.next();
+              return rs.getBoolean(1);
+            }
+          }
+        });
+  }
+
+  /** A clear's pages so far. */
+  private static final class Progress {
+    UUID queueId;
+    int partitions;
+    long messages;
+  }
+
+  private Progress clearPages(String queue, String partition) {
+    Progress p = new Progress();
+    UUID from = null;
+    do {
+      UUID start = from;
+      from =
+          db.autocommit(
+              c -> {
+                try (PreparedStatement ps = c.prepareStatement(CLEAR_PAGE)) {
+                  ps.setString(1, queue);
+                  ps.setString(2, partition);
+                  ps.setObject(3, start);
+                  ps.setInt(4, batchSegments);
+                  try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    p.queueId = rs.getObject("queue_id", UUID.class);
+                    p.partitions += rs.getInt("partitions");
+                    p.messages += rs.getLong("messages");
+                    return rs.getObject("resume_from", UUID.class);
+                  }
+                }
+              });
+    } while (from != null);
+    return p;
+  }
+}

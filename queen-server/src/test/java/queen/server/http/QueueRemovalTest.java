@@ -1,0 +1,111 @@
+package queen.server.http;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.util.Map;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import queen.server.TestBroker;
+import queen.server.Wire;
+
+/**
+ * A queue clear and a queue delete run in transactions of at most RETENTION_BATCH_SIZE segments or
+ * dead letters: in one, a big queue's held every partition lock until its last segment was gone.
+ */
+class QueueRemovalTest {
+  @RegisterExtension
+  static final TestBroker broker = new TestBroker(Map.of("RETENTION_BATCH_SIZE", "2"));
+
+  private final Wire wire = new Wire(broker);
+
+  /** Each statement deleting from the watched tables notes its transaction. */
+  @BeforeAll
+  static void watchDeletes() {
+    broker.sql("create table public.removal_txns (tbl text, txid bigint)");
+    broker.sql(
+        "create function public.note_removal() returns trigger language plpgsql as $$"
+            + " begin insert into public.removal_txns values (tg_table_name, txid_current());"
+            + " return null; end $$");
+    for (String table : new String[] {"log_segments", "dead_letters"}) {
+      broker.sql(
+          "create trigger note_removal after delete on queen."
+              + table
+              + " for each statement execute function public.note_removal()");
+    }
+  }
+
+  private long transactions(String table) {
+    return broker.sqlLong(
+        "select count(distinct txid) from public.removal_txns where tbl = '" + table + "'");
+  }
+
+  private void pushes(String queue, String partition, int count) {
+    for (int i = 0; i < count; i++) {
+      wire.pushNumbered(queue, partition, i, 1); // a segment each
+    }
+  }
+
+  @Test
+  void aClearDeletesTwoSegmentsATransactionAndCountsEveryMessage() {
+    broker.sql("truncate public.removal_txns");
+    pushes("bclear", "a", 5);
+    pushes("bclear", "b", 3);
+    JsonNode cleared = broker.delete("/api/v1/queues/bclear/clear").json();
+    assertThat(cleared.get("partitionsCleared").asInt()).isEqualTo(2);
+    assertThat(cleared.get("messagesDeleted").asInt()).isEqualTo(8);
+    assertThat(transactions("log_segments")).as("8 segments, 2 a transaction").isGreaterThan(3);
+    assertThat(
+            broker.sqlLong(
+                "select count(*) from queen.log_segments s join queen.log_partitions p"
+                    + " on p.id = s.partition_id join queen.queues q on q.id = p.queue_id"
+                    + " where q.name = 'bclear'"))
+        .isZero();
+
+    wire.pushNumbered("bclear", "a", 5, 1);
+    assertThat(Wire.numbers(wire.popPartition("bclear", "a", "autoAck=true&batch=10").json()))
+        .as("offsets kept")
+        .containsExactly(5);
+  }
+
+  @Test
+  void aDeleteRemovesMessagesAndDeadLettersInShortTransactionsThenTheQueue() {
+    broker.sql("truncate public.removal_txns");
+    pushes("bdelete", "a", 5);
+    pushes("bdelete", "b", 3);
+    for (String partition : new String[] {"a", "b"}) {
+      JsonNode popped = wire.popPartition("bdelete", partition, "consumerGroup=g&batch=3").json();
+      assertThat(wire.ackAll(popped, "dlq", "poison"))
+          .allSatisfy(a -> assertThat(a.get("success").asBoolean()).isTrue());
+    }
+    assertThat(broker.sqlLong("select count(*) from queen.dead_letters")).isEqualTo(6);
+
+    String ids =
+        broker.sqlText(
+            "select string_agg(quote_literal(p.id::text), ',') from queen.log_partitions p"
+                + " join queen.queues q on q.id = p.queue_id where q.name = 'bdelete'");
+    JsonNode deleted = broker.delete("/api/v1/resources/queues/bdelete").json();
+    assertThat(deleted.get("existed").asBoolean()).isTrue();
+    assertThat(transactions("log_segments")).as("8 segments, 2 a transaction").isGreaterThan(3);
+    assertThat(transactions("dead_letters")).as("6 dead letters, 2 a transaction").isGreaterThan(2);
+    for (String table : new String[] {"log_segments", "dead_letters", "log_consumers"}) {
+      assertThat(
+              broker.sqlLong(
+                  "select count(*) from queen."
+                      + table
+                      + " where partition_id::text in ("
+                      + ids
+                      + ")"))
+          .as(table)
+          .isZero();
+    }
+    assertThat(
+            broker.sqlLong(
+                "select count(*) from queen.log_partitions where id::text in (" + ids + ")"))
+        .isZero();
+    assertThat(broker.sqlLong("select count(*) from queen.queues where name = 'bdelete'")).isZero();
+    assertThat(broker.delete("/api/v1/resources/queues/bdelete").json().get("existed").asBoolean())
+        .isFalse();
+  }
+}
