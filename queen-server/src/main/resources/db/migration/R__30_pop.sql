@@ -345,7 +345,7 @@ begin
         delete from queen.dead_letters d
          where d.partition_id = p_partition_id and d.consumer_group = p_group
            and d.msg_offset >= v_wanted and d.msg_offset <= v_lapsed_end
-           and d.msg_offset = any (v_lapsed);
+           and d.msg_offset = any (v_lapsed) and d.leased;
     end if;
 end;
 $$;

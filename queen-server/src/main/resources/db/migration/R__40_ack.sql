@@ -319,7 +319,7 @@ begin
             delete from queen.dead_letters d
              where d.partition_id = cur.partition_id and d.consumer_group = cur.consumer_group
                and d.msg_offset > v_new and d.msg_offset <= cur.batch_end
-               and d.msg_offset = any (coalesce(cur.acked_offsets, '{}'));
+               and d.msg_offset = any (coalesce(cur.acked_offsets, '{}')) and d.leased;
         end if;
         if v_release then
             -- every item of this lease learns that it ended, for the broker's ack-promote

@@ -206,7 +206,7 @@ begin
             delete from queen.dead_letters d
              where d.partition_id = c.partition_id and d.consumer_group = c.consumer_group
                and d.msg_offset > v_end and d.msg_offset <= v_batch
-               and d.msg_offset = any (coalesce(v_acked, '{}'));
+               and d.msg_offset = any (coalesce(v_acked, '{}')) and d.leased;
         end if;
         if v_end is not null then
             update queen.log_consumers lc

@@ -123,7 +123,8 @@ public final class AckStore {
                     o.group(),
                     rs.getLong("msg_offset"),
                     items.get(o.index()).error(),
-                    rs.getInt("retry_count")));
+                    rs.getInt("retry_count"),
+                    true));
           }
         }
       }

@@ -35,14 +35,14 @@ public final class DeadLetterStore {
   /**
    * A dead letter a leased batch wrote and would take back if given back or expired: past its
    * group's cursor, within the batch, among the offsets it acked (as R__30, R__40 and R__50 take
-   * them back). An operator's move of a message the group has not reached is settled.
+   * them back). An operator's move, and a letter the maxWait sweep wrote, is settled (V21).
    */
   private static final String UNSETTLED =
       "select d.consumer_group from queen.dead_letters d join queen.log_consumers c"
           + " on c.partition_id = d.partition_id and c.consumer_group = d.consumer_group"
           + " where d.partition_id = ? and d.transaction_id = ? and c.committed < d.msg_offset"
           + " and c.batch_end is not null and d.msg_offset <= c.batch_end"
-          + " and d.msg_offset = any (c.acked_offsets)"
+          + " and d.msg_offset = any (c.acked_offsets) and d.leased"
           + " limit 1";
 
   /**
@@ -216,7 +216,7 @@ public final class DeadLetterStore {
           long first = rs.getLong("base_offset") + rs.getInt("start_idx");
           String why = "Waited longer than maxWaitTimeSeconds (" + rs.getInt("max_wait") + " s)";
           for (int k = 0; k < rs.getInt("take"); k++) {
-            entries.add(new DeadLetters.Entry(pid, group, first + k, why, 0));
+            entries.add(new DeadLetters.Entry(pid, group, first + k, why, 0, false));
           }
           byQueue.merge(rs.getString("queue_name"), rs.getInt("take"), Integer::sum);
         }

@@ -23,11 +23,15 @@ final class DeadLetters {
   private static final String SEGMENT =
       "select base_offset, msg_count, created_at, blob from queen.log_segments"
           + " where partition_id = ? and base_offset <= ? order by base_offset desc limit 1";
+  // a settled letter (an operator's, the sweep's) of a message a lease's ack dead-lettered first
+  // makes that one settled too: taken back with the batch, the message was lost (the move deleted
+  // its frame, so the batch skipped it)
   private static final String INSERT =
-      "insert into queen.dead_letters (partition_id, consumer_group, msg_offset, message_id,"
+      "insert into queen.dead_letters as d (partition_id, consumer_group, msg_offset, message_id,"
           + " transaction_id, trace_id, producer_sub, flags, payload, error_message, retry_count,"
-          + " created_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-          + " on conflict (partition_id, consumer_group, msg_offset) do nothing";
+          + " created_at, leased) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+          + " on conflict (partition_id, consumer_group, msg_offset) do update set leased = false"
+          + " where d.leased and not excluded.leased";
 
   /**
    * The lock a dead letter's foreign key takes, taken first and without waiting. A queue delete
@@ -39,8 +43,12 @@ final class DeadLetters {
   private static final String HOLD_PARTITION =
       "select 1 from queen.log_partitions where id = ? for key share nowait";
 
-  /** A message to dead-letter: where it is and why. */
-  record Entry(UUID partitionId, String group, long offset, String error, int retryCount) {}
+  /**
+   * A message to dead-letter: where it is and why; {@code leased} when a consumer's ack under a
+   * lease wrote it, which the lease's batch takes back if it goes out again (V21).
+   */
+  record Entry(
+      UUID partitionId, String group, long offset, String error, int retryCount, boolean leased) {}
 
   private DeadLetters() {}
 
@@ -87,6 +95,7 @@ final class DeadLetters {
         insert.setString(10, e.error());
         insert.setInt(11, e.retryCount());
         Sql.setTimestamptz(insert, 12, segment.createdAt());
+        insert.setBoolean(13, e.leased());
         insert.addBatch();
         rows++;
       }

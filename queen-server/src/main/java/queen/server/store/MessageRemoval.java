@@ -90,7 +90,12 @@ public final class MessageRemoval {
             .map(
                 g ->
                     new DeadLetters.Entry(
-                        partitionId, g, m.offset(), "Moved to dead letter queue by admin", 0))
+                        partitionId,
+                        g,
+                        m.offset(),
+                        "Moved to dead letter queue by admin",
+                        0,
+                        false))
             .toList());
     if (!markDeleted(c, partitionId, m.offset())) {
       // deleted or expired meanwhile: its dead letters go back with the transaction, or a retry

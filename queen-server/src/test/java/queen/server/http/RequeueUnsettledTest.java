@@ -88,4 +88,69 @@ class RequeueUnsettledTest {
       assertThat(copy).startsWith(id + ":requeued:").hasSize(id.length() + 46);
     }
   }
+
+  // taken back with the batch, the operator's letter went and the batch skipped the moved frame
+  @Test
+  void anOperatorsMoveOutOfALeasedBatchSurvivesTheBatchGivenBack() {
+    wire.pushNumbered("opmove", "p", 0, 3);
+    JsonNode batch = wire.popPartition("opmove", "p", "consumerGroup=g&batch=3").json();
+    JsonNode m1 = batch.get("messages").get(1);
+    String base =
+        "/api/v1/messages/"
+            + m1.get("partitionId").asText()
+            + "/"
+            + m1.get("transactionId").asText();
+    assertThat(broker.post(base + "/dlq", "{}").status()).isEqualTo(200);
+    assertThat(
+            broker
+                .post("/api/v1/ack", Wire.ack(m1, "dlq", "poison").put("consumerGroup", "g"))
+                .status())
+        .isEqualTo(200);
+    JsonNode m0 = batch.get("messages").get(0);
+    broker.post("/api/v1/ack", Wire.ack(m0, "retry", null).put("consumerGroup", "g"));
+
+    JsonNode again = wire.popPartition("opmove", "p", "consumerGroup=g&batch=10").json();
+    assertThat(Wire.numbers(again))
+        .as("the moved message is not delivered")
+        .isEqualTo(List.of(0, 2));
+    assertThat(
+            broker.sqlText(
+                "select string_agg(error_message, ',') from queen.dead_letters"
+                    + " where transaction_id = 'opmove-p-1' and consumer_group = 'g'"))
+        .as("nor lost: the operator's letter stays")
+        .isEqualTo("Moved to dead letter queue by admin");
+    assertThat(broker.post(base + "/retry", "{}").status())
+        .as("settled: the operator may requeue it")
+        .isEqualTo(200);
+  }
+
+  // the consumer's letter came first: the operator's move settles it
+  @Test
+  void anOperatorsMoveOfAMessageItsLeaseDeadLetteredSettlesTheLetter() {
+    wire.pushNumbered("opafter", "p", 0, 3);
+    JsonNode batch = wire.popPartition("opafter", "p", "consumerGroup=g&batch=3").json();
+    JsonNode m1 = batch.get("messages").get(1);
+    assertThat(
+            broker
+                .post("/api/v1/ack", Wire.ack(m1, "dlq", "poison").put("consumerGroup", "g"))
+                .status())
+        .isEqualTo(200);
+    String base =
+        "/api/v1/messages/"
+            + m1.get("partitionId").asText()
+            + "/"
+            + m1.get("transactionId").asText();
+    assertThat(broker.post(base + "/dlq", "{}").status()).isEqualTo(200);
+    JsonNode m0 = batch.get("messages").get(0);
+    broker.post("/api/v1/ack", Wire.ack(m0, "retry", null).put("consumerGroup", "g"));
+
+    JsonNode again = wire.popPartition("opafter", "p", "consumerGroup=g&batch=10").json();
+    assertThat(Wire.numbers(again)).isEqualTo(List.of(0, 2));
+    assertThat(
+            broker.sqlLong(
+                "select count(*) from queen.dead_letters"
+                    + " where transaction_id = 'opafter-p-1' and consumer_group = 'g'"))
+        .as("not lost")
+        .isEqualTo(1);
+  }
 }
