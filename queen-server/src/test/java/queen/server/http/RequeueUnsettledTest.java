@@ -18,29 +18,35 @@ class RequeueUnsettledTest {
   @RegisterExtension static final TestBroker broker = new TestBroker();
   private final Wire wire = new Wire(broker);
 
+  /** Acks the message with the status for group g; its HTTP status. */
+  private int ackAs(JsonNode m, String status, String error) {
+    return broker
+        .post("/api/v1/ack", Wire.ack(m, status, error).put("consumerGroup", "g"))
+        .status();
+  }
+
+  /** The message's admin path. */
+  private static String path(JsonNode m) {
+    return "/api/v1/messages/"
+        + m.get("partitionId").asText()
+        + "/"
+        + m.get("transactionId").asText();
+  }
+
   @Test
   void aDeadLetterInsideALeasedBatchIsNotRequeuedAndTheMessageGoesOutOnce() {
     wire.pushNumbered("unsettled", "p", 0, 3);
     JsonNode batch = wire.popPartition("unsettled", "p", "consumerGroup=g&batch=3").json();
     JsonNode m1 = batch.get("messages").get(1);
-    assertThat(
-            broker
-                .post("/api/v1/ack", Wire.ack(m1, "dlq", "poison").put("consumerGroup", "g"))
-                .status())
-        .isEqualTo(200);
-    String retry =
-        "/api/v1/messages/"
-            + m1.get("partitionId").asText()
-            + "/"
-            + m1.get("transactionId").asText()
-            + "/retry";
+    assertThat(ackAs(m1, "dlq", "poison")).isEqualTo(200);
+    String retry = path(m1) + "/retry";
     TestBroker.Reply refused = broker.post(retry, "{}");
     assertThat(refused.status()).as("inside g's leased batch").isEqualTo(409);
     assertThat(refused.json().get("error").asText()).contains("consumer group g");
 
     // the batch given back: its dead letter is taken back and the message comes again, once
     JsonNode m0 = batch.get("messages").get(0);
-    broker.post("/api/v1/ack", Wire.ack(m0, "retry", null).put("consumerGroup", "g"));
+    ackAs(m0, "retry", null);
     JsonNode again = wire.popPartition("unsettled", "p", "consumerGroup=g&batch=10").json();
     assertThat(Wire.numbers(again)).isEqualTo(List.of(0, 1, 2));
     assertThat(wire.ackAll(again)).allMatch(a -> a.get("success").asBoolean());
@@ -75,14 +81,7 @@ class RequeueUnsettledTest {
       JsonNode batch = wire.popPartition("twice", "p", "batch=1").json();
       JsonNode m = batch.get("messages").get(0);
       wire.ackAll(batch, "failed", "again");
-      TestBroker.Reply r =
-          broker.post(
-              "/api/v1/messages/"
-                  + m.get("partitionId").asText()
-                  + "/"
-                  + m.get("transactionId").asText()
-                  + "/retry",
-              "{}");
+      TestBroker.Reply r = broker.post(path(m) + "/retry", "{}");
       assertThat(r.status()).isEqualTo(200);
       String copy = r.json().get("requeuedTransactionId").asText();
       assertThat(copy).startsWith(id + ":requeued:").hasSize(id.length() + 46);
@@ -95,19 +94,11 @@ class RequeueUnsettledTest {
     wire.pushNumbered("opmove", "p", 0, 3);
     JsonNode batch = wire.popPartition("opmove", "p", "consumerGroup=g&batch=3").json();
     JsonNode m1 = batch.get("messages").get(1);
-    String base =
-        "/api/v1/messages/"
-            + m1.get("partitionId").asText()
-            + "/"
-            + m1.get("transactionId").asText();
+    String base = path(m1);
     assertThat(broker.post(base + "/dlq", "{}").status()).isEqualTo(200);
-    assertThat(
-            broker
-                .post("/api/v1/ack", Wire.ack(m1, "dlq", "poison").put("consumerGroup", "g"))
-                .status())
-        .isEqualTo(200);
+    assertThat(ackAs(m1, "dlq", "poison")).isEqualTo(200);
     JsonNode m0 = batch.get("messages").get(0);
-    broker.post("/api/v1/ack", Wire.ack(m0, "retry", null).put("consumerGroup", "g"));
+    ackAs(m0, "retry", null);
 
     JsonNode again = wire.popPartition("opmove", "p", "consumerGroup=g&batch=10").json();
     assertThat(Wire.numbers(again))
@@ -130,19 +121,11 @@ class RequeueUnsettledTest {
     wire.pushNumbered("opafter", "p", 0, 3);
     JsonNode batch = wire.popPartition("opafter", "p", "consumerGroup=g&batch=3").json();
     JsonNode m1 = batch.get("messages").get(1);
-    assertThat(
-            broker
-                .post("/api/v1/ack", Wire.ack(m1, "dlq", "poison").put("consumerGroup", "g"))
-                .status())
-        .isEqualTo(200);
-    String base =
-        "/api/v1/messages/"
-            + m1.get("partitionId").asText()
-            + "/"
-            + m1.get("transactionId").asText();
+    assertThat(ackAs(m1, "dlq", "poison")).isEqualTo(200);
+    String base = path(m1);
     assertThat(broker.post(base + "/dlq", "{}").status()).isEqualTo(200);
     JsonNode m0 = batch.get("messages").get(0);
-    broker.post("/api/v1/ack", Wire.ack(m0, "retry", null).put("consumerGroup", "g"));
+    ackAs(m0, "retry", null);
 
     JsonNode again = wire.popPartition("opafter", "p", "consumerGroup=g&batch=10").json();
     assertThat(Wire.numbers(again)).isEqualTo(List.of(0, 2));
