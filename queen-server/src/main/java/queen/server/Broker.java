@@ -189,8 +189,8 @@ public final class Broker implements AutoCloseable {
             }
 
             @Override
-            public void gaveBack(String group, String queue, String partition) {
-              released.released(queue, partition, group, true, null);
+            public void gaveBack(UUID leaseId, String group, String queue, String partition) {
+              released.released(queue, partition, group, true, leaseId);
             }
           };
       PopService pop =

@@ -334,34 +334,39 @@ end;
 $$;
 
 -- One bounded step of a queue clear, or of the drain before a queue delete: from partition p_from
--- on, in id order, each partition locked in turn as a push locks it, at most p_max_segments segments
--- deleted in all. A partition emptied loses its transactionId index and traces and keeps its
--- offsets (cursors behind continue at the next message pushed); one whose oldest segments took
--- the rest of the budget has its watermark moved past them, as retention would, and the next call
--- goes on from it. Returns the
--- queue's id (null: no such queue), the partitions emptied, the messages deleted, and where the
--- next call starts (null: done). A clear in one transaction held every partition lock of a queue
--- until its last segment was gone (pushes to it, and flushes merged with them, waited), and its
--- snapshot held back every table's HOT pruning meanwhile.
+-- on, in id order, each partition locked in turn as a push locks it, the segments created before
+-- p_before (null: now; the caller passes the first step's started_at to the next) deleted, at most
+-- p_max_segments in all, each partition visited counting as one at least. A partition's watermark
+-- moves past what was deleted, as retention's does; one left with nothing also loses its
+-- transactionId index and traces. Offsets stay: cursors behind continue at the next message
+-- pushed. Returns the queue's id (null: no such queue), the partitions done, the messages deleted,
+-- where the next step starts (null: done), and the step's p_before. In one transaction a big
+-- queue's clear held every partition lock until its last segment was gone (pushes to it, and
+-- flushes merged with them, waited), and its snapshot held back every table's HOT pruning
+-- meanwhile; the cutoff keeps a partition pushed to faster than steps delete from being chased
+-- for ever.
 create or replace function queen.queue_clear_page_v1(
-    p_queue text, p_partition text, p_from uuid, p_max_segments integer)
-returns table (queue_id uuid, partitions integer, messages bigint, resume_from uuid)
+    p_queue text, p_partition text, p_from uuid, p_max_segments integer,
+    p_before timestamptz default null)
+returns table (queue_id uuid, partitions integer, messages bigint, resume_from uuid,
+               started_at timestamptz)
 language plpgsql
 as $$
 #variable_conflict use_column
 declare
-    v_qid   uuid;
-    v_parts integer := 0;
-    v_msgs  bigint := 0;
-    v_left  integer := greatest(p_max_segments, 1);
-    v_n     integer;
-    v_to    bigint;
-    v_pid   uuid;
-    p       record;
+    v_before timestamptz := coalesce(p_before, now());
+    v_qid    uuid;
+    v_parts  integer := 0;
+    v_msgs   bigint := 0;
+    v_left   integer := greatest(p_max_segments, 1);
+    v_n      integer;
+    v_to     bigint;
+    v_pid    uuid;
+    p        record;
 begin
     select q.id into v_qid from queen.queues q where q.name = p_queue;
     if not found then
-        return query select null::uuid, 0, 0::bigint, null::uuid;
+        return query select null::uuid, 0, 0::bigint, null::uuid, v_before;
         return;
     end if;
     for v_pid in
@@ -373,7 +378,7 @@ begin
          order by lp.id
     loop
         if v_left <= 0 then
-            return query select v_qid, v_parts, v_msgs, v_pid;
+            return query select v_qid, v_parts, v_msgs, v_pid, v_before;
             return;
         end if;
         -- no key update, as a push's: a dead-lettering ack's key share (taken without waiting)
@@ -385,27 +390,32 @@ begin
         select count(*), max(s.base_offset + s.msg_count) into v_n, v_to
           from (select ls.base_offset, ls.msg_count
                   from queen.log_segments ls
-                 where ls.partition_id = p.id
+                 where ls.partition_id = p.id and ls.created_at < v_before
                  order by ls.base_offset
                  limit v_left) s;
-        v_left := v_left - v_n;
-        if v_left <= 0 and v_to <= p.last_offset then
+        v_left := v_left - greatest(v_n, 1);
+        if v_n > 0 then
             delete from queen.log_segments ls where ls.partition_id = p.id and ls.base_offset < v_to;
             delete from queen.message_traces t where t.partition_id = p.id and t.msg_offset < v_to;
             update queen.log_partitions lp set retained_from = greatest(lp.retained_from, v_to)
              where lp.id = p.id;
             v_msgs := v_msgs + greatest(v_to - p.retained_from, 0);
-            return query select v_qid, v_parts, v_msgs, p.id;
-            return;
+            if v_left <= 0
+               and exists (select 1 from queen.log_segments ls
+                            where ls.partition_id = p.id and ls.created_at < v_before) then
+                -- more behind the budget: the next step goes on from this partition
+                return query select v_qid, v_parts, v_msgs, p.id, v_before;
+                return;
+            end if;
         end if;
-        delete from queen.log_segments ls where ls.partition_id = p.id;
-        delete from queen.log_txn_index t where t.partition_id = p.id;
-        delete from queen.message_traces t where t.partition_id = p.id;
-        update queen.log_partitions lp set retained_from = p.last_offset + 1 where lp.id = p.id;
+        if coalesce(v_to, p.retained_from) > p.last_offset then
+            -- nothing retained: every index entry and trace of the partition is dead
+            delete from queen.log_txn_index t where t.partition_id = p.id;
+            delete from queen.message_traces t where t.partition_id = p.id;
+        end if;
         v_parts := v_parts + 1;
-        v_msgs := v_msgs + greatest(p.last_offset + 1 - p.retained_from, 0);
     end loop;
-    return query select v_qid, v_parts, v_msgs, null::uuid;
+    return query select v_qid, v_parts, v_msgs, null::uuid, v_before;
 end;
 $$;
 

@@ -16,10 +16,10 @@ public interface DeliveryListener {
   void skipped(UUID leaseId, String group, List<Skipped> messages);
 
   /**
-   * A leased pop failed after its claim and gave its lease of the group's partition back: it may be
-   * taken again now.
+   * A leased pop failed after its claim and gave its lease {@code leaseId} of the group's partition
+   * back: it may be taken again now.
    */
-  void gaveBack(String group, String queue, String partition);
+  void gaveBack(UUID leaseId, String group, String queue, String partition);
 
   /** A deleted message inside a lease. */
   record Skipped(UUID partitionId, String transactionId) {}

@@ -2,7 +2,7 @@ package queen.server.pop;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.UUID;
+import java.util.Objects;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import queen.server.store.Claim;
@@ -30,10 +30,11 @@ final class Handover {
   }
 
   /**
-   * The claims cut into an answer. A partition whose push cannot be decoded is left out of it, and
-   * keeps its lease until it ends (given back, it would fail every pop of the group at once); the
-   * pop fails with it only when nothing else was delivered. An autoAck pop's cursors moved with its
-   * claim: answering 500 lost the other partitions' messages.
+   * The claims cut into an answer. A partition's messages from a push that cannot be decoded on are
+   * left out of it, and a leased claim keeps its lease over them until it ends (given back, it
+   * would fail every pop of the group at once); the pop fails with it only when nothing else was
+   * delivered. An autoAck pop's cursors moved with its claim: answering 500 lost every readable
+   * message of the claim.
    */
   FrameCut cut(PopRequest request, Claim claim, List<PartitionClaim> claims) {
     List<PartitionClaim> readable = claims;
@@ -46,19 +47,27 @@ final class Handover {
               FrameCut.of(
                   request, claim.workerId(), readable, segments.frames(readable, store::blobs));
         } catch (UnreadablePushException e) {
+          // the partition's messages before that push are answered; the cut ends there
           unreadable.add(e);
-          UUID bad = e.partitionId();
-          readable = readable.stream().filter(c -> !c.partitionId().equals(bad)).toList();
+          readable =
+              readable.stream()
+                  .map(c -> c.partitionId().equals(e.partitionId()) ? c.before(e.baseOffset()) : c)
+                  .filter(Objects::nonNull)
+                  .toList();
         }
       }
       if (!request.autoAck() && !cut.skipped().isEmpty()) {
         // before the registry learns the lease, so that these acks take the general path
         delivered.skipped(claim.workerId(), request.group(), cut.skipped());
       }
-      if (!unreadable.isEmpty() && cut.result().isEmpty()) {
+      boolean fails = !unreadable.isEmpty() && cut.result().isEmpty();
+      // the one the pop fails with is logged as its answer is
+      unreadable.stream()
+          .skip(fails ? 1 : 0)
+          .forEach(e -> log.error("pop of group {}: {}", request.group(), e.getMessage()));
+      if (fails) {
         throw unreadable.getFirst();
       }
-      unreadable.forEach(e -> log.error("pop of group {}: {}", request.group(), e.getMessage()));
       return cut;
     } catch (RuntimeException e) {
       if (!request.autoAck()) {
@@ -90,6 +99,7 @@ final class Handover {
       log.debug("giving back the leases of a failed pop failed: {}", e.toString());
       return;
     }
-    leased.forEach(c -> delivered.gaveBack(claim.group(), c.queue(), c.partition()));
+    leased.forEach(
+        c -> delivered.gaveBack(claim.workerId(), claim.group(), c.queue(), c.partition()));
   }
 }

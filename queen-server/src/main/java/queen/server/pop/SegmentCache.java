@@ -174,6 +174,7 @@ public final class SegmentCache {
               + "): every leased pop of it fails until the consumer group is seeked past it"
               + " (docs/admin.md)",
           claim.partitionId(),
+          slice.baseOffset(),
           e);
     }
   }

@@ -18,4 +18,13 @@ public record PartitionClaim(
     Verdict verdict,
     Instant retryAt,
     int attempt,
-    List<SegmentSlice> slices) {}
+    List<SegmentSlice> slices) {
+
+  /** This claim with only the slices of segments before {@code baseOffset}; null when none is. */
+  public PartitionClaim before(long baseOffset) {
+    List<SegmentSlice> kept = slices.stream().filter(s -> s.baseOffset() < baseOffset).toList();
+    return kept.isEmpty()
+        ? null
+        : new PartitionClaim(partitionId, partition, queue, verdict, retryAt, attempt, kept);
+  }
+}

@@ -172,13 +172,14 @@ public final class PopStore {
   /**
    * Ends the lease {@code lease} of the group on these partitions now, as if it had expired: the
    * next pop takes its batch again from the cursor, with what was acked under it, and charges no
-   * retry budget. One statement per partition (on Citus each goes to its partition's worker).
+   * retry budget. One statement per partition (on Citus each goes to its partition's worker), in
+   * partition order: the batch runs as one transaction, which takes the cursors in the house order.
    */
   public void giveBack(String group, UUID lease, Collection<UUID> partitionIds) {
     db.autocommit(
         c -> {
           try (PreparedStatement ps = c.prepareStatement(GIVE_BACK)) {
-            for (UUID partitionId : partitionIds) {
+            for (UUID partitionId : partitionIds.stream().sorted(LockOrder.PARTITIONS).toList()) {
               ps.setObject(1, partitionId);
               ps.setString(2, group);
               ps.setObject(3, lease);

@@ -2,17 +2,19 @@ package queen.server.store;
 
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
+import java.time.Instant;
 import java.util.UUID;
 
 /**
  * A queue cleared or deleted in short transactions of at most {@code batchSegments} segments (or
- * dead letters) each, as retention deletes: in one transaction a big queue's removal held every
- * partition lock until its last segment was gone, so its pushes waited, and its snapshot held back
- * HOT pruning everywhere meanwhile. A removal cut short (a broker stopped, the database away)
- * leaves a queue partly cleared, as retention would; repeating it finishes it.
+ * dead letters, or partitions) each, as retention deletes, of what was pushed before it began: in
+ * one transaction a big queue's removal held every partition lock until its last segment was gone,
+ * so its pushes waited, and its snapshot held back HOT pruning everywhere meanwhile. A removal cut
+ * short (a broker stopped, the database away) leaves a queue partly cleared, as retention would;
+ * repeating it finishes it.
  */
 public final class QueueRemoval {
-  private static final String CLEAR_PAGE = "select * from queen.queue_clear_page_v1(?, ?, ?, ?)";
+  private static final String CLEAR_PAGE = "select * from queen.queue_clear_page_v1(?, ?, ?, ?, ?)";
   // as retention's dead-letter pages, with no age: every dead letter
   private static final String DEAD_LETTERS =
       "select * from queen.retention_dead_letters_v2(?, null, 'infinity', ?, ?)";
@@ -73,31 +75,38 @@ public final class QueueRemoval {
         });
   }
 
-  /** A clear's pages so far. */
+  /** A clear's pages so far, and what was pushed before it began (the first page's time). */
   private static final class Progress {
     UUID queueId;
     int partitions;
     long messages;
+    Instant before;
   }
 
+  /**
+   * The clear's pages, each in a transaction of its own without the admin statement timeout (a page
+   * of big segments may take longer, and cancelled, it was rolled back and retried whole).
+   */
   private Progress clearPages(String queue, String partition) {
     Progress p = new Progress();
     UUID from = null;
     do {
       UUID start = from;
       from =
-          db.autocommit(
+          db.unbounded(
               c -> {
                 try (PreparedStatement ps = c.prepareStatement(CLEAR_PAGE)) {
                   ps.setString(1, queue);
                   ps.setString(2, partition);
                   ps.setObject(3, start);
                   ps.setInt(4, batchSegments);
+                  Sql.setTimestamptz(ps, 5, p.before);
                   try (ResultSet rs = ps.executeQuery()) {
                     rs.next();
                     p.queueId = rs.getObject("queue_id", UUID.class);
                     p.partitions += rs.getInt("partitions");
                     p.messages += rs.getLong("messages");
+                    p.before = Sql.instant(rs, "started_at");
                     return rs.getObject("resume_from", UUID.class);
                   }
                 }

@@ -39,6 +39,7 @@ public final class TransactionStore {
   public Outcome apply(List<SegmentWrite> pushes, Map<String, List<AckItem>> acksByGroup) {
     PushStore.Collisions known = new PushStore.Collisions();
     Map<String, Long[]> offsets = new HashMap<>();
+    int idle = 0; // rounds whose candidates taught nothing, as in PushStore
     while (true) {
       try {
         return db.transaction(
@@ -75,13 +76,20 @@ public final class TransactionStore {
         return new Outcome(false, r.getMessage(), List.of(), Map.of());
       } catch (StoreException e) {
         if (PushStore.DUPLICATES_FOUND.equals(e.sqlState())) {
-          if (storedAlready(pushes, known)) {
+          Candidates read = readCandidates(pushes, known);
+          if (read == Candidates.ONE_STORED) {
             // inside a transaction a stored transactionId refuses everything, as Queen did
             return new Outcome(
                 false,
                 "PUSH operation failed: a transactionId is already stored",
                 List.of(),
                 Map.of());
+          }
+          // retention may delete a candidate between the index's answer and its read: try again
+          idle = read == Candidates.NOTHING_NEW ? idle + 1 : 0;
+          if (idle == 3) {
+            throw new IllegalStateException(
+                "push refused for a stored transaction id, but no stored message matches");
           }
         } else if (AckStore.AMBIGUOUS.equals(e.sqlState()) && offsets.isEmpty()) {
           for (Map.Entry<String, List<AckItem>> g : acksByGroup.entrySet()) {
@@ -94,11 +102,18 @@ public final class TransactionStore {
     }
   }
 
-  /**
-   * Reads the candidates of the pushed transaction ids: true when one of them is stored; else every
-   * candidate is a collision and joins {@code known}.
-   */
-  private boolean storedAlready(List<SegmentWrite> pushes, PushStore.Collisions known) {
+  /** What the candidates of a push refused for a stored transactionId were. */
+  private enum Candidates {
+    /** One of them is the pushed message: the transactionId is stored. */
+    ONE_STORED,
+    /** Collisions, learned into {@code known}: the push may go on. */
+    COLLISIONS,
+    /** None that was not known already (or retention deleted them since). */
+    NOTHING_NEW
+  }
+
+  /** Reads the candidates of the pushed transaction ids; collisions join {@code known}. */
+  private Candidates readCandidates(List<SegmentWrite> pushes, PushStore.Collisions known) {
     List<UUID> pids = new ArrayList<>();
     List<String> txns = new ArrayList<>();
     for (SegmentWrite s : pushes) {
@@ -111,15 +126,11 @@ public final class TransactionStore {
     boolean progress = false;
     for (TxnCandidates.Match m : matches) {
       if (m.same()) {
-        return true;
+        return Candidates.ONE_STORED;
       }
       progress |= known.add(m.partitionId(), m.offset());
     }
-    if (!progress) {
-      throw new IllegalStateException(
-          "push refused for a stored transaction id, but no stored message matches");
-    }
-    return false;
+    return progress ? Candidates.COLLISIONS : Candidates.NOTHING_NEW;
   }
 
   /** Rolls the transaction back with a reason for the client. */

@@ -20,7 +20,7 @@ class QueueRemovalTest {
 
   private final Wire wire = new Wire(broker);
 
-  /** Each statement deleting from the watched tables notes its transaction. */
+  /** Each row deleted from the watched tables notes its transaction. */
   @BeforeAll
   static void watchDeletes() {
     broker.sql("create table public.removal_txns (tbl text, txid bigint)");
@@ -32,13 +32,20 @@ class QueueRemovalTest {
       broker.sql(
           "create trigger note_removal after delete on queen."
               + table
-              + " for each statement execute function public.note_removal()");
+              + " for each row execute function public.note_removal()");
     }
   }
 
   private long transactions(String table) {
     return broker.sqlLong(
         "select count(distinct txid) from public.removal_txns where tbl = '" + table + "'");
+  }
+
+  private long mostInOneTransaction(String table) {
+    return broker.sqlLong(
+        "select max(n) from (select count(*) as n from public.removal_txns where tbl = '"
+            + table
+            + "' group by txid) t");
   }
 
   private void pushes(String queue, String partition, int count) {
@@ -56,6 +63,7 @@ class QueueRemovalTest {
     assertThat(cleared.get("partitionsCleared").asInt()).isEqualTo(2);
     assertThat(cleared.get("messagesDeleted").asInt()).isEqualTo(8);
     assertThat(transactions("log_segments")).as("8 segments, 2 a transaction").isGreaterThan(3);
+    assertThat(mostInOneTransaction("log_segments")).isEqualTo(2);
     assertThat(
             broker.sqlLong(
                 "select count(*) from queen.log_segments s join queen.log_partitions p"
@@ -89,6 +97,8 @@ class QueueRemovalTest {
     assertThat(deleted.get("existed").asBoolean()).isTrue();
     assertThat(transactions("log_segments")).as("8 segments, 2 a transaction").isGreaterThan(3);
     assertThat(transactions("dead_letters")).as("6 dead letters, 2 a transaction").isGreaterThan(2);
+    assertThat(mostInOneTransaction("log_segments")).isEqualTo(2);
+    assertThat(mostInOneTransaction("dead_letters")).isEqualTo(2);
     for (String table : new String[] {"log_segments", "dead_letters", "log_consumers"}) {
       assertThat(
               broker.sqlLong(

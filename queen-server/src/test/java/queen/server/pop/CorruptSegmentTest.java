@@ -16,6 +16,11 @@ class CorruptSegmentTest {
   private final Wire wire = new Wire(broker);
 
   private void corrupt(String queue, String partition) {
+    corrupt(queue, partition, 0);
+  }
+
+  /** Flips a byte of the partition's stored pushes from {@code fromOffset} on. */
+  private void corrupt(String queue, String partition, long fromOffset) {
     broker.sql(
         "update queen.log_segments s set blob = overlay(s.blob placing '\\xff'::bytea from 4 for 1)"
             + " from queen.log_partitions p join queen.queues q on q.id = p.queue_id"
@@ -23,7 +28,8 @@ class CorruptSegmentTest {
             + partition
             + "' and q.name = '"
             + queue
-            + "'");
+            + "' and s.base_offset >= "
+            + fromOffset);
   }
 
   @Test
@@ -75,5 +81,31 @@ class CorruptSegmentTest {
                     + " join queen.log_partitions p on p.id = c.partition_id"
                     + " where p.name = 'bad' and c.consumer_group = 'g'"))
         .isEqualTo("t");
+  }
+
+  @Test
+  void anAutoAckPopAnswersThePartitionsMessagesBeforeAnUnreadablePush() {
+    wire.pushNumbered("brokentail", "p", 0, 5);
+    wire.pushNumbered("brokentail", "p", 5, 5);
+    corrupt("brokentail", "p", 5);
+    TestBroker.Reply popped = wire.popPartition("brokentail", "p", "batch=10&autoAck=true");
+    assertThat(popped.status()).isEqualTo(200);
+    assertThat(Wire.numbers(popped.json())).containsExactly(0, 1, 2, 3, 4);
+  }
+
+  @Test
+  void aLeasedPopAnswersThePartitionsMessagesBeforeAnUnreadablePushAndHoldsTheRest() {
+    wire.pushNumbered("brokenrest", "p", 0, 5);
+    wire.pushNumbered("brokenrest", "p", 5, 5);
+    corrupt("brokenrest", "p", 5);
+    TestBroker.Reply popped = wire.popPartition("brokenrest", "p", "batch=10&consumerGroup=g");
+    assertThat(popped.status()).isEqualTo(200);
+    assertThat(Wire.numbers(popped.json())).containsExactly(0, 1, 2, 3, 4);
+    assertThat(wire.ackAll(popped.json()))
+        .allSatisfy(a -> assertThat(a.get("success").asBoolean()).isTrue());
+    assertThat(broker.sqlText(Wire.cursorOf("brokenrest", "g", "committed"))).isEqualTo("4");
+    assertThat(wire.popPartition("brokenrest", "p", "consumerGroup=g").status())
+        .as("the unreadable push stays under the lease until it ends")
+        .isEqualTo(204);
   }
 }
