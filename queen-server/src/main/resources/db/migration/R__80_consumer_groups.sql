@@ -116,6 +116,8 @@ declare
     v_off bigint;
     v_off_at timestamptz;
     v_last bigint;
+    v_end   bigint;
+    v_acked bigint[];
     r     record;
 begin
     select q.id into v_qid from queen.queues q where q.name = p_queue;
@@ -147,6 +149,19 @@ begin
         v_off := case when p_to_end then v_last
                       else queen.log_seek_v1(r.id, p_ts, v_last) end;
         v_off_at := queen.log_offset_created_at_v1(r.id, v_off);
+        -- the lease the seek ends, live or lapsed: what it dead-lettered that the seek hands out
+        -- again is no dead letter (left, the replayed message was both, and a requeue of its
+        -- letter, now settled, delivered it a third time)
+        select c.batch_end, c.acked_offsets into v_end, v_acked
+          from queen.log_consumers c
+         where c.partition_id = r.id and c.consumer_group = p_group
+           for update;
+        if v_end > v_off then
+            delete from queen.dead_letters d
+             where d.partition_id = r.id and d.consumer_group = p_group
+               and d.msg_offset > v_off and d.msg_offset <= v_end
+               and d.msg_offset = any (coalesce(v_acked, '{}')) and d.leased;
+        end if;
         insert into queen.log_consumers as c (partition_id, consumer_group, committed, committed_at)
         values (r.id, p_group, v_off, v_off_at)
         on conflict (partition_id, consumer_group) do update

@@ -136,4 +136,28 @@ class RequeueUnsettledTest {
         .as("not lost")
         .isEqualTo(1);
   }
+
+  // left, the replayed message was a dead letter too, and its requeue a third delivery
+  @Test
+  void aSeekBackTakesBackWhatTheLeaseItEndsDeadLettered() {
+    wire.pushNumbered("seekback", "p", 0, 3);
+    JsonNode batch = wire.popPartition("seekback", "p", "consumerGroup=g&batch=3").json();
+    JsonNode m1 = batch.get("messages").get(1);
+    assertThat(ackAs(m1, "dlq", "poison")).isEqualTo(200);
+    assertThat(
+            broker
+                .post(
+                    "/api/v1/consumer-groups/g/queues/seekback/seek",
+                    Wire.object().put("timestamp", "2000-01-01T00:00:00Z"))
+                .status())
+        .isEqualTo(200);
+
+    assertThat(
+            broker.sqlLong(
+                "select count(*) from queen.dead_letters where transaction_id = 'seekback-p-1'"))
+        .as("taken back with the lease the seek ended")
+        .isZero();
+    JsonNode again = wire.popPartition("seekback", "p", "consumerGroup=g&batch=10").json();
+    assertThat(Wire.numbers(again)).isEqualTo(List.of(0, 1, 2));
+  }
 }
