@@ -231,6 +231,7 @@ public final class Broker implements AutoCloseable {
               new ConsumerGroupStore(db),
               (queue, group) -> {
                 pop.groupReset(queue, group);
+                registry.groupReset(queue, group);
                 lags.forget();
               },
               hints::refresh);

@@ -129,6 +129,20 @@ public final class AckRegistry {
     }
   }
 
+  /**
+   * The group's cursors on the queue (every queue when null) were deleted or moved, which ended
+   * their leases: their deliveries go, where they stayed until they expired and could fill the
+   * registry after a seek of a wide queue, keeping new leases off the fast path.
+   */
+  public void groupReset(String queue, String group) {
+    named.forEach(
+        (pair, held) -> {
+          if (pair.group().equals(group) && (queue == null || pair.queue().equals(queue))) {
+            remove(held.lease(), held.partitionId());
+          }
+        });
+  }
+
   /** Whether UUIDv7 {@code a} was minted in a later millisecond than {@code b}. */
   private static boolean issuedAfter(UUID a, UUID b) {
     return (a.getMostSignificantBits() >>> 16) > (b.getMostSignificantBits() >>> 16);

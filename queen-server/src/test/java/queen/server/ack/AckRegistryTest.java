@@ -109,4 +109,27 @@ class AckRegistryTest {
     registry.releasedElsewhere("q", "p", "g", null);
     assertThat(registry.get(lease, l.partitionId())).isNull();
   }
+
+  @Test
+  void aGroupResetForgetsThatGroupsLeasesOnThatQueue() {
+    AckRegistry registry = new AckRegistry();
+    UUID reset = UUID.randomUUID();
+    UUID otherGroup = UUID.randomUUID();
+    UUID otherQueue = UUID.randomUUID();
+    DeliveryListener.Leased a = batch(3);
+    DeliveryListener.Leased b = batch(3);
+    DeliveryListener.Leased c =
+        new DeliveryListener.Leased(UUID.randomUUID(), "q2", "p", List.of("x"), 0);
+    registry.leased(reset, "g", List.of(a));
+    registry.leased(otherGroup, "h", List.of(b));
+    registry.leased(otherQueue, "g", List.of(c));
+
+    registry.groupReset("q", "g");
+    assertThat(registry.get(reset, a.partitionId())).isNull();
+    assertThat(registry.get(otherGroup, b.partitionId())).isNotNull();
+    assertThat(registry.get(otherQueue, c.partitionId())).isNotNull();
+    registry.groupReset(null, "g");
+    assertThat(registry.get(otherQueue, c.partitionId())).as("every queue").isNull();
+    assertThat(registry.size()).isEqualTo(1);
+  }
 }
