@@ -369,6 +369,15 @@ begin
         return query select null::uuid, 0, 0::bigint, null::uuid, v_before;
         return;
     end if;
+    if p_before is null then
+        -- a push's created_at never goes back (see R__20), not even with the clock: one stored
+        -- before the clear began may be dated after its now()
+        select greatest(v_before, max(lp.newest_created_at)) into v_before
+          from queen.log_partitions lp
+         where lp.queue_id = v_qid
+           and (p_partition is null or lp.id = queen.partition_uuid(v_qid, p_partition));
+        v_before := v_before + interval '1 microsecond';
+    end if;
     for v_pid in
         select lp.id
           from queen.log_partitions lp

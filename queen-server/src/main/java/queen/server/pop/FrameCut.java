@@ -6,6 +6,7 @@ import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import queen.server.codec.Frame;
@@ -19,7 +20,11 @@ import queen.server.store.Verdict;
  * into the messages to deliver, the deleted ones the lease covers but nobody sees, and the last
  * offset each partition's lease covers.
  */
-record FrameCut(PopResult result, List<DeliveryListener.Skipped> skipped, Map<UUID, Long> ends) {
+record FrameCut(
+    PopResult result,
+    List<DeliveryListener.Skipped> skipped,
+    Map<UUID, Long> ends,
+    Set<UUID> heldBack) {
 
   /** {@code sliceFrames}: the frames of every delivered slice, in order ({@link SegmentCache}). */
   static FrameCut of(
@@ -63,7 +68,16 @@ record FrameCut(PopResult result, List<DeliveryListener.Skipped> skipped, Map<UU
     return new FrameCut(
         new PopResult(request.autoAck() ? null : worker, request.group(), claimed, messages),
         skipped,
-        ends);
+        ends,
+        Set.of());
+  }
+
+  /**
+   * This cut, the leases of {@code partitions} running past what it answers (an unreadable push):
+   * no whole-batch ack can settle them, so the registry does not hold them for one.
+   */
+  FrameCut heldBack(Set<UUID> partitions) {
+    return new FrameCut(result, skipped, ends, partitions);
   }
 
   /**
@@ -76,6 +90,7 @@ record FrameCut(PopResult result, List<DeliveryListener.Skipped> skipped, Map<UU
       byPartition.computeIfAbsent(m.partitionId(), k -> new ArrayList<>()).add(m);
     }
     List<DeliveryListener.Leased> leased = new ArrayList<>(byPartition.size());
+    heldBack.forEach(byPartition::remove);
     byPartition.forEach(
         (pid, ms) ->
             leased.add(

@@ -1,8 +1,11 @@
 package queen.server.pop;
 
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
+import java.util.Set;
+import java.util.UUID;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import queen.server.store.Claim;
@@ -39,16 +42,18 @@ final class Handover {
   FrameCut cut(PopRequest request, Claim claim, List<PartitionClaim> claims) {
     List<PartitionClaim> readable = claims;
     List<UnreadablePushException> unreadable = new ArrayList<>();
+    Set<UUID> cutShort = new HashSet<>(); // partitions whose claim ends at an unreadable push
     try {
-      FrameCut cut = null;
-      while (cut == null) {
+      FrameCut answer = null;
+      while (answer == null) {
         try {
-          cut =
+          answer =
               FrameCut.of(
                   request, claim.workerId(), readable, segments.frames(readable, store::blobs));
         } catch (UnreadablePushException e) {
           // the partition's messages before that push are answered; the cut ends there
           unreadable.add(e);
+          cutShort.add(e.partitionId());
           readable =
               readable.stream()
                   .map(c -> c.partitionId().equals(e.partitionId()) ? c.before(e.baseOffset()) : c)
@@ -56,11 +61,11 @@ final class Handover {
                   .toList();
         }
       }
-      if (!request.autoAck() && !cut.skipped().isEmpty()) {
+      if (!request.autoAck() && !answer.skipped().isEmpty()) {
         // before the registry learns the lease, so that these acks take the general path
-        delivered.skipped(claim.workerId(), request.group(), cut.skipped());
+        delivered.skipped(claim.workerId(), request.group(), answer.skipped());
       }
-      boolean fails = !unreadable.isEmpty() && cut.result().isEmpty();
+      boolean fails = !unreadable.isEmpty() && answer.result().isEmpty();
       // the one the pop fails with is logged as its answer is
       unreadable.stream()
           .skip(fails ? 1 : 0)
@@ -68,10 +73,12 @@ final class Handover {
       if (fails) {
         throw unreadable.getFirst();
       }
-      return cut;
+      return answer.heldBack(cutShort);
     } catch (RuntimeException e) {
       if (!request.autoAck()) {
-        giveBack(claim, readable, e);
+        // a claim cut at an unreadable push keeps its lease over it
+        giveBack(
+            claim, readable.stream().filter(c -> !cutShort.contains(c.partitionId())).toList(), e);
       }
       throw e;
     }

@@ -19,6 +19,9 @@ public final class QueueRemoval {
   private static final String DEAD_LETTERS =
       "select * from queen.retention_dead_letters_v2(?, null, 'infinity', ?, ?)";
 
+  /** A queue delete's passes over what was pushed while it ran, at most. */
+  private static final int MAX_PASSES = 5;
+
   private final Database db;
   private final int batchSegments;
 
@@ -41,7 +44,13 @@ public final class QueueRemoval {
    * dead letters go first, page by page; then the queue's row, with what was pushed meanwhile.
    */
   public boolean delete(String name) {
-    UUID queueId = clearPages(name, null).queueId;
+    Progress cleared = clearPages(name, null);
+    // what was pushed meanwhile, again while that takes more than one page: the last transaction
+    // holds every partition of the queue until it commits
+    for (int pass = 1; pass < MAX_PASSES && cleared.pages > 1; pass++) {
+      cleared = clearPages(name, null);
+    }
+    UUID queueId = cleared.queueId;
     if (queueId == null) {
       return false;
     }
@@ -49,7 +58,7 @@ public final class QueueRemoval {
     do {
       UUID after = d == null ? null : d.after();
       d =
-          db.autocommit(
+          db.unbounded(
               c -> {
                 try (PreparedStatement ps = c.prepareStatement(DEAD_LETTERS)) {
                   ps.setObject(1, queueId);
@@ -81,6 +90,7 @@ public final class QueueRemoval {
     int partitions;
     long messages;
     Instant before;
+    int pages;
   }
 
   /**
@@ -107,6 +117,7 @@ public final class QueueRemoval {
                     p.partitions += rs.getInt("partitions");
                     p.messages += rs.getLong("messages");
                     p.before = Sql.instant(rs, "started_at");
+                    p.pages++;
                     return rs.getObject("resume_from", UUID.class);
                   }
                 }

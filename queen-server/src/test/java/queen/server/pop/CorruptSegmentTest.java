@@ -98,9 +98,13 @@ class CorruptSegmentTest {
     wire.pushNumbered("brokenrest", "p", 0, 5);
     wire.pushNumbered("brokenrest", "p", 5, 5);
     corrupt("brokenrest", "p", 5);
+    double registered = broker.metric("queen_ack_registry_partitions", "");
     TestBroker.Reply popped = wire.popPartition("brokenrest", "p", "batch=10&consumerGroup=g");
     assertThat(popped.status()).isEqualTo(200);
     assertThat(Wire.numbers(popped.json())).containsExactly(0, 1, 2, 3, 4);
+    assertThat(broker.metric("queen_ack_registry_partitions", ""))
+        .as("no whole-batch ack can settle a lease past what was answered: not registered for one")
+        .isEqualTo(registered);
     assertThat(wire.ackAll(popped.json()))
         .allSatisfy(a -> assertThat(a.get("success").asBoolean()).isTrue());
     assertThat(broker.sqlText(Wire.cursorOf("brokenrest", "g", "committed"))).isEqualTo("4");
