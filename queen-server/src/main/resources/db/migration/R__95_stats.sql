@@ -340,14 +340,15 @@ $$;
 -- moves past what was deleted, as retention's does; one left with nothing also loses its
 -- transactionId index and traces. Offsets stay: cursors behind continue at the next message
 -- pushed. Returns the queue's id (null: no such queue), the partitions done, the messages deleted,
--- where the next step starts (null: done), and the step's p_before. In one transaction a big
+-- where the next step starts (null: done), and the step's p_before; p_queue_id, when given, names
+-- the queue instead of p_queue. In one transaction a big
 -- queue's clear held every partition lock until its last segment was gone (pushes to it, and
 -- flushes merged with them, waited), and its snapshot held back every table's HOT pruning
 -- meanwhile; the cutoff keeps a partition pushed to faster than steps delete from being chased
 -- for ever.
 create or replace function queen.queue_clear_page_v1(
     p_queue text, p_partition text, p_from uuid, p_max_segments integer,
-    p_before timestamptz default null)
+    p_before timestamptz default null, p_queue_id uuid default null)
 returns table (queue_id uuid, partitions integer, messages bigint, resume_from uuid,
                started_at timestamptz)
 language plpgsql
@@ -364,7 +365,10 @@ declare
     v_pid    uuid;
     p        record;
 begin
-    select q.id into v_qid from queen.queues q where q.name = p_queue;
+    -- by its id once the first step found it: a queue deleted and pushed to again meanwhile is
+    -- another queue
+    select q.id into v_qid from queen.queues q
+     where case when p_queue_id is null then q.name = p_queue else q.id = p_queue_id end;
     if not found then
         return query select null::uuid, 0, 0::bigint, null::uuid, v_before;
         return;

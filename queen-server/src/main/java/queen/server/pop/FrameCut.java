@@ -73,8 +73,7 @@ record FrameCut(
   }
 
   /**
-   * This cut, the leases of {@code partitions} running past what it answers (an unreadable push):
-   * no whole-batch ack can settle them, so the registry does not hold them for one.
+   * This cut, the leases of {@code partitions} running past what it answers (an unreadable push).
    */
   FrameCut heldBack(Set<UUID> partitions) {
     return new FrameCut(result, skipped, ends, partitions);
@@ -90,7 +89,6 @@ record FrameCut(
       byPartition.computeIfAbsent(m.partitionId(), k -> new ArrayList<>()).add(m);
     }
     List<DeliveryListener.Leased> leased = new ArrayList<>(byPartition.size());
-    heldBack.forEach(byPartition::remove);
     byPartition.forEach(
         (pid, ms) ->
             leased.add(

@@ -294,7 +294,9 @@ public final class PopService {
     if (result.isEmpty()) {
       return Attempt.NOTHING;
     }
-    if (!request.autoAck()) {
+    if (!request.autoAck() && cut.heldBack().isEmpty()) {
+      // a lease running past its answer is not registered: no whole-batch ack can settle it, and
+      // an extension must find every partition it holds, which the cursors still say
       delivered.leased(result.leaseId(), result.group(), cut.leased());
     }
     return new Attempt(result, false, 0);

@@ -14,7 +14,8 @@ import java.util.UUID;
  * repeating it finishes it.
  */
 public final class QueueRemoval {
-  private static final String CLEAR_PAGE = "select * from queen.queue_clear_page_v1(?, ?, ?, ?, ?)";
+  private static final String CLEAR_PAGE =
+      "select * from queen.queue_clear_page_v1(?, ?, ?, ?, ?, ?)";
   // as retention's dead-letter pages, with no age: every dead letter
   private static final String DEAD_LETTERS =
       "select * from queen.retention_dead_letters_v2(?, null, 'infinity', ?, ?)";
@@ -35,7 +36,7 @@ public final class QueueRemoval {
 
   /** Deletes every message of the queue, or of one partition, keeping offsets. */
   public Cleared clear(String queue, String partition) {
-    Progress p = clearPages(queue, partition);
+    Progress p = clearPages(queue, partition, null);
     return new Cleared(p.queueId != null, p.partitions, p.messages);
   }
 
@@ -44,15 +45,18 @@ public final class QueueRemoval {
    * dead letters go first, page by page; then the queue's row, with what was pushed meanwhile.
    */
   public boolean delete(String name) {
-    Progress cleared = clearPages(name, null);
-    // what was pushed meanwhile, again while that takes more than one page: the last transaction
-    // holds every partition of the queue until it commits
-    for (int pass = 1; pass < MAX_PASSES && cleared.pages > 1; pass++) {
-      cleared = clearPages(name, null);
-    }
+    Progress cleared = clearPages(name, null, null);
     UUID queueId = cleared.queueId;
     if (queueId == null) {
       return false;
+    }
+    // what was pushed meanwhile, again while a pass deletes some and takes more than a page: the
+    // last transaction holds every partition of the queue until it commits
+    for (int pass = 1; pass < MAX_PASSES && cleared.pages > 1 && cleared.messages > 0; pass++) {
+      cleared = clearPages(name, null, queueId);
+      if (cleared.queueId == null) {
+        return true; // deleted meanwhile
+      }
     }
     RetentionStore.DeletedDeadLetters d = null;
     do {
@@ -97,8 +101,9 @@ public final class QueueRemoval {
    * The clear's pages, each in a transaction of its own without the admin statement timeout (a page
    * of big segments may take longer, and cancelled, it was rolled back and retried whole).
    */
-  private Progress clearPages(String queue, String partition) {
+  private Progress clearPages(String queue, String partition, UUID queueId) {
     Progress p = new Progress();
+    p.queueId = queueId;
     UUID from = null;
     do {
       UUID start = from;
@@ -111,6 +116,8 @@ public final class QueueRemoval {
                   ps.setObject(3, start);
                   ps.setInt(4, batchSegments);
                   Sql.setTimestamptz(ps, 5, p.before);
+                  // after the first page, by id: a queue deleted and created again is another
+                  ps.setObject(6, p.queueId);
                   try (ResultSet rs = ps.executeQuery()) {
                     rs.next();
                     p.queueId = rs.getObject("queue_id", UUID.class);

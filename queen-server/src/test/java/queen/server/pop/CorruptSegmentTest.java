@@ -105,6 +105,16 @@ class CorruptSegmentTest {
     assertThat(broker.metric("queen_ack_registry_partitions", ""))
         .as("no whole-batch ack can settle a lease past what was answered: not registered for one")
         .isEqualTo(registered);
+    String lease = popped.json().get("leaseId").asText();
+    assertThat(
+            broker
+                .post("/api/v1/lease/" + lease + "/extend", "{\"seconds\":30}")
+                .json()
+                .get(0)
+                .get("success")
+                .asBoolean())
+        .as("its extension finds the partition it holds (a lease registered without it did not)")
+        .isTrue();
     assertThat(wire.ackAll(popped.json()))
         .allSatisfy(a -> assertThat(a.get("success").asBoolean()).isTrue());
     assertThat(broker.sqlText(Wire.cursorOf("brokenrest", "g", "committed"))).isEqualTo("4");
