@@ -1,5 +1,5 @@
--- Operator views and the queue delete. Counts are computed live from partition heads and cursors;
--- the consumer groups' time lag comes from the statistics snapshot.
+-- Operator views, the queue delete and the queue clear. Counts are computed live from partition
+-- heads and cursors; the consumer groups' time lag comes from the statistics snapshot.
 
 -- Removes a queue with its partitions, segments, cursors, subscriptions and dead letters
 -- (all cascade from queen.queues); false when there was no such queue.
@@ -153,4 +153,119 @@ begin
              on gs.queue_id = q.id and gs.consumer_group = pg.consumer_group
      order by q.name, pg.consumer_group;
 end;
+$$;
+
+-- One bounded step of a queue clear, or of the drain before a queue delete: from partition p_from
+-- on, in id order, each partition locked in turn as a push locks it, the segments created before
+-- p_before (null: now; the caller passes the first step's started_at to the next) deleted, at most
+-- p_max_segments in all, each partition visited counting as one at least. A partition's watermark
+-- moves past what was deleted, as retention's does; one left with nothing also loses its
+-- transactionId index and traces. Offsets stay: cursors behind continue at the next message
+-- pushed. Returns the queue's id (null: no such queue), the partitions done, the messages deleted,
+-- where the next step starts (null: done), and the step's p_before; p_queue_id, when given, names
+-- the queue instead of p_queue. In one transaction a big
+-- queue's clear held every partition lock until its last segment was gone (pushes to it, and
+-- flushes merged with them, waited), and its snapshot held back every table's HOT pruning
+-- meanwhile; the cutoff keeps a partition pushed to faster than steps delete from being chased
+-- for ever.
+create or replace function queen.queue_clear_page_v1(
+    p_queue text, p_partition text, p_from uuid, p_max_segments integer,
+    p_before timestamptz default null, p_queue_id uuid default null)
+returns table (queue_id uuid, partitions integer, messages bigint, resume_from uuid,
+               started_at timestamptz)
+language plpgsql
+as $$
+#variable_conflict use_column
+declare
+    v_before timestamptz := coalesce(p_before, now());
+    v_qid    uuid;
+    v_parts  integer := 0;
+    v_msgs   bigint := 0;
+    v_left   integer := greatest(p_max_segments, 1);
+    v_n      integer;
+    v_to     bigint;
+    v_pid    uuid;
+    p        record;
+begin
+    -- by its id once the first step found it: a queue deleted and pushed to again meanwhile is
+    -- another queue
+    if p_queue_id is null then
+        select q.id into v_qid from queen.queues q where q.name = p_queue;
+    else
+        select q.id into v_qid from queen.queues q where q.id = p_queue_id;
+    end if;
+    if v_qid is null then
+        return query select null::uuid, 0, 0::bigint, null::uuid, v_before;
+        return;
+    end if;
+    if p_before is null then
+        -- a push's created_at never goes back (see R__20), not even with the clock: one stored
+        -- before the clear began may be dated after its now()
+        select greatest(v_before, max(lp.newest_created_at)) into v_before
+          from queen.log_partitions lp
+         where lp.queue_id = v_qid
+           and (p_partition is null or lp.id = queen.partition_uuid(v_qid, p_partition));
+        v_before := v_before + interval '1 microsecond';
+    end if;
+    for v_pid in
+        select lp.id
+          from queen.log_partitions lp
+         where lp.queue_id = v_qid
+           and (p_partition is null or lp.id = queen.partition_uuid(v_qid, p_partition))
+           and (p_from is null or lp.id >= p_from)
+         order by lp.id
+    loop
+        if v_left <= 0 then
+            return query select v_qid, v_parts, v_msgs, v_pid, v_before;
+            return;
+        end if;
+        -- no key update, as a push's: a dead-lettering ack's key share (taken without waiting)
+        -- passes, and waits on nothing
+        select lp.id, lp.last_offset, lp.retained_from into p
+          from queen.log_partitions lp where lp.id = v_pid
+           for no key update;
+        continue when not found;
+        select count(*), max(s.base_offset + s.msg_count) into v_n, v_to
+          from (select ls.base_offset, ls.msg_count
+                  from queen.log_segments ls
+                 where ls.partition_id = p.id and ls.created_at < v_before
+                 order by ls.base_offset
+                 limit v_left) s;
+        v_left := v_left - greatest(v_n, 1);
+        if v_n > 0 then
+            delete from queen.log_segments ls where ls.partition_id = p.id and ls.base_offset < v_to;
+            delete from queen.message_traces t where t.partition_id = p.id and t.msg_offset < v_to;
+            update queen.log_partitions lp set retained_from = greatest(lp.retained_from, v_to)
+             where lp.id = p.id;
+            v_msgs := v_msgs + greatest(v_to - p.retained_from, 0);
+            if v_left <= 0
+               and exists (select 1 from queen.log_segments ls
+                            where ls.partition_id = p.id and ls.created_at < v_before) then
+                -- more behind the budget: the next step goes on from this partition
+                return query select v_qid, v_parts, v_msgs, p.id, v_before;
+                return;
+            end if;
+        end if;
+        if coalesce(v_to, p.retained_from) > p.last_offset then
+            -- nothing retained: every index entry and trace of the partition is dead
+            delete from queen.log_txn_index t where t.partition_id = p.id;
+            delete from queen.message_traces t where t.partition_id = p.id;
+        end if;
+        v_parts := v_parts + 1;
+    end loop;
+    return query select v_qid, v_parts, v_msgs, null::uuid, v_before;
+end;
+$$;
+
+-- Deletes every message of a queue, or of one of its partitions, as retention would (segments,
+-- transactionId index, traces), keeping offsets: cursors behind continue at the next message
+-- pushed. Dead letters stay. Returns the partitions cleared and the messages deleted; queue_found
+-- false for an unknown queue. The whole clear as one page, in one transaction: brokers of releases
+-- before queue_clear_page_v1 call it.
+create or replace function queen.queue_clear_v1(p_queue text, p_partition text)
+returns table (queue_found boolean, partitions integer, messages bigint)
+language sql
+as $$
+    select c.queue_id is not null, c.partitions, c.messages
+      from queen.queue_clear_page_v1(p_queue, p_partition, null, 2147483647) c;
 $$;

@@ -99,7 +99,8 @@ public final class QueueRemoval {
 
   /**
    * The clear's pages, each in a transaction of its own without the admin statement timeout (a page
-   * of big segments may take longer, and cancelled, it was rolled back and retried whole).
+   * of big segments may take longer, and cancelled, it was rolled back and retried whole), as the
+   * dead letters' pages are.
    */
   private Progress clearPages(String queue, String partition, UUID queueId) {
     Progress p = new Progress();

@@ -72,7 +72,10 @@ class QueueRemovalTest {
         .isZero();
 
     wire.pushNumbered("bclear", "a", 5, 1);
-    assertThat(Wire.numbers(wire.popPartition("bclear", "a", "autoAck=true&batch=10").json()))
+    assertThat(
+            Wire.numbers(
+                wire.popPartition("bclear", "a", "autoAck=true&batch=10&wait=true&timeout=5000")
+                    .json()))
         .as("offsets kept")
         .containsExactly(5);
   }
@@ -83,7 +86,9 @@ class QueueRemovalTest {
     pushes("bdelete", "a", 5);
     pushes("bdelete", "b", 3);
     for (String partition : new String[] {"a", "b"}) {
-      JsonNode popped = wire.popPartition("bdelete", partition, "consumerGroup=g&batch=3").json();
+      JsonNode popped =
+          wire.popPartition("bdelete", partition, "consumerGroup=g&batch=3&wait=true&timeout=5000")
+              .json();
       assertThat(wire.ackAll(popped, "dlq", "poison"))
           .allSatisfy(a -> assertThat(a.get("success").asBoolean()).isTrue());
     }

@@ -92,7 +92,8 @@ class RequeueUnsettledTest {
   @Test
   void anOperatorsMoveOutOfALeasedBatchSurvivesTheBatchGivenBack() {
     wire.pushNumbered("opmove", "p", 0, 3);
-    JsonNode batch = wire.popPartition("opmove", "p", "consumerGroup=g&batch=3").json();
+    JsonNode batch =
+        wire.popPartition("opmove", "p", "consumerGroup=g&batch=3&wait=true&timeout=5000").json();
     JsonNode m1 = batch.get("messages").get(1);
     String base = path(m1);
     assertThat(broker.post(base + "/dlq", "{}").status()).isEqualTo(200);
@@ -100,7 +101,8 @@ class RequeueUnsettledTest {
     JsonNode m0 = batch.get("messages").get(0);
     ackAs(m0, "retry", null);
 
-    JsonNode again = wire.popPartition("opmove", "p", "consumerGroup=g&batch=10").json();
+    JsonNode again =
+        wire.popPartition("opmove", "p", "consumerGroup=g&batch=10&wait=true&timeout=5000").json();
     assertThat(Wire.numbers(again))
         .as("the moved message is not delivered")
         .isEqualTo(List.of(0, 2));
@@ -119,7 +121,8 @@ class RequeueUnsettledTest {
   @Test
   void anOperatorsMoveOfAMessageItsLeaseDeadLetteredSettlesTheLetter() {
     wire.pushNumbered("opafter", "p", 0, 3);
-    JsonNode batch = wire.popPartition("opafter", "p", "consumerGroup=g&batch=3").json();
+    JsonNode batch =
+        wire.popPartition("opafter", "p", "consumerGroup=g&batch=3&wait=true&timeout=5000").json();
     JsonNode m1 = batch.get("messages").get(1);
     assertThat(ackAs(m1, "dlq", "poison")).isEqualTo(200);
     String base = path(m1);
@@ -127,7 +130,8 @@ class RequeueUnsettledTest {
     JsonNode m0 = batch.get("messages").get(0);
     ackAs(m0, "retry", null);
 
-    JsonNode again = wire.popPartition("opafter", "p", "consumerGroup=g&batch=10").json();
+    JsonNode again =
+        wire.popPartition("opafter", "p", "consumerGroup=g&batch=10&wait=true&timeout=5000").json();
     assertThat(Wire.numbers(again)).isEqualTo(List.of(0, 2));
     assertThat(
             broker.sqlLong(
@@ -141,7 +145,8 @@ class RequeueUnsettledTest {
   @Test
   void aSeekBackTakesBackWhatTheLeaseItEndsDeadLettered() {
     wire.pushNumbered("seekback", "p", 0, 3);
-    JsonNode batch = wire.popPartition("seekback", "p", "consumerGroup=g&batch=3").json();
+    JsonNode batch =
+        wire.popPartition("seekback", "p", "consumerGroup=g&batch=3&wait=true&timeout=5000").json();
     JsonNode m1 = batch.get("messages").get(1);
     assertThat(ackAs(m1, "dlq", "poison")).isEqualTo(200);
     assertThat(
@@ -157,7 +162,9 @@ class RequeueUnsettledTest {
                 "select count(*) from queen.dead_letters where transaction_id = 'seekback-p-1'"))
         .as("taken back with the lease the seek ended")
         .isZero();
-    JsonNode again = wire.popPartition("seekback", "p", "consumerGroup=g&batch=10").json();
+    JsonNode again =
+        wire.popPartition("seekback", "p", "consumerGroup=g&batch=10&wait=true&timeout=5000")
+            .json();
     assertThat(Wire.numbers(again)).isEqualTo(List.of(0, 1, 2));
   }
 }

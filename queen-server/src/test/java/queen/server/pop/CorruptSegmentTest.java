@@ -53,7 +53,8 @@ class CorruptSegmentTest {
     corrupt("brokenauto", "bad");
 
     TestBroker.Reply popped =
-        broker.get("/api/v1/pop/queue/brokenauto?batch=10&partitions=2&autoAck=true");
+        broker.get(
+            "/api/v1/pop/queue/brokenauto?batch=10&partitions=2&autoAck=true&wait=true&timeout=5000");
     assertThat(popped.status()).as("not a 500 that lost the readable partition").isEqualTo(200);
     assertThat(Wire.numbers(popped.json())).containsExactly(0, 1, 2, 3, 4);
     assertThat(popped.json().get("messages"))
@@ -67,7 +68,8 @@ class CorruptSegmentTest {
     corrupt("brokenlease", "bad");
 
     TestBroker.Reply popped =
-        broker.get("/api/v1/pop/queue/brokenlease?batch=10&partitions=2&consumerGroup=g");
+        broker.get(
+            "/api/v1/pop/queue/brokenlease?batch=10&partitions=2&consumerGroup=g&wait=true&timeout=5000");
     assertThat(popped.status()).isEqualTo(200);
     assertThat(Wire.numbers(popped.json())).containsExactly(0, 1, 2, 3, 4);
     assertThat(wire.ackAll(popped.json()))
@@ -88,7 +90,8 @@ class CorruptSegmentTest {
     wire.pushNumbered("brokentail", "p", 0, 5);
     wire.pushNumbered("brokentail", "p", 5, 5);
     corrupt("brokentail", "p", 5);
-    TestBroker.Reply popped = wire.popPartition("brokentail", "p", "batch=10&autoAck=true");
+    TestBroker.Reply popped =
+        wire.popPartition("brokentail", "p", "batch=10&autoAck=true&wait=true&timeout=5000");
     assertThat(popped.status()).isEqualTo(200);
     assertThat(Wire.numbers(popped.json())).containsExactly(0, 1, 2, 3, 4);
   }
@@ -99,7 +102,8 @@ class CorruptSegmentTest {
     wire.pushNumbered("brokenrest", "p", 5, 5);
     corrupt("brokenrest", "p", 5);
     double registered = broker.metric("queen_ack_registry_partitions", "");
-    TestBroker.Reply popped = wire.popPartition("brokenrest", "p", "batch=10&consumerGroup=g");
+    TestBroker.Reply popped =
+        wire.popPartition("brokenrest", "p", "batch=10&consumerGroup=g&wait=true&timeout=5000");
     assertThat(popped.status()).isEqualTo(200);
     assertThat(Wire.numbers(popped.json())).containsExactly(0, 1, 2, 3, 4);
     assertThat(broker.metric("queen_ack_registry_partitions", ""))

@@ -44,7 +44,9 @@ class GiveBackTest {
             + " language plpgsql as $$ begin raise exception 'the acks failed'; end $$");
     TestBroker.Reply failed;
     try {
-      failed = broker.get("/api/v1/pop/queue/giveback?batch=10&partitions=2&consumerGroup=g");
+      failed =
+          broker.get(
+              "/api/v1/pop/queue/giveback?batch=10&partitions=2&consumerGroup=g&wait=true&timeout=5000");
     } finally {
       broker.sql(definition);
     }
