@@ -1,11 +1,11 @@
 package queen.server.pop;
 
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.UUID;
+import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import queen.server.store.Claim;
@@ -42,7 +42,6 @@ final class Handover {
   FrameCut cut(PopRequest request, Claim claim, List<PartitionClaim> claims) {
     List<PartitionClaim> readable = claims;
     List<UnreadablePushException> unreadable = new ArrayList<>();
-    Set<UUID> cutShort = new HashSet<>(); // partitions whose claim ends at an unreadable push
     try {
       FrameCut answer = null;
       while (answer == null) {
@@ -53,7 +52,6 @@ final class Handover {
         } catch (UnreadablePushException e) {
           // the partition's messages before that push are answered; the cut ends there
           unreadable.add(e);
-          cutShort.add(e.partitionId());
           readable =
               readable.stream()
                   .map(c -> c.partitionId().equals(e.partitionId()) ? c.before(e.baseOffset()) : c)
@@ -73,15 +71,22 @@ final class Handover {
       if (fails) {
         throw unreadable.getFirst();
       }
-      return answer.heldBack(cutShort);
+      return unreadable.isEmpty() ? answer : answer.heldBack(cutShort(unreadable));
     } catch (RuntimeException e) {
       if (!request.autoAck()) {
         // a claim cut at an unreadable push keeps its lease over it
-        giveBack(
-            claim, readable.stream().filter(c -> !cutShort.contains(c.partitionId())).toList(), e);
+        Set<UUID> cut = cutShort(unreadable);
+        giveBack(claim, readable.stream().filter(c -> !cut.contains(c.partitionId())).toList(), e);
       }
       throw e;
     }
+  }
+
+  /** The partitions whose claim ends at an unreadable push. */
+  private static Set<UUID> cutShort(List<UnreadablePushException> unreadable) {
+    return unreadable.stream()
+        .map(UnreadablePushException::partitionId)
+        .collect(Collectors.toSet());
   }
 
   /**
