@@ -8,7 +8,6 @@ import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
-import java.util.UUID;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.bridge.SLF4JBridgeHandler;
 import queen.server.ack.AckRegistry;
@@ -49,7 +48,6 @@ import queen.server.ops.ProcessMeters;
 import queen.server.ops.Retention;
 import queen.server.ops.StateRefresher;
 import queen.server.ops.Statistics;
-import queen.server.pop.DeliveryListener;
 import queen.server.pop.HotLists;
 import queen.server.pop.PopService;
 import queen.server.pop.PopSettings;
@@ -176,23 +174,6 @@ public final class Broker implements AutoCloseable {
           };
       AckService ack =
           new AckService(new AckStore(db), registry, released, config.ackConcurrency());
-      DeliveryListener deliveries =
-          new DeliveryListener() {
-            @Override
-            public void leased(UUID leaseId, String group, List<Leased> partitions) {
-              registry.leased(leaseId, group, partitions);
-            }
-
-            @Override
-            public void skipped(UUID leaseId, String group, List<Skipped> messages) {
-              ack.skipped(leaseId, group, messages);
-            }
-
-            @Override
-            public void gaveBack(UUID leaseId, String group, String queue, String partition) {
-              released.released(queue, partition, group, true, leaseId);
-            }
-          };
       PopService pop =
           new PopService(
               new PopStore(db),
@@ -204,7 +185,7 @@ public final class Broker implements AutoCloseable {
               config.db().poolSize(),
               clock,
               meters,
-              deliveries,
+              new Deliveries(registry, ack, released),
               new SegmentCache(config.segmentCacheBytes(), meters));
       settings.onPopMaintenance(pop::wakeAll);
       pop.checkBeforeClaims(payloads::checkOpens);
@@ -277,33 +258,7 @@ public final class Broker implements AutoCloseable {
               hot.releaseGates();
             }
           };
-      hints.start(
-          new Hints.Receiver() {
-            @Override
-            public void pushed(String queue, String partition, int count, long bytes) {
-              hot.pushed(queue, partition, count, bytes);
-            }
-
-            @Override
-            public void released(
-                String queue, String partition, String group, boolean hasMore, UUID lease) {
-              // first: the wake below may let a pop here register the pair's next lease
-              registry.releasedElsewhere(queue, partition, group, lease);
-              hot.released(queue, partition, group, hasMore);
-            }
-
-            @Override
-            public void refresh() {
-              refresher.refreshQuietly();
-              hot.releaseGates();
-            }
-
-            @Override
-            public void reconnected() {
-              refresher.refreshQuietly();
-              pop.wakeAll();
-            }
-          });
+      hints.start(new HintsReceived(registry, hot, refresher, pop));
       buffered.start(); // after the first state read: a restart in maintenance must not drain
       ResourceStore resourceStore = new ResourceStore(adminDb);
       MessageStore messages = new MessageStore(adminDb);
