@@ -3,6 +3,18 @@
 drop function if exists queen.log_ack_v1(text, uuid[], text[], uuid[], text[], boolean, timestamptz);
 drop function if exists queen.log_ack_v1(text, uuid[], text[], uuid[], text[], boolean, timestamptz, bigint[]);
 
+-- When the broker issued a lease (its UUIDv7 time, the broker's clock); null for an id that is no
+-- UUIDv7, which the broker never issued.
+create or replace function queen.lease_issued_at(p_lease uuid)
+returns timestamptz
+language sql
+immutable
+as $$
+    select case when substr(p_lease::text, 15, 1) = '7'
+                then to_timestamp(('x' || substr(replace(p_lease::text, '-', ''), 1, 12))::bit(48)::bigint
+                                  / 1000.0) end
+$$;
+
 -- Applies acknowledgements, grouped by (partition, lease) in partition order, then message order
 -- (a stable lock order: concurrent acks cannot deadlock). An ack naming a lease is checked
 -- against that lease, which also decides the consumer group; an ack without one is applied to
@@ -138,8 +150,14 @@ begin
                 v_once_from := coalesce(cur.redelivered_to, -1) + 1;
                 v_once_to := cur.committed;
             else
+                -- a lease issued before the cursor row was created belonged to a cursor since
+                -- deleted, which handed the same offsets out: none of them is its doing (10 s of
+                -- slack between the broker's clock and the database's)
                 select case when c.released_by = g.lease then least(c.committed, c.released_to) end,
-                       coalesce(c.redelivered_to, -1) + 1, c.committed
+                       case when c.created_at > queen.lease_issued_at(g.lease) + interval '10 seconds'
+                            then c.committed + 1
+                            else coalesce(c.redelivered_to, -1) + 1 end,
+                       c.committed
                   into v_done, v_once_from, v_once_to
                   from queen.log_consumers c
                  where c.partition_id = g.pid and c.consumer_group = v_group;
@@ -188,7 +206,7 @@ begin
                   and (it.msg_offset <= v_done
                        -- a lease id the broker could have issued (a UUIDv7), not any string
                        or (it.msg_offset between v_once_from and v_once_to
-                           and substr(g.lease::text, 15, 1) = '7'
+                           and queen.lease_issued_at(g.lease) is not null
                            -- the cursor of the group the ack names: a lease of another group
                            -- may not have committed anything on it
                            and p_group is not null))

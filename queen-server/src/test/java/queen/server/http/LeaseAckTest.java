@@ -169,6 +169,26 @@ class LeaseAckTest {
   }
 
   @Test
+  void aLateAckOfALeaseFromBeforeTheGroupWasDeletedIsRefusedOnTheCursorReadAgain() {
+    wire.pushNumbered("recreated", "Default", 0, 2);
+    JsonNode stalled = wire.popPartition("recreated", "Default", "consumerGroup=g").json();
+    assertThat(broker.delete("/api/v1/consumer-groups/g").status()).isEqualTo(200);
+    // the group is read again from its start, by another consumer, which processes the batch
+    JsonNode again = wire.popPartition("recreated", "Default", "consumerGroup=g").json();
+    assertThat(Wire.numbers(again)).containsExactly(0, 1);
+    assertThat(wire.ackAll(again)).allMatch(a -> a.get("success").asBoolean());
+    // the cursor read again a minute after the first lease was taken (rather than waiting one)
+    broker.sql(
+        "update queen.log_consumers set created_at = created_at + interval '1 minute'"
+            + " where consumer_group = 'g'");
+    for (JsonNode a : wire.ackAll(stalled)) {
+      refusedAsExpired(a);
+    }
+    // the lease of the cursor as it is now: a retry whose first answer was lost still succeeds
+    assertThat(wire.ackAll(again)).allMatch(a -> a.get("success").asBoolean());
+  }
+
+  @Test
   void aLateAckFromAnExpiredLeaseIsRefusedForWhatAnAutoAckPopTookSince() {
     JsonNode stalled = popUntilTheLeaseExpires("late-autoack", 1);
     JsonNode taken = wire.popPartition("late-autoack", "Default", "autoAck=true").json();
