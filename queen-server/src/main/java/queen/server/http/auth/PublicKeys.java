@@ -46,6 +46,7 @@ final class PublicKeys {
 
   private final PublicKey pem;
   private final JWKSource<SecurityContext> jwks;
+  private volatile boolean lastFetchFailed;
 
   private PublicKeys(PublicKey pem, JWKSource<SecurityContext> jwks) {
     this.pem = pem;
@@ -115,12 +116,14 @@ final class PublicKeys {
         .algorithms(any);
   }
 
-  /** The RSA keys that may have signed a token with this {@code kid} (null: any). */
+  /** JWT_PUBLIC_KEY when it is of the kind asked for (RSA, else Ed25519), else null. */
+  PublicKey pem(boolean rsa) {
+    return pem != null && (pem instanceof RSAPublicKey) == rsa ? pem : null;
+  }
+
+  /** The JWKS's RSA keys that may have signed a token with this {@code kid} (null: any). */
   List<PublicKey> rsaKeys(String kid, JWSAlgorithm alg) {
     List<PublicKey> out = new ArrayList<>();
-    if (pem instanceof RSAPublicKey) {
-      out.add(pem);
-    }
     for (JWK k : fetch(signing(KeyType.RSA, kid, alg).build())) {
       try {
         out.add(((RSAKey) k).toRSAPublicKey());
@@ -131,12 +134,9 @@ final class PublicKeys {
     return out;
   }
 
-  /** The Ed25519 keys that may have signed a token with this {@code kid} (null: any). */
+  /** The JWKS's Ed25519 keys that may have signed a token with this {@code kid} (null: any). */
   List<PublicKey> ed25519Keys(String kid) {
     List<PublicKey> out = new ArrayList<>();
-    if (pem != null && !(pem instanceof RSAPublicKey)) {
-      out.add(pem);
-    }
     // EdDSA and its newer name for this curve (RFC 9864) are one algorithm here
     JWKMatcher okp =
         signing(KeyType.OKP, kid, JWSAlgorithm.EdDSA, JWSAlgorithm.Ed25519)
@@ -157,10 +157,18 @@ final class PublicKeys {
       return List.of();
     }
     try {
-      return jwks.get(new JWKSelector(matcher), null);
+      List<JWK> found = jwks.get(new JWKSelector(matcher), null);
+      lastFetchFailed = false;
+      return found;
     } catch (RateLimitReachedException e) {
+      if (lastFetchFailed) {
+        // no key set at hand (the endpoint down since the start, or longer than the outage
+        // tolerance): a 401 would end the clients' consume loops for a token that may be good
+        throw new KeysUnavailable();
+      }
       return List.of(); // an unknown kid right after a fetch: no such key
     } catch (KeySourceException e) {
+      lastFetchFailed = true;
       log.warn("JWKS fetch from the identity provider failed: {}", e.getMessage());
       throw new KeysUnavailable();
     }

@@ -127,7 +127,7 @@ public final class TokenVerifier {
           "Invalid token: critical header parameters not understood: "
               + header.getCriticalParams());
     }
-    if (!signatureHolds(jwt, verifiers(header))) {
+    if (!signed(jwt, header)) {
       throw new AuthFailure("Invalid token: signature does not verify");
     }
     JWTClaimsSet set;
@@ -142,22 +142,31 @@ public final class TokenVerifier {
     return new Caller(set.getSubject(), access(set));
   }
 
-  private List<JWSVerifier> verifiers(JWSHeader header) {
+  /**
+   * Whether a key the token may name verifies it: the secret, else JWT_PUBLIC_KEY, else the JWKS's
+   * keys, fetched only then (a token the PEM key verifies is accepted while the identity provider
+   * is down).
+   */
+  private boolean signed(SignedJWT jwt, JWSHeader header) {
     JWSAlgorithm alg = header.getAlgorithm();
     if (HMAC.contains(alg)) {
-      return List.of(mac);
+      return signatureHolds(jwt, List.of(mac));
+    }
+    boolean rsa = RSA.contains(alg);
+    PublicKey pem = keys.pem(rsa);
+    if (pem != null && signatureHolds(jwt, List.of(verifier(pem, rsa)))) {
+      return true;
     }
     List<JWSVerifier> out = new ArrayList<>();
-    if (RSA.contains(alg)) {
-      for (PublicKey k : keys.rsaKeys(header.getKeyID(), alg)) {
-        out.add(new RSASSAVerifier((RSAPublicKey) k));
-      }
-    } else {
-      for (PublicKey k : keys.ed25519Keys(header.getKeyID())) {
-        out.add(new Ed25519Verifier(k));
-      }
+    for (PublicKey k :
+        rsa ? keys.rsaKeys(header.getKeyID(), alg) : keys.ed25519Keys(header.getKeyID())) {
+      out.add(verifier(k, rsa));
     }
-    return out;
+    return signatureHolds(jwt, out);
+  }
+
+  private static JWSVerifier verifier(PublicKey key, boolean rsa) {
+    return rsa ? new RSASSAVerifier((RSAPublicKey) key) : new Ed25519Verifier(key);
   }
 
   private static boolean signatureHolds(SignedJWT jwt, List<JWSVerifier> verifiers) {
