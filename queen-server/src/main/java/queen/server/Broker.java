@@ -154,7 +154,7 @@ public final class Broker implements AutoCloseable {
           .description("Partitions of leased deliveries remembered for the fast ack path")
           .register(meters);
       PayloadSealing sealing = new PayloadSealing(config.cipher());
-      Payloads payloads = new Payloads(config.cipher(), sealing);
+      Payloads payloads = new Payloads(config.cipher());
       PushService push =
           new PushService(
               new PushStore(db),

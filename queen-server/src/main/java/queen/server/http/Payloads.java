@@ -7,8 +7,6 @@ import org.slf4j.LoggerFactory;
 import queen.server.codec.Frame;
 import queen.server.codec.PayloadCipher;
 import queen.server.codec.PayloadKeyException;
-import queen.server.pop.PopTarget;
-import queen.server.push.PayloadSealing;
 
 /**
  * Payloads as the clients see them: a payload sealed at rest is opened here, just before it is
@@ -18,15 +16,13 @@ public final class Payloads {
   private static final Logger log = LoggerFactory.getLogger(Payloads.class);
 
   private final PayloadCipher cipher;
-  private final PayloadSealing sealing;
 
   /** The registered keys this broker cannot open with, as the state refresh last read them. */
   private volatile Set<Integer> lacking = Set.of();
 
   /** {@code cipher} null: no key configured; a sealed payload is then a 503. */
-  public Payloads(PayloadCipher cipher, PayloadSealing sealing) {
+  public Payloads(PayloadCipher cipher) {
     this.cipher = cipher;
-    this.sealing = sealing;
   }
 
   /**
@@ -38,28 +34,23 @@ public final class Payloads {
     Set<Integer> missing = lacking(cipher, keys);
     if (!missing.isEmpty() && !missing.equals(lacking)) {
       log.error(
-          "another broker seals payloads with keys {}, which this broker lacks: pops of encrypted queues"
-              + " answer 503 until it is restarted with that key in QUEEN_ENCRYPTION_KEYS_OLD",
+          "another broker seals payloads with keys {}, which this broker lacks: pops answer 503"
+              + " until it is restarted with that key in QUEEN_ENCRYPTION_KEYS_OLD",
           describe(missing));
     }
     lacking = Set.copyOf(missing);
   }
 
   /**
-   * Refuses, before each claim, a pop of {@code target}'s queue (any, for a discovery pop) that
-   * could meet a payload sealed with a key this broker lacks: an autoAck pop would move the cursor
-   * past messages it then cannot answer, and a leased one would hold their partition for a lease
-   * time.
+   * Refuses, before each claim, every pop while a key that sealed payloads is lacking here: an
+   * autoAck pop would move the cursor past messages it then cannot answer, and a leased one would
+   * hold their partition for a lease time. Whatever the queue: one that does not encrypt now may
+   * hold payloads sealed before (a Queen client's create() sends encryptionEnabled false), and the
+   * start refuses a broker lacking a registered key altogether for the same reason.
    */
-  public void checkOpens(PopTarget target) {
+  public void checkOpens() {
     Set<Integer> missing = lacking;
-    String queue =
-        switch (target) {
-          case PopTarget.Partition t -> t.queue();
-          case PopTarget.Queue t -> t.queue();
-          case PopTarget.Discovery t -> null;
-        };
-    if (!missing.isEmpty() && sealing.encrypts(queue)) {
+    if (!missing.isEmpty()) {
       throw new PayloadKeyException(
           "payloads are sealed with keys " + describe(missing) + ", which this broker lacks");
     }

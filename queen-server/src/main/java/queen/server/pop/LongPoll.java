@@ -86,7 +86,7 @@ final class LongPoll implements Runnable, WakeGate.Resume {
         // switched on while this pop waited: it answers as a pop begun now, taking nothing
         return PopService.empty(request, claim.workerId());
       }
-      pops.checkBeforeClaim(request.target());
+      pops.checkBeforeClaim();
       PopService.Attempt a = pops.attempt(request, claim, deadline);
       if (a.result() != null) {
         if (discovery && (woken || a.result().messages().size() >= request.batch())) {

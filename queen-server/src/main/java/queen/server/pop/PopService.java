@@ -8,7 +8,6 @@ import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Consumer;
 import java.util.function.Supplier;
 import queen.server.codec.UuidV7;
 import queen.server.store.Claim;
@@ -47,8 +46,8 @@ public final class PopService {
   private final Counter noPermit;
   private final Counter departed;
 
-  /** Refuses a claim of its target by throwing; see {@link #checkBeforeClaims}. */
-  private volatile Consumer<PopTarget> beforeClaim = target -> {};
+  /** Refuses a claim by throwing; see {@link #checkBeforeClaims}. */
+  private volatile Runnable beforeClaim = () -> {};
 
   public PopService(
       PopStore store,
@@ -330,12 +329,12 @@ public final class PopService {
    * throwing (its exception is the pop's answer): a key the broker learned it lacks while the pop
    * waited must stop the claim, not only a pop that begins after.
    */
-  public void checkBeforeClaims(Consumer<PopTarget> check) {
+  public void checkBeforeClaims(Runnable check) {
     beforeClaim = check;
   }
 
-  void checkBeforeClaim(PopTarget target) {
-    beforeClaim.accept(target);
+  void checkBeforeClaim() {
+    beforeClaim.run();
   }
 
   /** Wakes every parked pop to look again (hints may have been missed). */

@@ -190,7 +190,7 @@ class EncryptionTest {
   }
 
   @Test
-  void aBrokerLackingAKeyAnotherBrokerStartedSealingWithRefusesPopsOfEncryptedQueues()
+  void aBrokerLackingAKeyAnotherBrokerStartedSealingWithRefusesEveryPopUntilRestarted()
       throws Exception {
     String newKey = "0f".repeat(32);
     int newKeyId = new PayloadCipher(HexFormat.of().parseHex(newKey), List.of()).currentKeyId();
@@ -222,9 +222,21 @@ class EncryptionTest {
       assertThat(parked.get(40, TimeUnit.SECONDS).statusCode()).isEqualTo(503);
       // an autoAck pop here moved the cursor past n1 and then could not answer it: lost
       assertThat(broker.get(autoAck).status()).isEqualTo(503);
+      // a Queen client's create() switches encryption off: the queue still holds n1, sealed
+      assertThat(
+              broker
+                  .post(
+                      "/api/v1/configure",
+                      Wire.object()
+                          .put("queue", "rotating")
+                          .set("options", Wire.object().put("encryptionEnabled", false))
+                          .toString())
+                  .status())
+          .isEqualTo(200);
+      assertThat(broker.get(autoAck).status()).isEqualTo(503);
       assertThat(broker.get("/api/v1/pop/queue/plain-beside?autoAck=true").status())
-          .as("a queue that does not encrypt pops as before")
-          .isEqualTo(204);
+          .as("every queue: whether one holds sealed payloads is not known")
+          .isEqualTo(503);
       JsonNode popped = broker.get(rotated, autoAck).json();
       assertThat(popped.at("/messages/0/data/card").asText()).isEqualTo(MARKER + "-n1");
     } finally {
