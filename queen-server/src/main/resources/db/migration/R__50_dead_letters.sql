@@ -138,6 +138,7 @@ declare
     v_start  bigint;
     v_end    bigint;
     v_end_at timestamptz;
+    v_head_at timestamptz;
     v_n      integer;
     v_cursor bigint;
     v_batch  bigint;
@@ -147,7 +148,7 @@ declare
 begin
     for c in
         select lc.partition_id, lc.consumer_group, q.max_wait_time_seconds as w, q.name,
-               p.retained_from
+               p.retained_from, lc.committed
           from queen.queues q
           join queen.log_partitions p on p.queue_id = q.id
           join queen.log_consumers lc on lc.partition_id = p.id
@@ -156,6 +157,18 @@ begin
            and (lc.worker_id is null or lc.lease_expires_at is null or lc.lease_expires_at < v_now)
     loop
         exit when v_budget <= 0;
+        v_cutoff := v_now - make_interval(secs => c.w);
+        -- probed before any lock, as of the read above: the segment of the next message is the
+        -- oldest waiting (created_at is monotone), and a cursor with nothing past maxWait stays
+        -- unlocked (locked to the sweep's commit, every backlogged cursor was skipped by the pops
+        -- at every interval)
+        select ls.created_at into v_head_at
+          from queen.log_segments ls
+         where ls.partition_id = c.partition_id
+           and ls.base_offset <= greatest(c.committed + 1, c.retained_from)
+         order by ls.base_offset desc
+         limit 1;
+        continue when v_head_at >= v_cutoff;
         -- the lock its dead letters' key takes, first and never waited for: a partition a queue
         -- delete or removal holds is skipped this sweep, its cursor left alone (the broker's own
         -- try of it, without waiting, then always passes: one such partition failed every sweep of
@@ -169,7 +182,6 @@ begin
            and (lc.worker_id is null or lc.lease_expires_at is null or lc.lease_expires_at < v_now)
            for update skip locked;
         continue when not found;
-        v_cutoff := v_now - make_interval(secs => c.w);
         -- from the oldest message retained: a cursor behind a clear or retention gap wider than the
         -- budget found no segment in its window, and the messages after the gap were never swept
         v_wanted := greatest(v_cursor + 1, c.retained_from);

@@ -132,6 +132,25 @@ class MaxWaitTest {
         .containsExactly(1, 2);
   }
 
+  // locked to the sweep's commit, every backlogged cursor of a maxWait queue was skipped by the
+  // pops at every interval, on every broker
+  @Test
+  void aSweepThatMovesNothingLeavesTheCursorsToThePops() throws Exception {
+    wire.configure("patient", object().put("maxWaitTimeSeconds", 3600));
+    assertThat(broker.get("/api/v1/pop/queue/patient").status()).isEqualTo(204);
+    wire.pushNumbered("patient", "Default", 0, 1);
+    try (Connection sweep = broker.connect();
+        Statement st = sweep.createStatement()) {
+      sweep.setAutoCommit(false);
+      try (var moved = st.executeQuery("select * from queen.log_expire_waiting_v2(1000)")) {
+        assertThat(moved.next()).as("nothing waited an hour").isFalse();
+      }
+      assertThat(Wire.numbers(wire.popPartition("patient", "Default", "batch=1").json()))
+          .containsExactly(0);
+      sweep.rollback();
+    }
+  }
+
   // a partition another transaction holds (a queue delete, a removal) failed the whole sweep,
   // every queue's, at every interval
   @Test
