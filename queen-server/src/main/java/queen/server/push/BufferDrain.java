@@ -101,17 +101,17 @@ final class BufferDrain {
         throw e;
       }
       if (!intact) {
-        // deleted, the answered records after the damage were gone without a word
         buffer.setAsideDamaged(file, d.stored);
-        log.error(
-            "buffered file {} is damaged after its first {} messages, which are stored; the"
-                + " records after the damage are not, and the file is kept as {}.failed",
-            file.getFileName(),
-            d.stored,
-            file.getFileName());
+      } else if (buffer.drained(file, d.stored)) {
         continue;
       }
-      buffer.drained(file);
+      // kept: deleted, it took the answered records after the damage with it without a word
+      log.error(
+          "buffered file {} is damaged after its first {} messages, which are stored; the"
+              + " records after the damage are not, and the file is kept as {}.failed",
+          file.getFileName(),
+          d.stored,
+          file.getFileName());
     }
   }
 

@@ -345,8 +345,17 @@ public final class LocalBuffer implements AutoCloseable {
     pending.addAndGet(-messages);
   }
 
-  /** A sealed file whose every message was stored: deleted. */
-  public void drained(Path file) throws IOException {
+  /**
+   * A sealed file read to its end, {@code stored} messages stored: deleted, or set aside as damaged
+   * when it held fewer than it was counted with (a length damaged on disk reads as a torn tail, and
+   * the records after it were answered {@code buffered}). Whether it was deleted.
+   */
+  public boolean drained(Path file, long stored) throws IOException {
+    Long messages = counted.get(BufferFiles.sequence(file));
+    if (messages != null && messages > stored) {
+      setAsideDamaged(file, stored);
+      return false;
+    }
     long size = Files.size(file);
     Files.delete(file);
     counted.remove(BufferFiles.sequence(file));
@@ -356,6 +365,7 @@ public final class LocalBuffer implements AutoCloseable {
     } finally {
       appendLock.unlock();
     }
+    return true;
   }
 
   /**
