@@ -120,7 +120,9 @@ $$;
 -- silently dropped. Claims cursors like a pop does (SKIP LOCKED, never a live lease), returns the
 -- expired slices for the broker to copy into dead letters, and moves each cursor past them, at
 -- most p_max_messages per call. Monotone created_at makes the expired messages a prefix. Each
--- slice names its queue, which the broker counts as dead-lettered.
+-- slice names its queue, which the broker counts as dead-lettered. A partition a group subscribed
+-- to the queue has not read yet gets the cursor its first pop would (created only where messages
+-- waited too long): without it, its messages waited for ever, and went out however old.
 drop function if exists queen.log_expire_waiting_v1(integer, timestamptz);
 
 create or replace function queen.log_expire_waiting_v2(
@@ -148,13 +150,23 @@ declare
 begin
     for c in
         select lc.partition_id, lc.consumer_group, q.max_wait_time_seconds as w, q.name,
-               p.retained_from, lc.committed
+               p.retained_from, lc.committed, q.id as queue_id, p.last_offset, p.created_at
           from queen.queues q
           join queen.log_partitions p on p.queue_id = q.id
           join queen.log_consumers lc on lc.partition_id = p.id
          where q.max_wait_time_seconds > 0
            and lc.committed < p.last_offset
            and (lc.worker_id is null or lc.lease_expires_at is null or lc.lease_expires_at < v_now)
+        union all
+        select p.id, m.consumer_group, q.max_wait_time_seconds, q.name, p.retained_from, null,
+               q.id, p.last_offset, p.created_at
+          from queen.queues q
+          join queen.consumer_groups_metadata m on m.queue_id = q.id
+          join queen.log_partitions p on p.queue_id = q.id
+         where q.max_wait_time_seconds > 0
+           and p.retained_from <= p.last_offset
+           and not exists (select 1 from queen.log_consumers lc
+                            where lc.partition_id = p.id and lc.consumer_group = m.consumer_group)
     loop
         exit when v_budget <= 0;
         v_cutoff := v_now - make_interval(secs => c.w);
@@ -165,7 +177,7 @@ begin
         select ls.created_at into v_head_at
           from queen.log_segments ls
          where ls.partition_id = c.partition_id
-           and ls.base_offset <= greatest(c.committed + 1, c.retained_from)
+           and ls.base_offset <= greatest(coalesce(c.committed, -1) + 1, c.retained_from)
          order by ls.base_offset desc
          limit 1;
         continue when v_head_at >= v_cutoff;
@@ -175,6 +187,24 @@ begin
         -- every queue)
         perform 1 from queen.log_partitions p where p.id = c.partition_id for key share skip locked;
         continue when not found;
+        if c.committed is null then
+            -- created as log_pop_v1 creates it: trying the locks, never waiting, and seeded only
+            -- from the partition of the read above (one removed and pushed again since starts
+            -- from 0 again)
+            continue when not pg_try_advisory_xact_lock_shared(
+                               hashtextextended(c.queue_id::text || '/' || c.consumer_group, 46));
+            continue when not pg_try_advisory_xact_lock(
+                               hashtextextended(c.partition_id::text || '/' || c.consumer_group, 42));
+            perform 1 from queen.log_partitions p
+             where p.id = c.partition_id and p.created_at = c.created_at;
+            continue when not found;
+            v_cursor := queen.log_seed_cursor_v1(c.partition_id, c.queue_id, c.consumer_group,
+                                                 c.last_offset, null, null, v_now);
+            continue when v_cursor is null;
+            insert into queen.log_consumers (partition_id, consumer_group, committed)
+            values (c.partition_id, c.consumer_group, v_cursor)
+            on conflict (partition_id, consumer_group) do nothing;
+        end if;
         -- claimed one cursor at a time (one partition per statement: Citus locks no more)
         select lc.committed, lc.batch_end, lc.acked_offsets into v_cursor, v_batch, v_acked
           from queen.log_consumers lc

@@ -132,6 +132,28 @@ class MaxWaitTest {
         .containsExactly(1, 2);
   }
 
+  // swept only where the group had a cursor: messages of a partition it had not popped yet waited
+  // for ever, and went out however old
+  @Test
+  void aPartitionTheGroupHasNotReadYetIsSweptToo() {
+    wire.configure("unread", object().put("maxWaitTimeSeconds", 1));
+    assertThat(broker.get("/api/v1/pop/queue/unread?consumerGroup=g").status())
+        .as("the group subscribes; nothing yet")
+        .isEqualTo(204);
+    wire.pushNumbered("unread", "later", 0, 3);
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(() -> broker.get("/api/v1/dlq?queue=unread").json().get("total").asInt() == 3);
+    assertThat(wire.popPartition("unread", "later", "consumerGroup=g&batch=10").status())
+        .isEqualTo(204);
+    assertThat(
+            broker.sqlLong(
+                "select count(*) from queen.dead_letters where consumer_group <> 'g'"
+                    + " and transaction_id like 'unread%'"))
+        .as("no group that never subscribed")
+        .isZero();
+  }
+
   // locked to the sweep's commit, every backlogged cursor of a maxWait queue was skipped by the
   // pops at every interval, on every broker
   @Test
