@@ -33,6 +33,13 @@ final class GroupCommit {
   /** Requests are merged into one segment while it stays at or below this many messages. */
   static final int MAX_MERGED_MESSAGES = 1_000;
 
+  /**
+   * Requests are merged into one segment while its payloads stay at or below this many bytes:
+   * concurrent pushes of large messages made one segment of hundreds of MB, which every pop of it
+   * decodes whole. A bigger request goes alone, as big as it came.
+   */
+  static final int MAX_MERGED_BYTES = 1 << 20;
+
   private final PushStore store;
   private final Coalescer<PushBatch, Appended> coalescer;
 
@@ -92,12 +99,21 @@ final class GroupCommit {
     byPartition.forEach(
         (pid, parts) -> {
           List<Frame> segment = new ArrayList<>();
+          long bytes = 0;
           for (List<Frame> part : parts) {
-            if (!segment.isEmpty() && segment.size() + part.size() > MAX_MERGED_MESSAGES) {
+            long partBytes = 0;
+            for (Frame f : part) {
+              partBytes += f.payload().length;
+            }
+            if (!segment.isEmpty()
+                && (segment.size() + part.size() > MAX_MERGED_MESSAGES
+                    || bytes + partBytes > MAX_MERGED_BYTES)) {
               writes.add(SegmentWrite.of(pid, segment));
               segment = new ArrayList<>();
+              bytes = 0;
             }
             segment.addAll(part);
+            bytes += partBytes;
           }
           writes.add(SegmentWrite.of(pid, segment));
         });

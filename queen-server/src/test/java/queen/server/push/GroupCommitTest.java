@@ -45,7 +45,7 @@ class GroupCommitTest {
     // the last request repeats a transaction id of a queued one: it may not share their flush
     requests.add(List.of("r1-a", "r10-new"));
 
-    List<Appended> answers = pushBehindALock(p, requests);
+    List<Appended> answers = pushBehindALock(p, requests, 0);
 
     assertThat(segments(p))
         .as(
@@ -81,6 +81,20 @@ class GroupCommitTest {
   }
 
   @Test
+  void queuedRequestsOfLargeMessagesAreMergedOnlyUpToTheByteCap() throws Exception {
+    PartitionRef p = partition("merge-large");
+    List<List<String>> requests = new ArrayList<>();
+    for (int r = 0; r < 4; r++) {
+      requests.add(List.of("big" + r));
+    }
+    // 400 KB each: two fit under 1 MiB, a third does not
+    pushBehindALock(p, requests, 400 << 10);
+    assertThat(segments(p))
+        .as("the first message, the first request alone, then two queued ones per segment")
+        .containsExactly(1L, 1L, 2L, 1L);
+  }
+
+  @Test
   void pushAndAckCallsAtOnceDefaultToTwoAndCannotPassThePool() {
     assertThat(BrokerConfig.fromEnv(Map.of()).pushConcurrency()).isEqualTo(2);
     assertThat(BrokerConfig.fromEnv(Map.of()).ackConcurrency()).isEqualTo(2);
@@ -95,7 +109,7 @@ class GroupCommitTest {
    * Submits the first request while the partition is locked (its flush blocks), then the others,
    * which queue; then releases the lock. Answers the stored duplicates of each request.
    */
-  private List<Appended> pushBehindALock(PartitionRef p, List<List<String>> requests)
+  private List<Appended> pushBehindALock(PartitionRef p, List<List<String>> requests, int padding)
       throws Exception {
     // closed in reverse: the lock's connection first, so that a failure here releases the
     // pushes blocked behind it before the pool waits for them
@@ -109,12 +123,12 @@ class GroupCommitTest {
             "select 1 from queen.log_partitions where id = '" + p.partitionId() + "' for update");
       }
       List<Future<Appended>> futures = new ArrayList<>();
-      futures.add(pool.submit(() -> commit.append(batch(p, requests.getFirst()))));
+      futures.add(pool.submit(() -> commit.append(batch(p, requests.getFirst(), padding))));
       await().atMost(Duration.ofSeconds(10)).until(() -> broker.sqlLong(lockWaiters()) == 1);
       // one at a time, so that they queue in request order (the repeat last)
       for (int r = 1; r < requests.size(); r++) {
         List<String> txns = requests.get(r);
-        futures.add(pool.submit(() -> commit.append(batch(p, txns))));
+        futures.add(pool.submit(() -> commit.append(batch(p, txns, padding))));
         int queued = r;
         await().atMost(Duration.ofSeconds(10)).until(() -> commit.queued() == queued);
       }
@@ -133,14 +147,16 @@ class GroupCommitTest {
         + "' and wait_event_type = 'Lock'";
   }
 
-  private PushBatch batch(PartitionRef p, List<String> txns) {
+  /** A request of one message per transaction id, each payload padded by {@code padding} bytes. */
+  private PushBatch batch(PartitionRef p, List<String> txns, int padding) {
     List<PushItem> items = new ArrayList<>();
     for (String t : txns) {
       items.add(
           new PushItem(
               p.queue(),
               p.partition(),
-              ("{\"t\":\"" + t + "\"}").getBytes(StandardCharsets.UTF_8),
+              ("{\"t\":\"" + t + "\",\"pad\":\"" + "x".repeat(padding) + "\"}")
+                  .getBytes(StandardCharsets.UTF_8),
               t,
               null,
               null));
