@@ -5,6 +5,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import queen.server.store.StoreException;
 
 /**
@@ -37,7 +38,12 @@ final class Periodic {
     return null;
   }
 
-  /** Runs {@code task} every {@code interval}, the first time one interval from now. */
+  /**
+   * Runs {@code task} every {@code interval}, the first time one interval from now. A run that
+   * throws is logged and the next one comes as usual: the executor suppressed every run after one
+   * that threw, and a retention stopped so, without a word, let storage grow for good. The JVM's
+   * own failures (out of memory, a stack overflow) still end it.
+   */
   static ScheduledExecutorService every(String name, Duration interval, Runnable task) {
     ScheduledExecutorService timer =
         Executors.newSingleThreadScheduledExecutor(
@@ -47,7 +53,19 @@ final class Periodic {
               return t;
             });
     long ms = interval.toMillis();
-    timer.scheduleWithFixedDelay(task, ms, ms, TimeUnit.MILLISECONDS);
+    Runnable guarded =
+        () -> {
+          try {
+            task.run();
+          } catch (RuntimeException | Error e) {
+            if (e instanceof VirtualMachineError) {
+              throw e;
+            }
+            LoggerFactory.getLogger(Periodic.class)
+                .error("{} failed, running again in {}", name, interval, e);
+          }
+        };
+    timer.scheduleWithFixedDelay(guarded, ms, ms, TimeUnit.MILLISECONDS);
     return timer;
   }
 }
