@@ -140,7 +140,6 @@ declare
     v_start  bigint;
     v_end    bigint;
     v_end_at timestamptz;
-    v_head_at timestamptz;
     v_n      integer;
     v_cursor bigint;
     v_batch  bigint;
@@ -148,39 +147,46 @@ declare
     c        record;
     s        record;
 begin
+    -- Only (partition, group) pairs whose next message waited too long, probed before any lock
+    -- and in this one statement: the segment of the next message is the oldest waiting (created_at
+    -- is monotone). Locked to the sweep's commit, every backlogged cursor was skipped by the pops
+    -- at every interval; probed one by one, 30,000 pairs took 225 ms a sweep (19 ms so).
     for c in
         select lc.partition_id, lc.consumer_group, q.max_wait_time_seconds as w, q.name,
                p.retained_from, lc.committed, q.id as queue_id, p.last_offset, p.created_at
           from queen.queues q
           join queen.log_partitions p on p.queue_id = q.id
           join queen.log_consumers lc on lc.partition_id = p.id
+          left join lateral (
+                select ls.created_at from queen.log_segments ls
+                 where ls.partition_id = p.id
+                   and ls.base_offset <= greatest(lc.committed + 1, p.retained_from)
+                 order by ls.base_offset desc
+                 limit 1) head on true
          where q.max_wait_time_seconds > 0
            and lc.committed < p.last_offset
            and (lc.worker_id is null or lc.lease_expires_at is null or lc.lease_expires_at < v_now)
+           and (head.created_at is null
+                or head.created_at < v_now - make_interval(secs => q.max_wait_time_seconds))
         union all
         select p.id, m.consumer_group, q.max_wait_time_seconds, q.name, p.retained_from, null,
                q.id, p.last_offset, p.created_at
           from queen.queues q
-          join queen.consumer_groups_metadata m on m.queue_id = q.id
           join queen.log_partitions p on p.queue_id = q.id
+         cross join lateral (
+                select ls.created_at from queen.log_segments ls
+                 where ls.partition_id = p.id and ls.base_offset <= p.retained_from
+                 order by ls.base_offset desc
+                 limit 1) head
+          join queen.consumer_groups_metadata m on m.queue_id = q.id
          where q.max_wait_time_seconds > 0
            and p.retained_from <= p.last_offset
+           and head.created_at < v_now - make_interval(secs => q.max_wait_time_seconds)
            and not exists (select 1 from queen.log_consumers lc
                             where lc.partition_id = p.id and lc.consumer_group = m.consumer_group)
     loop
         exit when v_budget <= 0;
         v_cutoff := v_now - make_interval(secs => c.w);
-        -- probed before any lock, as of the read above: the segment of the next message is the
-        -- oldest waiting (created_at is monotone), and a cursor with nothing past maxWait stays
-        -- unlocked (locked to the sweep's commit, every backlogged cursor was skipped by the pops
-        -- at every interval)
-        select ls.created_at into v_head_at
-          from queen.log_segments ls
-         where ls.partition_id = c.partition_id
-           and ls.base_offset <= greatest(coalesce(c.committed, -1) + 1, c.retained_from)
-         order by ls.base_offset desc
-         limit 1;
-        continue when v_head_at >= v_cutoff;
         -- the lock its dead letters' key takes, first and never waited for: a partition a queue
         -- delete or removal holds is skipped this sweep, its cursor left alone (the broker's own
         -- try of it, without waiting, then always passes: one such partition failed every sweep of
