@@ -135,6 +135,7 @@ as $$
 declare
     v_now    timestamptz := coalesce(p_now, now());
     v_budget integer := p_max_messages;
+    v_seeds  integer := 100;
     v_cutoff timestamptz;
     v_wanted bigint;
     v_start  bigint;
@@ -180,6 +181,9 @@ begin
                  limit 1) head
           join queen.consumer_groups_metadata m on m.queue_id = q.id
          where q.max_wait_time_seconds > 0
+           -- a group that took the queue whole (its first pop of the queue seeded every
+           -- partition): not one that reads chosen partitions, nor one reset and not back yet
+           and m.seeded_at is not null
            and p.retained_from <= p.last_offset
            and head.created_at < v_now - make_interval(secs => q.max_wait_time_seconds)
            and not exists (select 1 from queen.log_consumers lc
@@ -194,6 +198,8 @@ begin
         perform 1 from queen.log_partitions p where p.id = c.partition_id for key share skip locked;
         continue when not found;
         if c.committed is null then
+            -- at most 100 a call: each holds a lock to the commit
+            continue when v_seeds <= 0;
             -- created as log_pop_v1 creates it: trying the locks, never waiting, and seeded only
             -- from the partition of the read above (one removed and pushed again since starts
             -- from 0 again)
@@ -204,6 +210,13 @@ begin
             perform 1 from queen.log_partitions p
              where p.id = c.partition_id and p.created_at = c.created_at;
             continue when not found;
+            -- read again under the group's lock: a group deleted since the statement above read
+            -- it is not brought back (the seed would record it anew, as subscribed to everything)
+            perform 1 from queen.consumer_groups_metadata m
+             where m.queue_id = c.queue_id and m.consumer_group = c.consumer_group
+               and m.seeded_at is not null;
+            continue when not found;
+            v_seeds := v_seeds - 1;
             v_cursor := queen.log_seed_cursor_v1(c.partition_id, c.queue_id, c.consumer_group,
                                                  c.last_offset, null, null, v_now);
             continue when v_cursor is null;
