@@ -151,10 +151,11 @@ begin
                 v_once_to := cur.committed;
             else
                 -- a lease issued before the cursor row was created belonged to a cursor since
-                -- deleted, which handed the same offsets out: none of them is its doing (10 s of
-                -- slack between the broker's clock and the database's)
+                -- deleted, which handed the same offsets out: none of them is its doing. A pop
+                -- takes its lease id at each claim, so a minute of slack covers the claim's own
+                -- waits (a permit, a connection) and the broker's clock against the database's
                 select case when c.released_by = g.lease then least(c.committed, c.released_to) end,
-                       case when c.created_at > queen.lease_issued_at(g.lease) + interval '10 seconds'
+                       case when c.created_at > queen.lease_issued_at(g.lease) + interval '1 minute'
                             then c.committed + 1
                             else coalesce(c.redelivered_to, -1) + 1 end,
                        c.committed

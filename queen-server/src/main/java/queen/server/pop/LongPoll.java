@@ -12,13 +12,14 @@ final class LongPoll implements Runnable, WakeGate.Resume {
   private final PopService pops;
   private final PopRequest request;
   private final Caller caller;
-  private final Claim claim;
+  private Claim claim;
   private final PopService.Answer answer;
   private final long deadline;
   private final boolean discovery;
   private final boolean picky;
   private int attempt;
   private boolean woken;
+  private boolean looked;
 
   LongPoll(
       PopService pops, PopRequest request, Caller caller, Claim claim, PopService.Answer answer) {
@@ -87,6 +88,12 @@ final class LongPoll implements Runnable, WakeGate.Resume {
         return PopService.empty(request, claim.workerId());
       }
       pops.checkBeforeClaim();
+      if (looked) {
+        // a lease id carries the time of its claim, not of the request: a cursor created while
+        // this pop waited is never younger than the lease by the wait (a late ack's check)
+        claim = claim.withWorkerId(pops.nextWorkerId());
+      }
+      looked = true;
       PopService.Attempt a = pops.attempt(request, claim, deadline);
       if (a.result() != null) {
         if (discovery && (woken || a.result().messages().size() >= request.batch())) {

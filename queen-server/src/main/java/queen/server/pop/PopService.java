@@ -301,6 +301,11 @@ public final class PopService {
     return new Attempt(result, false, 0);
   }
 
+  /** A fresh UUIDv7 worker id: a pop's lease id, taken at each of its claims. */
+  UUID nextWorkerId() {
+    return ids.next();
+  }
+
   static PopResult empty(PopRequest request, UUID worker) {
     return new PopResult(request.autoAck() ? null : worker, request.group(), 0, List.of());
   }

@@ -30,6 +30,11 @@ public record Claim(
     long maxBytes,
     long keptBytes) {
 
+  /** This claim under another worker id (lease id). */
+  public Claim withWorkerId(UUID worker) {
+    return new Claim(group, worker, batch, partitions, autoAck, newOnly, from, maxBytes, keptBytes);
+  }
+
   /** This claim with another {@code keptBytes}. */
   public Claim withKeptBytes(long kept) {
     return new Claim(group, workerId, batch, partitions, autoAck, newOnly, from, maxBytes, kept);

@@ -8,6 +8,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -177,15 +179,37 @@ class LeaseAckTest {
     JsonNode again = wire.popPartition("recreated", "Default", "consumerGroup=g").json();
     assertThat(Wire.numbers(again)).containsExactly(0, 1);
     assertThat(wire.ackAll(again)).allMatch(a -> a.get("success").asBoolean());
-    // the cursor read again a minute after the first lease was taken (rather than waiting one)
+    // the cursor read again minutes after the first lease was taken (rather than waiting them)
     broker.sql(
-        "update queen.log_consumers set created_at = created_at + interval '1 minute'"
+        "update queen.log_consumers set created_at = created_at + interval '2 minutes'"
             + " where consumer_group = 'g'");
     for (JsonNode a : wire.ackAll(stalled)) {
       refusedAsExpired(a);
     }
     // the lease of the cursor as it is now: a retry whose first answer was lost still succeeds
     assertThat(wire.ackAll(again)).allMatch(a -> a.get("success").asBoolean());
+  }
+
+  // a long-poll kept the lease id of its request: a partition first pushed while it waited got a
+  // cursor younger than the lease by the wait, and the lease's retried acks looked like a deleted
+  // cursor's
+  @Test
+  void aLongPollsLeaseIdIsTakenAtItsClaimNotAtItsRequest() throws Exception {
+    CompletableFuture<TestBroker.Reply> poll =
+        CompletableFuture.supplyAsync(
+            () ->
+                wire.popPartition(
+                    "waited", "Default", "consumerGroup=waiter&wait=true&timeout=20000"));
+    await().pollDelay(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(5)).until(() -> true);
+    wire.pushNumbered("waited", "Default", 0, 1);
+    String lease = poll.get(30, TimeUnit.SECONDS).json().get("leaseId").asText();
+    assertThat(
+            broker.sqlLong(
+                "select (queen.lease_issued_at('"
+                    + lease
+                    + "') > created_at - interval '1 second')::int from queen.log_consumers"
+                    + " where consumer_group = 'waiter'"))
+        .isEqualTo(1);
   }
 
   @Test
