@@ -41,8 +41,7 @@ final class Periodic {
   /**
    * Runs {@code task} every {@code interval}, the first time one interval from now. A run that
    * throws is logged and the next one comes as usual: the executor suppressed every run after one
-   * that threw, and a retention stopped so, without a word, let storage grow for good. The JVM's
-   * own failures (out of memory, a stack overflow) still end it.
+   * that threw, and a retention stopped so, without a word, let storage grow for good.
    */
   static ScheduledExecutorService every(String name, Duration interval, Runnable task) {
     ScheduledExecutorService timer =
@@ -58,9 +57,8 @@ final class Periodic {
           try {
             task.run();
           } catch (RuntimeException | Error e) {
-            if (e instanceof VirtualMachineError) {
-              throw e;
-            }
+            // out of memory ends the JVM (the launcher's ExitOnOutOfMemoryError); a stack
+            // overflow, a class that failed to link, are one run's
             LoggerFactory.getLogger(Periodic.class)
                 .error("{} failed, running again in {}", name, interval, e);
           }

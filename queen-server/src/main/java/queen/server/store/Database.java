@@ -6,6 +6,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.SQLTransientConnectionException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
@@ -263,6 +264,11 @@ public final class Database implements AutoCloseable {
    * (each request or task that meets the outage logs at DEBUG only).
    */
   private StoreException failed(SQLException e) {
+    if (pool.isClosed() && e.getSQLState() == null) {
+      // the broker is stopping: a request past SHUTDOWN_TIMEOUT_MS meets a closed pool, whose
+      // error has no SQLSTATE and answered 500 (under push failover, unbuffered) instead of 503
+      e = new SQLTransientConnectionException("the broker is shutting down", "57P01", e);
+    }
     StoreException s = StoreException.from(e);
     if (s.outage() && reachable.compareAndSet(true, false)) {
       downSince = System.nanoTime();

@@ -9,7 +9,10 @@ import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import queen.server.TestBroker;
 
@@ -18,6 +21,7 @@ import queen.server.TestBroker;
  * check yet is a 503 every time (a 401 ends the clients' consume loops), however often nimbus's
  * rate limit refuses a fetch, and a token the PEM key verifies needs no fetch at all.
  */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class JwksDownAtStartTest {
   static final JwksTest.Idp idp = down();
   static final RSAKey pemKey = rsa("pem");
@@ -36,6 +40,7 @@ class JwksDownAtStartTest {
   }
 
   @Test
+  @Order(2)
   void aTokenOfTheEndpointsKeysIsUnavailableNotRefusedWhileNoKeySetWasEverFetched()
       throws Exception {
     String token = JwksTest.rs256(rsa("k1"));
@@ -47,7 +52,9 @@ class JwksDownAtStartTest {
     assertThat(idp.fetches.get()).isBetween(1, 2);
   }
 
+  // first, while a fetch is allowed: within the rate limit the old code checked the PEM key alone
   @Test
+  @Order(1)
   void aTokenThePemKeyVerifiesIsAcceptedWhileTheEndpointIsDown() throws Exception {
     int fetches = idp.fetches.get();
     assertThat(JwksTest.status(broker, JwksTest.rs256(pemKey))).isEqualTo(200);
