@@ -34,7 +34,6 @@ import java.util.concurrent.atomic.AtomicReference;
 public final class Consumer implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger("queen.client");
   private static final Duration EMPTY_PAUSE = Duration.ofMillis(100);
-  private static final Duration MAX_BACKOFF = Duration.ofSeconds(10);
 
   private final ConsumeSettings settings;
   private final BatchHandler onBatch;
@@ -43,6 +42,7 @@ public final class Consumer implements AutoCloseable {
   private final CountDownLatch stopSignal = new CountDownLatch(1);
   private final CountDownLatch done;
   private final Quota quota;
+  private final ConsumerAcks acks;
   private final AtomicLong processed = new AtomicLong();
   private final AtomicLong failed = new AtomicLong();
   private final AtomicReference<Throwable> fatal = new AtomicReference<>();
@@ -55,6 +55,7 @@ public final class Consumer implements AutoCloseable {
     this.onMessage = onMessage;
     this.done = new CountDownLatch(settings.concurrency());
     this.quota = new Quota(settings.limit(), settings.batch());
+    this.acks = new ConsumerAcks(settings.queen(), this::pause);
   }
 
   static Consumer start(ConsumeSettings settings, BatchHandler handler) {
@@ -231,7 +232,7 @@ public final class Consumer implements AutoCloseable {
                       >= settings.idleMillis()) {
             throw e;
           }
-          backoff = backoff.isZero() ? Duration.ofSeconds(1) : min(backoff.multipliedBy(2));
+          backoff = Backoff.next(backoff);
           LOG.log(System.Logger.Level.WARNING, "pop failed, retrying in " + backoff + ": " + e);
           if (!pause(backoff)) {
             return;
@@ -335,15 +336,25 @@ public final class Consumer implements AutoCloseable {
     /**
      * Handles in order. A message that throws is acked failed and the rest of its partition left
      * for redelivery; the batch's other partitions go on (left unhandled, they waited for their
-     * lease to expire).
+     * lease to expire). A failed message that went to the dead letters leaves the rest of its
+     * partition under the lease, which is handled after it (left, it waited for the lease's end).
      */
     private void handleEach(List<Message> batch) {
+      for (List<Message> left = batch; !left.isEmpty(); ) {
+        left = handleEachOnce(left);
+      }
+    }
+
+    /** One pass of {@link #handleEach}; what is still to handle. */
+    private List<Message> handleEachOnce(List<Message> batch) {
       List<Message> ok = new ArrayList<>(batch.size());
       Map<String, Throwable> failures = new LinkedHashMap<>();
       List<Message> failedMessages = new ArrayList<>();
+      Map<String, List<Message>> skipped = new LinkedHashMap<>();
       Throwable jvmFailure = null;
       for (Message m : batch) {
         if (failures.containsKey(m.partitionId())) {
+          skipped.computeIfAbsent(m.partitionId(), k -> new ArrayList<>()).add(m);
           continue;
         }
         try {
@@ -363,39 +374,27 @@ public final class Consumer implements AutoCloseable {
       if (!ok.isEmpty()) {
         ack(ok, "completed", null);
       }
+      List<Message> next = new ArrayList<>();
       for (Message m : failedMessages) {
         failed.incrementAndGet();
-        ack(List.of(m), "failed", errorText(failures.get(m.partitionId())));
+        List<AckResult> r = ack(List.of(m), "failed", errorText(failures.get(m.partitionId())));
+        List<Message> rest = skipped.getOrDefault(m.partitionId(), List.of());
+        if (jvmFailure == null
+            && r.size() == 1
+            && r.getFirst().dlq()
+            && !r.getFirst().leaseReleased()) {
+          next.addAll(rest);
+        }
       }
-      quota.unreserve(batch.size() - ok.size() - failedMessages.size());
+      quota.unreserve(batch.size() - ok.size() - failedMessages.size() - next.size());
       if (jvmFailure != null) {
         rethrowJvmFailure(jvmFailure);
       }
+      return next;
     }
 
-    private void ack(List<Message> messages, String status, String error) {
-      if (!settings.autoAck()) {
-        return;
-      }
-      try {
-        for (AckResult r : settings.queen().ack(messages, status, error)) {
-          if (!r.success()) {
-            LOG.log(
-                System.Logger.Level.INFO,
-                "ack of "
-                    + r.transactionId()
-                    + " refused ("
-                    + r.error()
-                    + "); it will be redelivered");
-          }
-        }
-      } catch (QueenException | IllegalStateException e) {
-        // IllegalStateException: a CancellationException, or the client closed meanwhile (from a
-        // handler, say)
-        LOG.log(
-            System.Logger.Level.WARNING,
-            "ack failed, the batch will be redelivered when its lease ends: " + e);
-      }
+    private List<AckResult> ack(List<Message> messages, String status, String error) {
+      return settings.autoAck() ? acks.send(messages, status, error) : List.of();
     }
   }
 
@@ -417,9 +416,5 @@ public final class Consumer implements AutoCloseable {
 
   private static String errorText(Throwable e) {
     return e.getMessage() == null ? e.getClass().getName() : e.getMessage();
-  }
-
-  private static Duration min(Duration d) {
-    return d.compareTo(MAX_BACKOFF) > 0 ? MAX_BACKOFF : d;
   }
 }

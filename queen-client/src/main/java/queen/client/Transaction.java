@@ -17,8 +17,11 @@ import java.util.List;
  *     .commit();
  * }</pre>
  *
- * <p>Acks inside a transaction carry no lease: a transaction commits even if the lease ran out, as
- * long as the message was not acked since. {@code failed} and {@code dlq} dead-letter at once.
+ * <p>An ack of a leased message carries its lease: once the lease ran out the transaction is
+ * refused and applies nothing, for the message goes out again and its next handler commits its own
+ * transaction (without the lease, both were applied and the pushes doubled). A message popped with
+ * autoAck has no lease, and its ack commits as long as the message was not acked since. {@code
+ * failed} and {@code dlq} dead-letter at once.
  */
 public final class Transaction {
   private final Queen queen;
@@ -49,6 +52,9 @@ public final class Transaction {
       op.put("partitionId", m.partitionId());
       op.put("status", status);
       op.put("consumerGroup", m.consumerGroup());
+      if (!m.leaseId().isEmpty()) {
+        op.put("leaseId", m.leaseId());
+      }
       keyOf(m.queue() + ":" + m.partition() + ":" + m.consumerGroup());
     }
     return this;

@@ -1,0 +1,66 @@
+package queen.client;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.function.Predicate;
+
+/**
+ * The acks a consumer sends for what its handlers did. One the broker could not take (a restart, a
+ * database failover: 5xx or no answer) is sent again, backing off as the pops do, until it is
+ * answered or the consumer stops: given up after the transport's few tries, every batch handled
+ * during an outage was delivered again at its lease's end.
+ */
+final class ConsumerAcks {
+  private static final System.Logger LOG = System.getLogger("queen.client");
+
+  private final Queen queen;
+
+  /** Waits for a backoff; false when the consumer is stopping. */
+  private final Predicate<Duration> pause;
+
+  ConsumerAcks(Queen queen, Predicate<Duration> pause) {
+    this.queen = queen;
+    this.pause = pause;
+  }
+
+  /** The broker's verdicts, in the messages' order; none when the ack was given up. */
+  List<AckResult> send(List<Message> messages, String status, String error) {
+    Duration backoff = Duration.ZERO;
+    while (true) {
+      try {
+        List<AckResult> results = queen.ack(messages, status, error);
+        for (AckResult r : results) {
+          if (!r.success()) {
+            LOG.log(
+                System.Logger.Level.INFO,
+                "ack of "
+                    + r.transactionId()
+                    + " refused ("
+                    + r.error()
+                    + "); it will be redelivered");
+          }
+        }
+        return results;
+      } catch (QueenException e) {
+        if (!e.retryable()) {
+          return givenUp(e);
+        }
+        backoff = Backoff.next(backoff);
+        LOG.log(System.Logger.Level.WARNING, "ack failed, retrying in " + backoff + ": " + e);
+        if (!pause.test(backoff)) {
+          return givenUp(e);
+        }
+      } catch (IllegalStateException e) {
+        // a CancellationException, or the client closed meanwhile (from a handler, say)
+        return givenUp(e);
+      }
+    }
+  }
+
+  private static List<AckResult> givenUp(RuntimeException e) {
+    LOG.log(
+        System.Logger.Level.WARNING,
+        "ack failed, the batch will be redelivered when its lease ends: " + e);
+    return List.of();
+  }
+}
