@@ -360,7 +360,11 @@ public final class Consumer implements AutoCloseable {
         try {
           onMessage.handle(m);
           ok.add(m);
+          // a flag this handler left set cancelled the next one's blocking calls, and that
+          // message was acked failed
+          handlerReturned();
         } catch (Throwable e) {
+          handlerReturned();
           if (isJvmFailure(e)) {
             jvmFailure = e; // not the message's doing: left unacked, its budget uncharged
             break;

@@ -2,7 +2,7 @@ package queen.client;
 
 /**
  * A request the broker refused (a 4xx, with the broker's error text) or could not serve after the
- * client's retries (a 5xx or no connection, {@code status} 0).
+ * client's retries (a 5xx, a 408 or 429, or no connection, {@code status} 0).
  *
  * <p>A retryable one may come after the broker stored the request: a push retried by hand must send
  * the same transactionIds again, which the broker stores once.
@@ -38,8 +38,11 @@ public final class QueenException extends RuntimeException {
     return status;
   }
 
-  /** True for answers worth retrying: no connection, a timeout, or a 5xx. */
+  /**
+   * True for answers worth retrying: no connection, a timeout, a 5xx, or a proxy's 408 (request
+   * timeout) or 429 (too many requests), which say "later" as a 503 does.
+   */
   public boolean retryable() {
-    return status == 0 || status >= 500;
+    return status == 0 || status >= 500 || status == 408 || status == 429;
   }
 }

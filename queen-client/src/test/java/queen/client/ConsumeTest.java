@@ -183,6 +183,30 @@ class ConsumeTest {
     assertThat(consumer.failed()).isEqualTo(1);
   }
 
+  // the flag one handler left set made the next one's blocking call throw: acked failed
+  @Test
+  void eachClearsAnInterruptFlagAHandlerLeftBeforeTheNextMessage() throws Exception {
+    queen.queue("c-flag").config(Map.of("leaseTime", 60)).create();
+    queen.queue("c-flag").push(Map.of("n", 0), Map.of("n", 1));
+    Consumer consumer =
+        queen
+            .queue("c-flag")
+            .batch(2)
+            .limit(2)
+            .each()
+            .consume(
+                m -> {
+                  if (m.data().get("n").asInt() == 0) {
+                    Thread.currentThread().interrupt();
+                  } else {
+                    Thread.sleep(1);
+                  }
+                });
+    assertThat(consumer.await(Duration.ofSeconds(20))).isTrue();
+    assertThat(consumer.processed()).isEqualTo(2);
+    assertThat(consumer.failed()).isZero();
+  }
+
   @Test
   void renewLeaseKeepsASlowHandlersBatchLeased() throws Exception {
     queen.queue("c-renew").config(Map.of("leaseTime", 1)).create();

@@ -39,6 +39,23 @@ class TransportTest {
     }
   }
 
+  // a proxy's "too many requests" or "request timeout" ended a consumer as a refusal would
+  @Test
+  void aProxysTooManyRequestsOrRequestTimeoutIsRetried() {
+    try (StubServer stub =
+            new StubServer(
+                n ->
+                    switch (n) {
+                      case 0 -> new StubServer.Answer(429, "{\"error\":\"slow down\"}");
+                      case 1 -> new StubServer.Answer(408, "");
+                      default -> new StubServer.Answer(200, "{\"status\":\"healthy\"}");
+                    });
+        Queen queen = client(stub.url())) {
+      assertThat(queen.admin().health().get("status").asText()).isEqualTo("healthy");
+      assertThat(stub.requests.get()).isEqualTo(3);
+    }
+  }
+
   @Test
   void aFourHundredIsThrownAtOnceWithTheBrokersError() {
     try (StubServer stub =
