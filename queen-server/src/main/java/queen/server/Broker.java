@@ -263,6 +263,10 @@ public final class Broker implements AutoCloseable {
       ResourceStore resourceStore = new ResourceStore(adminDb);
       MessageStore messages = new MessageStore(adminDb);
       TraceStore traces = new TraceStore(db);
+      // the admin pages' reads: on the admin pool, under its statement timeout, never holding the
+      // connections of pushes and pops for a scan of a big table
+      TraceStore traceReads = new TraceStore(adminDb);
+      DeadLetterStore adminDeadLetters = new DeadLetterStore(adminDb);
 
       Gate gate = Gate.of(config.auth());
       HttpApi api =
@@ -288,7 +292,7 @@ public final class Broker implements AutoCloseable {
                       config.pushLimits()),
                   new DeadLetterRoutes(
                       new DeadLetterService(
-                          deadLetters, clock, push.listener(), config.popMaxBytes()),
+                          adminDeadLetters, clock, push.listener(), config.popMaxBytes()),
                       payloads),
                   new MaintenanceRoutes(system, settings, buffered, switched),
                   new ResourceRoutes(
@@ -302,15 +306,15 @@ public final class Broker implements AutoCloseable {
                       statistics,
                       resourceStore,
                       messages,
-                      deadLetters,
+                      adminDeadLetters,
                       db,
                       clock,
                       buffered),
                   new AnalyticsRoutes(new AnalyticsStore(adminDb), clock),
                   new ConsumerGroupRoutes(groups, groupReads, resourceStore, lags),
-                  new TraceRoutes(traces, messages, clock, payloads),
+                  new TraceRoutes(traces, traceReads, messages, clock, payloads),
                   new MessageRoutes(
-                      messages, new MessageRemoval(adminDb), traces, clock, payloads)),
+                      messages, new MessageRemoval(adminDb), traceReads, clock, payloads)),
               config.maxBodyBytes(),
               config.cors());
       Listener server = Listener.start(config, api);

@@ -63,8 +63,9 @@ public final class ConfigureRoutes implements Routes {
             throw ApiException.badRequest("queue is required");
           }
           Fields.queueName(name.asText(), "queue");
-          String namespace = Fields.optionalString(body, "namespace", "");
-          String task = Fields.optionalString(body, "task", "");
+          String namespace =
+              Fields.label(Fields.optionalString(body, "namespace", ""), "namespace");
+          String task = Fields.label(Fields.optionalString(body, "task", ""), "task");
           ObjectNode options = validOptions(body.get("options"));
           boolean wasEncrypted = sealing.encrypts(name.asText());
           ConfiguredQueue q = queues.configure(name.asText(), namespace, task, options.toString());

@@ -17,6 +17,8 @@ import queen.server.store.DeadLetterStore;
  * {@code POST /api/v1/messages/:partitionId/:transactionId/retry}, the operator's way back.
  */
 public final class DeadLetterRoutes implements Routes {
+  private static final int MAX_OFFSET = 100_000;
+
   private final DeadLetterService letters;
   private final Payloads payloads;
 
@@ -33,7 +35,8 @@ public final class DeadLetterRoutes implements Routes {
         (req, res) -> {
           Params p = new Params(req);
           int limit = p.limit(100, 1000);
-          int offset = p.offset();
+          // past it, each page read every dead letter before it; the filters narrow a search
+          int offset = p.offset(MAX_OFFSET);
           DeadLetterStore.Filter filter =
               new DeadLetterStore.Filter(
                   p.optional("queue"),

@@ -91,6 +91,18 @@ final class Fields {
   static final int MAX_NAME = 255;
 
   /**
+   * A queue's namespace or task (may be empty): at most 255 characters, as a name. Longer, one
+   * failed the btree entry's size limit of the index that finds queues by them: a 500.
+   */
+  static String label(String value, String field) {
+    if (value.length() > MAX_NAME) {
+      throw ApiException.badRequest(
+          field + " must be at most " + MAX_NAME + " characters, got " + value.length());
+    }
+    return value;
+  }
+
+  /**
    * A queue, partition or consumer-group name: the same rule on every route (push, configure, pops,
    * admin, transactions), so that no route creates a name another refuses. Not empty, not only
    * whitespace, at most 255 characters, no control characters nor unpaired surrogates, not {@code

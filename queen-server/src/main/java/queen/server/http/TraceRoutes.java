@@ -26,15 +26,25 @@ public final class TraceRoutes implements Routes {
   private static final int MAX_NAMES = 32;
   private static final int MAX_NAME_LENGTH = 256;
 
+  /** Past it, each page read every trace before it: narrow by name or message instead. */
+  private static final int MAX_OFFSET = 100_000;
+
   private final TraceStore traces;
+  private final TraceStore reads;
   private final MessageStore messages;
   private final UuidV7 ids;
   private final Payloads payloads;
 
+  /** {@code traces} records what consumers send; {@code reads} serves the pages (admin pool). */
   public TraceRoutes(
-      TraceStore traces, MessageStore messages, InstantSource clock, Payloads payloads) {
+      TraceStore traces,
+      TraceStore reads,
+      MessageStore messages,
+      InstantSource clock,
+      Payloads payloads) {
     this.payloads = payloads;
     this.traces = traces;
+    this.reads = reads;
     this.messages = messages;
     this.ids = new UuidV7(clock);
   }
@@ -120,7 +130,7 @@ public final class TraceRoutes implements Routes {
             .orElseThrow(() -> ApiException.notFound("Message not found"));
     ObjectNode body = Json.object();
     ArrayNode list = body.putArray("traces");
-    for (TraceStore.Trace t : traces.of(partitionId, message.offset())) {
+    for (TraceStore.Trace t : reads.of(partitionId, message.offset())) {
       render(list.addObject(), t);
     }
     Replies.json(res, 200, body);
@@ -129,8 +139,8 @@ public final class TraceRoutes implements Routes {
   private void byName(Request req, Response res) {
     Params p = new Params(req);
     int limit = p.limit(100, 1000);
-    int offset = p.offset();
-    Page<TraceStore.Named> page = traces.byName(p.path("name"), limit, offset);
+    int offset = p.offset(MAX_OFFSET);
+    Page<TraceStore.Named> page = reads.byName(p.path("name"), limit, offset);
     List<UUID> pids = new ArrayList<>();
     List<Long> offsets = new ArrayList<>();
     for (TraceStore.Named n : page.items()) {
@@ -167,8 +177,8 @@ public final class TraceRoutes implements Routes {
   private void names(Request req, Response res) {
     Params p = new Params(req);
     int limit = p.limit(50, 1000);
-    int offset = p.offset();
-    Page<TraceStore.Name> page = traces.names(limit, offset);
+    int offset = p.offset(MAX_OFFSET);
+    Page<TraceStore.Name> page = reads.names(limit, offset);
     ObjectNode body = Json.object();
     ArrayNode list = body.putArray("trace_names");
     for (TraceStore.Name n : page.items()) {

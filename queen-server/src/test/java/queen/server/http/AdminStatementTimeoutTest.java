@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import java.sql.Connection;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -75,6 +76,24 @@ class AdminStatementTimeoutTest {
   }
 
   /** Holds an exclusive lock on queen.dead_letters, which the message list and a delete need. */
+  // on the main pool, without the limit, a dashboard's dead-letter page held a connection of the
+  // pushes and pops for as long as its scan took
+  @Test
+  void theDeadLetterPageAndTheStatusSummaryAreAdminReads() throws Exception {
+    try (Connection c = broker.connect()) {
+      holdDeadLetters(c);
+      for (String path : List.of("/api/v1/dlq?queue=held", "/api/v1/status")) {
+        TestBroker.Reply cut =
+            CompletableFuture.supplyAsync(() -> broker.get(path)).get(20, TimeUnit.SECONDS);
+        assertThat(cut.status()).as(path).isEqualTo(503);
+        assertThat(cut.json().get("error").asText())
+            .as(path)
+            .contains("QUEEN_ADMIN_STATEMENT_TIMEOUT_MS");
+      }
+      c.rollback();
+    }
+  }
+
   private static void holdDeadLetters(Connection c) throws Exception {
     c.setAutoCommit(false);
     try (Statement st = c.createStatement()) {

@@ -60,7 +60,7 @@ class StrictInputTest {
     refused(broker.delete("/api/v1/consumer-groups/g/queues/%09"), 400, "queue", "group delete");
     assertThat(
             broker.sqlText(
-                "select string_agg(name, ',') from queen.queues where name not in ('lim', 'slashed', 'q-slash', 'long-ids')"
+                "select string_agg(name, ',') from queen.queues where name not in ('lim', 'slashed', 'q-slash', 'long-ids', 'labelled')"
                     + " and name not like 'lone-%'"))
         .as("no queue but those the other tests push to")
         .isNull();
@@ -215,5 +215,16 @@ class StrictInputTest {
     refused(broker.post("/api/v1/push", body), 400, "at most 512 characters", "push");
     ((ObjectNode) body.get("items").get(0)).put("transactionId", "t".repeat(512));
     assertThat(broker.post("/api/v1/push", body).status()).as("512 is taken").isEqualTo(201);
+  }
+
+  // longer, random text failed the size limit of the index that finds queues by them: a 500
+  @Test
+  void aNamespaceOrTaskOverTheNameLimitIsRefused() {
+    for (String field : List.of("namespace", "task")) {
+      ObjectNode body = Wire.object().put("queue", "labelled").put(field, "n".repeat(256));
+      refused(broker.post("/api/v1/configure", body), 400, field, field);
+      body.put(field, "n".repeat(255));
+      assertThat(broker.post("/api/v1/configure", body).status()).as(field).isEqualTo(200);
+    }
   }
 }
