@@ -62,7 +62,17 @@ public final class Main implements Runnable {
    * is 2, bad usage, as picocli's own parse errors are; stdout that failed is 4.
    */
   static CommandLine commandLine() {
-    return new CommandLine(new Main())
+    CommandLine root = new CommandLine(new Main());
+    return root.setExecutionStrategy(
+            parsed -> {
+              int status = new CommandLine.RunLast().execute(parsed);
+              // printed nowhere, a command's answer was lost without a word (exit 0)
+              if (status == 0 && !ClientCommands.written(root.getOut())) {
+                root.getErr().println("queen: stdout could not be written");
+                return 4;
+              }
+              return status;
+            })
         .setExecutionExceptionHandler(
             (e, cmd, parsed) -> {
               cmd.getErr().println("queen " + cmd.getCommandName() + ": " + e.getMessage());

@@ -99,6 +99,11 @@ final class QueueCommands {
         Map<String, String> requeued = new HashMap<>();
         for (DeadLetter d : query.get()) {
           ObjectNode line = Ndjson.deadLetter(d);
+          if (retry && !ClientCommands.written(out(spec))) {
+            // `| head -1` requeued the whole page, though one letter was shown
+            throw new ClientCommands.OutputFailed(
+                "stdout could not be written; the dead letters not printed were not requeued");
+          }
           if (retry) {
             String requeuedId =
                 requeued.computeIfAbsent(

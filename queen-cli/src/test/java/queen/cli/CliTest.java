@@ -256,6 +256,20 @@ class CliTest {
     assertThat(letter.get("requeuedTransactionId").asText()).contains(":requeued:");
   }
 
+  // `dlq --retry | head -1` requeued the whole page; `queues` printed nowhere exited 0
+  @Test
+  void aRetryThatCannotPrintRequeuesNoMoreAndEveryCommandSaysItsOutputFailed() {
+    run("", "push", url(), "cli-dlq-pipe", "{\"n\":1}", "{\"n\":2}", "{\"n\":3}");
+    Run popped = run("", "pop", url(), "cli-dlq-pipe", "-b", "3");
+    run(popped.out(), "ack", url(), "--status", "dlq", "--error", "bad");
+    Run retry = runWithBrokenStdout("dlq", url(), "cli-dlq-pipe", "--retry");
+    assertThat(retry.exit()).as(retry.err()).isEqualTo(4);
+    assertThat(run("", "dlq", url(), "cli-dlq-pipe").lines())
+        .as("nothing could be printed: nothing requeued")
+        .hasSize(3);
+    assertThat(runWithBrokenStdout("queues", url()).exit()).isEqualTo(4);
+  }
+
   @Test
   void groupsAreShownSoughtAndDeleted() {
     run("", "push", url(), "cli-seek", "{\"n\":1}", "{\"n\":2}");

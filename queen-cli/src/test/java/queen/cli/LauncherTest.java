@@ -44,6 +44,34 @@ class LauncherTest {
     Files.write(jar, new byte[0]);
   }
 
+  // an IDE's files and a bench chart, newer than the jar, rebuilt it at every run; a service file,
+  // which has no extension, did not
+  @Test
+  void onlyWhatGoesIntoTheJarMakesItStale() throws Exception {
+    for (String other : List.of(".idea/workspace.xml", "docs/bench/batch-chart.svg")) {
+      newerThanTheJar(root.resolve(other));
+    }
+    assertThat(run(25, Map.of(), "--version").err()).doesNotContain("building");
+    newerThanTheJar(root.resolve("queen-server/src/main/resources/META-INF/services/a.B"));
+    Files.createDirectories(root.resolve("fakebin"));
+    script(root.resolve("fakebin/mvn"), "echo fake-mvn >&2; exit 1");
+    Process p =
+        finished(
+            List.of("bash", root.resolve("queen").toString(), "--version"),
+            25,
+            Map.of("PATH", root.resolve("fakebin") + ":" + System.getenv("PATH")));
+    assertThat(new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8))
+        .contains("building the broker")
+        .contains("fake-mvn");
+  }
+
+  private void newerThanTheJar(Path file) throws IOException {
+    Files.createDirectories(file.getParent());
+    Files.writeString(file, "x");
+    Files.setLastModifiedTime(
+        file, FileTime.fromMillis(Files.getLastModifiedTime(jar).toMillis() + 10_000));
+  }
+
   /** What the stand-in java printed: its arguments, then the two variables it was handed. */
   private record Exec(List<String> args, String arenas, String benchJvm, String err) {
     boolean has(String arg) {

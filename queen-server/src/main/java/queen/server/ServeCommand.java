@@ -25,7 +25,8 @@ import picocli.CommandLine.Command;
       "                  (default 20)",
       "  QUEEN_ADMIN_POOL_SIZE  connections, apart from DB_POOL_SIZE, for the admin",
       "                  routes' heavier work: resource views, message browsing,",
-      "                  consumer-group views, analytics, queue and message deletes",
+      "                  dead-letter and trace pages, consumer-group views,",
+      "                  analytics, queue and message deletes",
       "                  (default 2)",
       "  QUEEN_ADMIN_STATEMENT_TIMEOUT_MS  longest one statement of an admin read",
       "                  may run before it is cancelled and answered 503 (default",
@@ -41,7 +42,8 @@ import picocli.CommandLine.Command;
       "                  letters, takes no more; it ends with the one that crosses",
       "                  (default 16777216)",
       "  QUEEN_SEGMENT_CACHE_MB  heap for pushes a pop took only part of, decoded",
-      "                  once for the pops that take the rest (default 16; 0: off)",
+      "                  once for the pops that take the rest (default 16; 0: off; at",
+      "                  most a quarter of the heap)",
       "  QUEEN_PUSH_CONCURRENCY  most push calls to PostgreSQL at once, at most",
       "                  DB_POOL_SIZE (default 2); pushes arriving meanwhile are merged",
       "                  into the next call",
@@ -104,11 +106,13 @@ import picocli.CommandLine.Command;
       "                  payloads they sealed (key rotation)",
       "",
       "  LOG_FORMAT      json: one JSON object per log line (default: text)",
+      "  HOSTNAME        the broker's name in its statistics (default: the host's)",
       "  SHUTDOWN_TIMEOUT_MS  on SIGTERM, how long requests in flight may finish",
       "                  (default 10000); parked long-polls are answered 204 at once",
       "",
-      "Stops cleanly on SIGTERM or Ctrl-C. Exit status 1 when PostgreSQL cannot be",
-      "reached, 2 for an invalid setting."
+      "Stops cleanly on SIGTERM or Ctrl-C. Exit status 1 when the broker cannot",
+      "start (PostgreSQL cannot be reached, the port is taken), 2 for an invalid",
+      "setting."
     })
 public final class ServeCommand implements Callable<Integer> {
   private static final Logger log = LoggerFactory.getLogger("queen");
@@ -146,12 +150,19 @@ public final class ServeCommand implements Callable<Integer> {
       System.err.println("queen: " + e.getMessage());
       return 2;
     } catch (RuntimeException e) {
-      log.error("cannot start against {}: {}", config.db().describe(), rootMessage(e));
+      // the failure and its root: the root alone named no port when the port was taken
+      String top = e.getMessage();
+      String root = rootMessage(e);
+      log.error(
+          "cannot start against {}: {}",
+          config.db().describe(),
+          top == null || top.equals(root) ? root : top + ": " + root);
       return 1;
     }
     log.info(
-        "Queen {} listening on http://{}:{} using database {}",
+        "Queen {} listening on {}://{}:{} using database {}",
         Broker.version(),
+        config.tls() == null ? "http" : "https",
         config.host(),
         broker.port(),
         config.db().describe());
