@@ -172,30 +172,39 @@ public final class ResourceStore {
   public Page<PartitionSummary> partitionList(String queue, int limit, int offset) {
     return db.autocommit(
         c -> {
-          List<PartitionSummary> out = new ArrayList<>();
-          long total = 0;
-          try (PreparedStatement ps =
-              c.prepareStatement("select * from queen.partitions_list_v1(?, ?, ?)")) {
-            ps.setString(1, queue);
-            ps.setInt(2, limit);
-            ps.setInt(3, offset);
-            try (ResultSet rs = ps.executeQuery()) {
-              while (rs.next()) {
-                total = rs.getLong("total");
-                out.add(
-                    new PartitionSummary(
-                        rs.getObject("id", UUID.class),
-                        rs.getString("name"),
-                        rs.getString("queue_name"),
-                        Sql.instant(rs, "created_at"),
-                        rs.getLong("last_offset"),
-                        rs.getLong("retained"),
-                        Sql.instant(rs, "last_activity")));
-              }
-            }
-          }
-          return new Page<>(out, total);
+          Page<PartitionSummary> page = partitionList(c, queue, limit, offset);
+          // a page past the end has no row to carry the total: it said 0
+          return page.items().isEmpty() && offset > 0
+              ? new Page<>(page.items(), partitionList(c, queue, 1, 0).total())
+              : page;
         });
+  }
+
+  private static Page<PartitionSummary> partitionList(
+      Connection c, String queue, int limit, int offset) throws SQLException {
+    List<PartitionSummary> out = new ArrayList<>();
+    long total = 0;
+    try (PreparedStatement ps =
+        c.prepareStatement("select * from queen.partitions_list_v1(?, ?, ?)")) {
+      ps.setString(1, queue);
+      ps.setInt(2, limit);
+      ps.setInt(3, offset);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          total = rs.getLong("total");
+          out.add(
+              new PartitionSummary(
+                  rs.getObject("id", UUID.class),
+                  rs.getString("name"),
+                  rs.getString("queue_name"),
+                  Sql.instant(rs, "created_at"),
+                  rs.getLong("last_offset"),
+                  rs.getLong("retained"),
+                  Sql.instant(rs, "last_activity")));
+        }
+      }
+    }
+    return new Page<>(out, total);
   }
 
   public List<QueueSummary> queues() {

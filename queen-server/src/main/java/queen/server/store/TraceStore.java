@@ -122,26 +122,33 @@ public final class TraceStore {
   public Page<Name> names(int limit, int offset) {
     return db.autocommit(
         c -> {
-          List<Name> out = new ArrayList<>();
-          long total = 0;
-          try (PreparedStatement ps =
-              c.prepareStatement("select * from queen.trace_names_v1(?, ?)")) {
-            ps.setInt(1, limit);
-            ps.setInt(2, offset);
-            try (ResultSet rs = ps.executeQuery()) {
-              while (rs.next()) {
-                total = rs.getLong("total");
-                out.add(
-                    new Name(
-                        rs.getString("trace_name"),
-                        rs.getLong("trace_count"),
-                        rs.getLong("message_count"),
-                        Sql.instant(rs, "last_seen")));
-              }
-            }
-          }
-          return new Page<>(out, total);
+          Page<Name> page = names(c, limit, offset);
+          // a page past the end has no row to carry the total: it said 0
+          return page.items().isEmpty() && offset > 0
+              ? new Page<>(page.items(), names(c, 1, 0).total())
+              : page;
         });
+  }
+
+  private static Page<Name> names(Connection c, int limit, int offset) throws SQLException {
+    List<Name> out = new ArrayList<>();
+    long total = 0;
+    try (PreparedStatement ps = c.prepareStatement("select * from queen.trace_names_v1(?, ?)")) {
+      ps.setInt(1, limit);
+      ps.setInt(2, offset);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          total = rs.getLong("total");
+          out.add(
+              new Name(
+                  rs.getString("trace_name"),
+                  rs.getLong("trace_count"),
+                  rs.getLong("message_count"),
+                  Sql.instant(rs, "last_seen")));
+        }
+      }
+    }
+    return new Page<>(out, total);
   }
 
   private static long count(Connection c, String name) throws SQLException {

@@ -160,5 +160,7 @@ class StatusRoutesTest {
     JsonNode parts = broker.get("/api/v1/resources/partitions?queue=shop.orders").json();
     assertThat(parts.get("total").asInt()).isEqualTo(1);
     assertThat(parts.at("/partitions/0/messages").asInt()).isEqualTo(5);
+    JsonNode past = broker.get("/api/v1/resources/partitions?queue=shop.orders&offset=10").json();
+    assertThat(past.get("total").asInt()).as("a page past the end (0 before)").isEqualTo(1);
   }
 }

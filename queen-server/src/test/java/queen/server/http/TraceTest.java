@@ -75,6 +75,9 @@ class TraceTest {
 
     JsonNode names = broker.get("/api/v1/traces/names").json();
     assertThat(names.get("total").asInt()).isEqualTo(2);
+    assertThat(broker.get("/api/v1/traces/names?offset=10").json().get("total").asInt())
+        .as("a page past the end (0 before)")
+        .isEqualTo(2);
     JsonNode flow = names.get("trace_names").get(0);
     assertThat(flow.get("trace_name").asText()).isEqualTo("order-flow");
     assertThat(flow.get("trace_count").asInt()).isEqualTo(2);
