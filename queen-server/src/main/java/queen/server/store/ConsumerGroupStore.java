@@ -173,11 +173,8 @@ public final class ConsumerGroupStore {
       String group, String queue, String partitionFrom, int limit, int offset, KnownOldest known) {
     return db.autocommit(
         c -> {
-          Page<Cursor> page = detail(c, group, queue, partitionFrom, limit, offset);
-          // past the end the rows carry no count: ask for the first row on the same connection
-          if (page.items().isEmpty() && offset > 0) {
-            return new Page<>(page.items(), detail(c, group, queue, partitionFrom, 1, 0).total());
-          }
+          Page<Cursor> page =
+              Page.read((l, o) -> detail(c, group, queue, partitionFrom, l, o), limit, offset);
           return new Page<>(withOldest(c, group, page.items(), known), page.total());
         });
   }

@@ -127,11 +127,7 @@ public final class ResourceStore {
   public Page<PartitionStats> partitions(UUID queueId, int limit, int offset) {
     return db.autocommit(
         c -> {
-          Page<PartitionStats> page = partitions(c, queueId, limit, offset);
-          // past the end the rows carry no count: ask for the first row on the same connection
-          return page.items().isEmpty() && offset > 0
-              ? new Page<>(page.items(), partitions(c, queueId, 1, 0).total())
-              : page;
+          return Page.read((l, o) -> partitions(c, queueId, l, o), limit, offset);
         });
   }
 
@@ -172,11 +168,7 @@ public final class ResourceStore {
   public Page<PartitionSummary> partitionList(String queue, int limit, int offset) {
     return db.autocommit(
         c -> {
-          Page<PartitionSummary> page = partitionList(c, queue, limit, offset);
-          // a page past the end has no row to carry the total: it said 0
-          return page.items().isEmpty() && offset > 0
-              ? new Page<>(page.items(), partitionList(c, queue, 1, 0).total())
-              : page;
+          return Page.read((l, o) -> partitionList(c, queue, l, o), limit, offset);
         });
   }
 

@@ -122,11 +122,7 @@ public final class TraceStore {
   public Page<Name> names(int limit, int offset) {
     return db.autocommit(
         c -> {
-          Page<Name> page = names(c, limit, offset);
-          // a page past the end has no row to carry the total: it said 0
-          return page.items().isEmpty() && offset > 0
-              ? new Page<>(page.items(), names(c, 1, 0).total())
-              : page;
+          return Page.read((l, o) -> names(c, l, o), limit, offset);
         });
   }
 
