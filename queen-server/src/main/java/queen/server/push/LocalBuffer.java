@@ -356,15 +356,7 @@ public final class LocalBuffer implements AutoCloseable {
       setAsideDamaged(file, stored);
       return false;
     }
-    long size = Files.size(file);
-    Files.delete(file);
-    counted.remove(BufferFiles.sequence(file));
-    appendLock.lock();
-    try {
-      bytesOnDisk -= size;
-    } finally {
-      appendLock.unlock();
-    }
+    retire(file, null);
     return true;
   }
 
@@ -393,12 +385,31 @@ public final class LocalBuffer implements AutoCloseable {
   }
 
   private void setAside(Path file) throws IOException {
-    long size = Files.size(file);
-    Files.move(file, BufferFiles.setAsideName(file));
-    counted.remove(BufferFiles.sequence(file));
+    // off the budget: the operator deletes it or renames it back
+    retire(file, BufferFiles.setAsideName(file));
+  }
+
+  /**
+   * Deletes a sealed file ({@code movedTo} null) or moves it out of the drain, under the append
+   * lock, and never once the buffer closed: the directory may be another broker's by then (a drain
+   * still running past the close's wait deleted a file the next broker had counted, whose pending
+   * count then never came back to 0). That broker drains it again, each message stored once.
+   */
+  private void retire(Path file, Path movedTo) throws IOException {
     appendLock.lock();
     try {
-      bytesOnDisk -= size; // off the budget: the operator deletes it or renames it back
+      if (closed) {
+        throw new IOException(
+            "the buffer is closed: " + file.getFileName() + " is left to the next broker");
+      }
+      long size = Files.size(file);
+      if (movedTo == null) {
+        Files.delete(file);
+      } else {
+        Files.move(file, movedTo);
+      }
+      counted.remove(BufferFiles.sequence(file));
+      bytesOnDisk -= size;
     } finally {
       appendLock.unlock();
     }

@@ -237,6 +237,23 @@ class LocalBufferTest {
     }
   }
 
+  // a drain still running past the close's wait deleted a file the next broker had counted: its
+  // pending count never came back to 0, and every push on it was buffered until its restart
+  @Test
+  void aDrainEndingAfterTheCloseLeavesItsFileToTheNextBroker() throws IOException {
+    Path dir = Files.createTempDirectory("queen-buffer-closed-drain");
+    LocalBuffer b = LocalBuffer.open(dir, 1 << 20);
+    b.append(record("a"), 1);
+    b.seal();
+    Path file = firstLog(dir);
+    b.close();
+    assertThatThrownBy(() -> b.drained(file, 1)).isInstanceOf(IOException.class);
+    assertThat(file).exists();
+    try (LocalBuffer next = LocalBuffer.open(dir, 1 << 20)) {
+      assertThat(next.pending()).isEqualTo(1);
+    }
+  }
+
   @Test
   void appendsRacingTheDrainAreEachDrainedOnceNeverDeadlockAndLeaveNothingPending()
       throws Exception {
