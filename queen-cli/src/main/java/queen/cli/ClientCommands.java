@@ -28,8 +28,8 @@ final class ClientCommands {
   static final String EXIT_CODES =
       "Exit status: 0 done, 1 the broker refused the request (or an ack was refused),"
           + " 2 bad usage, 3 the broker could not be reached or failed (5xx, or a proxy's"
-          + " 408 or 429), 4 the output could not be written (what was not written is not acked,"
-          + " nor requeued).";
+          + " 408 or 429), 4 the output could not be written (what was not written is not acked;"
+          + " dlq --retry stops at the first letter it could not print).";
 
   /** The most messages one push request of the CLI carries. */
   static final int PUSH_CHUNK = 1000;

@@ -99,11 +99,6 @@ final class QueueCommands {
         Map<String, String> requeued = new HashMap<>();
         for (DeadLetter d : query.get()) {
           ObjectNode line = Ndjson.deadLetter(d);
-          if (retry && !ClientCommands.written(out(spec))) {
-            // `| head -1` requeued the whole page, though one letter was shown
-            throw new ClientCommands.OutputFailed(
-                "stdout could not be written; the dead letters not printed were not requeued");
-          }
           if (retry) {
             String requeuedId =
                 requeued.computeIfAbsent(
@@ -117,6 +112,13 @@ final class QueueCommands {
             line.put("requeuedTransactionId", requeuedId);
           }
           Ndjson.print(out(spec), line);
+          if (retry && !ClientCommands.written(out(spec))) {
+            // `| head -1` requeued the whole page, though one letter was shown
+            throw new ClientCommands.OutputFailed(
+                "stdout could not be written: dead letter "
+                    + d.transactionId()
+                    + " was requeued unprinted, and the ones after it were not requeued");
+          }
         }
       }
       return 0;

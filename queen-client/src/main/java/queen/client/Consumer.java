@@ -55,7 +55,7 @@ public final class Consumer implements AutoCloseable {
     this.onMessage = onMessage;
     this.done = new CountDownLatch(settings.concurrency());
     this.quota = new Quota(settings.limit(), settings.batch());
-    this.acks = new ConsumerAcks(settings.queen(), this::pause);
+    this.acks = new ConsumerAcks(settings.queen(), this::pause, settings.idleMillis());
   }
 
   static Consumer start(ConsumeSettings settings, BatchHandler handler) {

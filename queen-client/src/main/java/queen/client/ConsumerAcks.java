@@ -2,30 +2,41 @@ package queen.client;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 
 /**
  * The acks a consumer sends for what its handlers did. One the broker could not take (a restart, a
  * database failover: 5xx or no answer) is sent again, backing off as the pops do, until it is
  * answered or the consumer stops: given up after the transport's few tries, every batch handled
- * during an outage was delivered again at its lease's end.
+ * during an outage was delivered again at its lease's end. A consumer with {@code idleMillis} ends
+ * when its acks fail that long, as when its pops do; any other gives an ack up after {@link
+ * #GIVE_UP}, when the batch's lease has ended anyway (Queen's default lease is 300 s).
  */
 final class ConsumerAcks {
   private static final System.Logger LOG = System.getLogger("queen.client");
+  private static final Duration GIVE_UP = Duration.ofMinutes(5);
 
   private final Queen queen;
 
   /** Waits for a backoff; false when the consumer is stopping. */
   private final Predicate<Duration> pause;
 
-  ConsumerAcks(Queen queen, Predicate<Duration> pause) {
+  private final long idleMillis;
+
+  ConsumerAcks(Queen queen, Predicate<Duration> pause, long idleMillis) {
     this.queen = queen;
     this.pause = pause;
+    this.idleMillis = idleMillis;
   }
 
-  /** The broker's verdicts, in the messages' order; none when the ack was given up. */
+  /**
+   * The broker's verdicts, in the messages' order; none when the ack was given up. Throws the last
+   * failure when a consumer with {@code idleMillis} should end.
+   */
   List<AckResult> send(List<Message> messages, String status, String error) {
     Duration backoff = Duration.ZERO;
+    long failingSince = 0;
     while (true) {
       try {
         List<AckResult> results = queen.ack(messages, status, error);
@@ -43,6 +54,15 @@ final class ConsumerAcks {
         return results;
       } catch (QueenException e) {
         if (!e.retryable()) {
+          return givenUp(e);
+        }
+        long now = System.nanoTime();
+        failingSince = failingSince == 0 ? now : failingSince;
+        long failing = TimeUnit.NANOSECONDS.toMillis(now - failingSince);
+        if (idleMillis > 0 && failing >= idleMillis) {
+          throw e; // as a pop failing that long: the consumer ends, await() throwing it
+        }
+        if (failing >= GIVE_UP.toMillis()) {
           return givenUp(e);
         }
         backoff = Backoff.next(backoff);

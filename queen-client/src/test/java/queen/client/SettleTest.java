@@ -115,4 +115,25 @@ class SettleTest {
       assertThat(stub.requests.get()).as("the pop, three failed tries, the ack").isEqualTo(5);
     }
   }
+
+  // retried until the consumer stopped, a consumer with idleMillis whose broker went away for good
+  // never ended: await() neither returned nor threw
+  @Test
+  void aConsumerWithIdleMillisEndsWhenItsAcksFailThatLong() {
+    String popped =
+        "{\"messages\":[{\"transactionId\":\"t\",\"partitionId\":\"p\",\"leaseId\":\"l\","
+            + "\"queue\":\"q\",\"partition\":\"Default\",\"data\":{}}]}";
+    try (StubServer stub =
+            new StubServer(
+                n ->
+                    n == 0
+                        ? new StubServer.Answer(200, popped)
+                        : new StubServer.Answer(503, "{\"error\":\"gone\"}"));
+        Queen client = Queen.builder().url(stub.url()).retries(1, Duration.ofMillis(10)).build()) {
+      Consumer c = client.queue("q").idleMillis(1_000).consume(batch -> {});
+      assertThatThrownBy(() -> c.await(Duration.ofSeconds(20)))
+          .isInstanceOf(QueenException.class)
+          .hasMessageContaining("gone");
+    }
+  }
 }
