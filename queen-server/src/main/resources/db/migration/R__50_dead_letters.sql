@@ -195,11 +195,11 @@ begin
         -- delete or removal holds is skipped this sweep, its cursor left alone (the broker's own
         -- try of it, without waiting, then always passes: one such partition failed every sweep of
         -- every queue)
+        -- at most 100 cursors created a call: each holds its locks to the commit
+        continue when c.committed is null and v_seeds <= 0;
         perform 1 from queen.log_partitions p where p.id = c.partition_id for key share skip locked;
         continue when not found;
         if c.committed is null then
-            -- at most 100 a call: each holds a lock to the commit
-            continue when v_seeds <= 0;
             -- created as log_pop_v1 creates it: trying the locks, never waiting, and seeded only
             -- from the partition of the read above (one removed and pushed again since starts
             -- from 0 again)
