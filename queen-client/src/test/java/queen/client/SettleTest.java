@@ -23,6 +23,11 @@ class SettleTest {
   @RegisterExtension static final TestBroker broker = new TestBroker();
   static Queen queen;
 
+  /** A stand-in broker's pop answer: one leased message. */
+  private static final String POPPED =
+      "{\"messages\":[{\"transactionId\":\"t\",\"partitionId\":\"p\",\"leaseId\":\"l\","
+          + "\"queue\":\"q\",\"partition\":\"Default\",\"data\":{}}]}";
+
   @BeforeAll
   static void connect() {
     queen = Queen.connect("http://127.0.0.1:" + broker.port());
@@ -97,14 +102,11 @@ class SettleTest {
   // given up after the transport's few tries, a batch handled during an outage went out again
   @Test
   void anAckTheBrokerCouldNotTakeIsSentAgainUntilItIsAnswered() throws Exception {
-    String popped =
-        "{\"messages\":[{\"transactionId\":\"t\",\"partitionId\":\"p\",\"leaseId\":\"l\","
-            + "\"queue\":\"q\",\"partition\":\"Default\",\"data\":{}}]}";
     try (StubServer stub =
             new StubServer(
                 n ->
                     switch (n) {
-                      case 0 -> new StubServer.Answer(200, popped);
+                      case 0 -> new StubServer.Answer(200, POPPED);
                       case 1, 2, 3 -> new StubServer.Answer(503, "{\"error\":\"restarting\"}");
                       case 4 -> new StubServer.Answer(200, "[{\"success\":true}]");
                       default -> new StubServer.Answer(204, "");
@@ -120,14 +122,11 @@ class SettleTest {
   // never ended: await() neither returned nor threw
   @Test
   void aConsumerWithIdleMillisEndsWhenItsAcksFailThatLong() {
-    String popped =
-        "{\"messages\":[{\"transactionId\":\"t\",\"partitionId\":\"p\",\"leaseId\":\"l\","
-            + "\"queue\":\"q\",\"partition\":\"Default\",\"data\":{}}]}";
     try (StubServer stub =
             new StubServer(
                 n ->
                     n == 0
-                        ? new StubServer.Answer(200, popped)
+                        ? new StubServer.Answer(200, POPPED)
                         : new StubServer.Answer(503, "{\"error\":\"gone\"}"));
         Queen client = Queen.builder().url(stub.url()).retries(1, Duration.ofMillis(10)).build()) {
       Consumer c = client.queue("q").idleMillis(1_000).consume(batch -> {});
