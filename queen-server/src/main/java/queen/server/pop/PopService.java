@@ -123,7 +123,8 @@ public final class PopService {
    * nothing more. A parked pop holds no thread (see {@link WakeGate}).
    */
   public void pop(PopRequest request, Caller caller, Answer answer) {
-    // a fresh UUIDv7 worker id per request; on a leased pop it is the client's leaseId
+    // a fresh UUIDv7 worker id for the first claim (LongPoll takes another for each later one); on
+    // a leased pop it is the client's leaseId
     UUID worker = ids.next();
     if (settings.popMaintenance()) {
       answer.result(empty(request, worker));

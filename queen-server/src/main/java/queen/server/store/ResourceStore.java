@@ -125,10 +125,7 @@ public final class ResourceStore {
    * has.
    */
   public Page<PartitionStats> partitions(UUID queueId, int limit, int offset) {
-    return db.autocommit(
-        c -> {
-          return Page.read((l, o) -> partitions(c, queueId, l, o), limit, offset);
-        });
+    return db.autocommit(c -> Page.read((l, o) -> partitions(c, queueId, l, o), limit, offset));
   }
 
   private static Page<PartitionStats> partitions(Connection c, UUID queueId, int limit, int offset)
@@ -166,10 +163,7 @@ public final class ResourceStore {
 
   /** A page of partitions (of one queue, or all), most recently written first, and the total. */
   public Page<PartitionSummary> partitionList(String queue, int limit, int offset) {
-    return db.autocommit(
-        c -> {
-          return Page.read((l, o) -> partitionList(c, queue, l, o), limit, offset);
-        });
+    return db.autocommit(c -> Page.read((l, o) -> partitionList(c, queue, l, o), limit, offset));
   }
 
   private static Page<PartitionSummary> partitionList(

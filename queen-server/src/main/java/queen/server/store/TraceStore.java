@@ -120,10 +120,7 @@ public final class TraceStore {
 
   /** A page of the names in use, most recently used first. */
   public Page<Name> names(int limit, int offset) {
-    return db.autocommit(
-        c -> {
-          return Page.read((l, o) -> names(c, l, o), limit, offset);
-        });
+    return db.autocommit(c -> Page.read((l, o) -> names(c, l, o), limit, offset));
   }
 
   private static Page<Name> names(Connection c, int limit, int offset) throws SQLException {
