@@ -117,7 +117,19 @@ public final class AnalyticsRoutes implements Routes {
   }
 
   private List<BrokerMinute> brokers(Params p, TimeWindow w) {
-    return store.brokerMinutes(p.optional("workerId"), p.optional("hostname"), w.from(), w.to());
+    List<BrokerMinute> minutes =
+        store.brokerMinutes(
+            p.optional("workerId"), p.optional("hostname"), w.from(), w.to(), MAX_POINTS + 1);
+    if (minutes.size() > MAX_POINTS) {
+      // a week of many brokers' minutes, each with its parked long-polls by queue, read whole and
+      // answered as one tree, could take the heap
+      throw ApiException.badRequest(
+          "more than "
+              + MAX_POINTS
+              + " broker minutes in this window: name a workerId or hostname, or narrow from and"
+              + " to");
+    }
+    return minutes;
   }
 
   /** Per broker, oldest minute first, with {@code point} filling each point. */

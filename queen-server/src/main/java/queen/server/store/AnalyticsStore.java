@@ -99,16 +99,18 @@ public final class AnalyticsStore {
   }
 
   public List<BrokerMinute> brokerMinutes(
-      String brokerId, String hostname, Instant from, Instant to) {
+      String brokerId, String hostname, Instant from, Instant to, int limit) {
     return db.autocommit(
         c -> {
           List<BrokerMinute> out = new ArrayList<>();
           try (PreparedStatement ps =
-              c.prepareStatement("select * from queen.analytics_broker_minutes_v1(?, ?, ?, ?)")) {
+              c.prepareStatement(
+                  "select * from queen.analytics_broker_minutes_v1(?, ?, ?, ?) limit ?")) {
             ps.setString(1, brokerId);
             ps.setString(2, hostname);
             Sql.setTimestamptz(ps, 3, from);
             Sql.setTimestamptz(ps, 4, to);
+            ps.setInt(5, limit);
             try (ResultSet rs = ps.executeQuery()) {
               while (rs.next()) {
                 double cpu = rs.getDouble("cpu_percent");

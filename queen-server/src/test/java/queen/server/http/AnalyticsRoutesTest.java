@@ -63,6 +63,29 @@ class AnalyticsRoutesTest {
     assertThat(sum(one, "an-wide-3", "pushed")).isEqualTo(8_581);
   }
 
+  // without a cap, a week of many brokers' minutes was read whole and answered as one tree
+  @Test
+  void aWindowOfMoreBrokerMinutesThanOneAnswerHoldsIsRefused() {
+    // 12 brokers x 8,581 minutes: 102,972 points
+    broker.sql(
+        "insert into queen.broker_stats_minutes (broker_id, minute, hostname, started_at,"
+            + " heap_used_bytes, heap_committed_bytes, threads, db_pool_active, db_pool_idle,"
+            + " db_pool_waiting) select 'an-fake-' || b, m, 'an-fake-host', now(), 1, 1, 1, 0, 0, 0"
+            + " from generate_series(0, 11) b cross join generate_series("
+            + " date_trunc('minute', now()) - interval '6 days',"
+            + " date_trunc('minute', now()) - interval '1 hour', interval '1 minute') m");
+    try {
+      String from = "from=" + java.time.Instant.now().minus(Duration.ofDays(7));
+      TestBroker.Reply all = broker.get("/api/v1/analytics/system-metrics?" + from);
+      assertThat(all.status()).isEqualTo(400);
+      assertThat(all.json().get("error").asText()).contains("name a workerId");
+      assertThat(broker.get("/api/v1/analytics/system-metrics?workerId=an-fake-3&" + from).status())
+          .isEqualTo(200);
+    } finally {
+      broker.sql("delete from queen.broker_stats_minutes where broker_id like 'an-fake-%'");
+    }
+  }
+
   @Test
   void queueOperationsLagAndRetentionArePerMinuteSeriesByQueue() {
     wire.pushNumbered("an-ops", "p", 0, 30);
