@@ -19,10 +19,10 @@ import java.util.concurrent.atomic.AtomicReference;
  *
  * <p>It ends when {@link #stop()} is called, when {@code limit} messages were handled, when no
  * message came for {@code idleMillis}, or when the broker refuses a pop (a 4xx, which {@link
- * #await()} rethrows; and an unreachable broker's last error once {@code idleMillis} passed). An
- * unreachable broker is retried with a growing pause, never in a busy loop. Stopping lets running
- * handlers finish and acks their batches; a pop cut short by the stop leaves what it may have
- * leased to be redelivered when the lease ends.
+ * #await()} rethrows; and an unreachable broker's last error once {@code idleMillis} passed, for
+ * its pops or for an ack). An unreachable broker is retried with a growing pause, never in a busy
+ * loop, acks included. Stopping lets running handlers finish and acks their batches; a pop cut
+ * short by the stop leaves what it may have leased to be redelivered when the lease ends.
  *
  * <pre>{@code
  * Consumer c = queen.queue("orders").group("billing").concurrency(8).batch(10)

@@ -10,12 +10,11 @@ import java.util.function.Predicate;
  * database failover: 5xx or no answer) is sent again, backing off as the pops do, until it is
  * answered or the consumer stops: given up after the transport's few tries, every batch handled
  * during an outage was delivered again at its lease's end. A consumer with {@code idleMillis} ends
- * when its acks fail that long, as when its pops do; any other gives an ack up after {@link
- * #GIVE_UP}, when the batch's lease has ended anyway (Queen's default lease is 300 s).
+ * when an ack has failed that long since it was first sent, as when its pops do; any other waits
+ * for its broker, as its pops do (an ack that comes after the lease ended is refused, and says so).
  */
 final class ConsumerAcks {
   private static final System.Logger LOG = System.getLogger("queen.client");
-  private static final Duration GIVE_UP = Duration.ofMinutes(5);
 
   private final Queen queen;
 
@@ -36,7 +35,8 @@ final class ConsumerAcks {
    */
   List<AckResult> send(List<Message> messages, String status, String error) {
     Duration backoff = Duration.ZERO;
-    long failingSince = 0;
+    // from the first send: one try that times out may take the transport's whole retry budget
+    long sent = System.nanoTime();
     while (true) {
       try {
         List<AckResult> results = queen.ack(messages, status, error);
@@ -56,14 +56,9 @@ final class ConsumerAcks {
         if (!e.retryable()) {
           return givenUp(e);
         }
-        long now = System.nanoTime();
-        failingSince = failingSince == 0 ? now : failingSince;
-        long failing = TimeUnit.NANOSECONDS.toMillis(now - failingSince);
+        long failing = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - sent);
         if (idleMillis > 0 && failing >= idleMillis) {
           throw e; // as a pop failing that long: the consumer ends, await() throwing it
-        }
-        if (failing >= GIVE_UP.toMillis()) {
-          return givenUp(e);
         }
         backoff = Backoff.next(backoff);
         LOG.log(System.Logger.Level.WARNING, "ack failed, retrying in " + backoff + ": " + e);

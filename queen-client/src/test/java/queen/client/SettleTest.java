@@ -135,4 +135,29 @@ class SettleTest {
           .hasMessageContaining("gone");
     }
   }
+
+  // its clock started at the first failure: an ack whose one try waited out the timeout counted
+  // as failing for 0 ms, and the consumer ended a whole try later than its pops would have
+  @Test
+  void anAckFailingSinceItWasFirstSentEndsAnIdleConsumerOnTime() {
+    try (StubServer stub =
+            new StubServer(
+                n -> {
+                  if (n == 0) {
+                    return new StubServer.Answer(200, POPPED);
+                  }
+                  java.util.concurrent.locks.LockSupport.parkNanos(10_000_000_000L);
+                  return new StubServer.Answer(503, "{\"error\":\"gone\"}");
+                });
+        Queen client =
+            Queen.builder()
+                .url(stub.url())
+                .retries(1, Duration.ofMillis(10))
+                .timeout(Duration.ofMillis(1_500))
+                .build()) {
+      Consumer c = client.queue("q").idleMillis(1_000).consume(batch -> {});
+      assertThatThrownBy(() -> c.await(Duration.ofMillis(3_300)))
+          .isInstanceOf(QueenException.class);
+    }
+  }
 }

@@ -25,7 +25,10 @@ import queen.server.store.StatsStore;
 public final class AnalyticsRoutes implements Routes {
   private static final Duration DEFAULT_WINDOW = Duration.ofHours(1);
 
-  /** The most queue minutes one answer holds: 69 queues over a day, 9 over a week. */
+  /**
+   * The most queue minutes, or broker minutes, one answer holds: 69 queues (or brokers) over a day,
+   * 9 over a week.
+   */
   static final int MAX_POINTS = 100_000;
 
   private final AnalyticsStore store;
