@@ -145,6 +145,10 @@ final class MessageCommands {
     public Integer call() {
       try (Queen queen = client.connect()) {
         JsonNode lines;
+        if (message != null && name != null) {
+          // the message's traces were printed, all of them, the name ignored
+          throw new ParameterException(spec.commandLine(), "name a message or --name, not both");
+        }
         if (message != null && message.length == 2) {
           lines = queen.admin().traces(message[0], message[1]).path("traces");
         } else if (message != null) {

@@ -321,6 +321,9 @@ class CliTest {
             + "\",\"traceNames\":\"cli-flow\",\"data\":{\"ok\":true}}");
     assertThat(run("", "traces", url(), pid, txn).lines()).hasSize(1);
     assertThat(run("", "traces", url(), "--name", "cli-flow").lines()).hasSize(1);
+    assertThat(run("", "traces", url(), pid, txn, "--name", "cli-flow").exit())
+        .as("a message and a name: the name was ignored")
+        .isEqualTo(2);
     assertThat(run("", "traces", url()).out()).contains("cli-flow");
 
     assertThat(run("", "message", url(), pid, txn, "--delete").exit()).isZero();

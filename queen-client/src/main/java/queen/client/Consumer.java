@@ -375,20 +375,28 @@ public final class Consumer implements AutoCloseable {
       }
       handlerReturned();
       processed.addAndGet(ok.size());
-      if (!ok.isEmpty()) {
-        ack(ok, "completed", null);
-      }
+      failed.addAndGet(failedMessages.size());
       List<Message> next = new ArrayList<>();
-      for (Message m : failedMessages) {
-        failed.incrementAndGet();
-        List<AckResult> r = ack(List.of(m), "failed", errorText(failures.get(m.partitionId())));
-        List<Message> rest = skipped.getOrDefault(m.partitionId(), List.of());
-        if (jvmFailure == null
-            && r.size() == 1
-            && r.getFirst().dlq()
-            && !r.getFirst().leaseReleased()) {
-          next.addAll(rest);
+      try {
+        if (!ok.isEmpty()) {
+          ack(ok, "completed", null);
         }
+        for (Message m : failedMessages) {
+          List<AckResult> r = ack(List.of(m), "failed", errorText(failures.get(m.partitionId())));
+          List<Message> rest = skipped.getOrDefault(m.partitionId(), List.of());
+          if (jvmFailure == null
+              && r.size() == 1
+              && r.getFirst().dlq()
+              && !r.getFirst().leaseReleased()) {
+            next.addAll(rest);
+          }
+        }
+      } catch (RuntimeException e) {
+        // an ack that ends the consumer (idleMillis) must not hide the JVM's failure behind it
+        if (jvmFailure != null) {
+          rethrowJvmFailure(jvmFailure);
+        }
+        throw e;
       }
       quota.unreserve(batch.size() - ok.size() - failedMessages.size() - next.size());
       if (jvmFailure != null) {

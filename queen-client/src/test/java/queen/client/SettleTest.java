@@ -160,4 +160,36 @@ class SettleTest {
           .isInstanceOf(QueenException.class);
     }
   }
+
+  // the ack that ended the consumer was reported, not the JVM's failure that came before it
+  @Test
+  void aJvmFailureInAHandlerIsWhatAnEndingConsumerReports() {
+    String two =
+        "{\"messages\":[{\"transactionId\":\"t1\",\"partitionId\":\"p\",\"leaseId\":\"l\","
+            + "\"queue\":\"q\",\"partition\":\"Default\",\"data\":{}},"
+            + "{\"transactionId\":\"t2\",\"partitionId\":\"p\",\"leaseId\":\"l\","
+            + "\"queue\":\"q\",\"partition\":\"Default\",\"data\":{}}]}";
+    try (StubServer stub =
+            new StubServer(
+                n ->
+                    n == 0
+                        ? new StubServer.Answer(200, two)
+                        : new StubServer.Answer(503, "{\"error\":\"gone\"}"));
+        Queen client = Queen.builder().url(stub.url()).retries(1, Duration.ofMillis(10)).build()) {
+      Consumer c =
+          client
+              .queue("q")
+              .batch(2)
+              .idleMillis(500)
+              .each()
+              .consume(
+                  m -> {
+                    if (m.transactionId().equals("t2")) {
+                      throw new InternalError("the JVM's own");
+                    }
+                  });
+      assertThatThrownBy(() -> c.await(Duration.ofSeconds(20))).isInstanceOf(InternalError.class);
+      assertThat(c.processed()).isEqualTo(1);
+    }
+  }
 }
