@@ -45,6 +45,15 @@ class LocalBufferTest {
     return out;
   }
 
+  /** Appends one record per transactionId to {@code b} (open on {@code dir}), seals, the file. */
+  private static Path sealed(LocalBuffer b, Path dir, String... txns) throws IOException {
+    for (String txn : txns) {
+      b.append(record(txn), 1);
+    }
+    b.seal();
+    return firstLog(dir);
+  }
+
   /** A buffer file of one record per transactionId, in a new directory, its buffer closed. */
   private static Path written(String dirPrefix, String... txns) throws IOException {
     Path dir = Files.createTempDirectory(dirPrefix);
@@ -192,11 +201,7 @@ class LocalBufferTest {
   void aFileDamagedInTheMiddleLeavesNothingPendingOnceSetAside() throws IOException {
     Path dir = Files.createTempDirectory("queen-buffer-damaged-count");
     try (LocalBuffer b = LocalBuffer.open(dir, 1 << 20)) {
-      for (String txn : List.of("a", "b", "c")) {
-        b.append(record(txn), 1);
-      }
-      b.seal();
-      Path file = firstLog(dir);
+      Path file = sealed(b, dir, "a", "b", "c");
       byte[] bytes = Files.readAllBytes(file);
       bytes[bytes.length / 2] ^= 0x40; // inside the second record's body
       Files.write(file, bytes);
@@ -215,11 +220,7 @@ class LocalBufferTest {
   void aLengthDamagedPastTheEndReadsAsATornTailButTheFileIsSetAsideNotDeleted() throws IOException {
     Path dir = Files.createTempDirectory("queen-buffer-length");
     try (LocalBuffer b = LocalBuffer.open(dir, 1 << 20)) {
-      for (String txn : List.of("a", "b", "c")) {
-        b.append(record(txn), 1);
-      }
-      b.seal();
-      Path file = firstLog(dir);
+      Path file = sealed(b, dir, "a", "b", "c");
       byte[] bytes = Files.readAllBytes(file);
       int second = 8 + ByteBuffer.wrap(bytes, 0, 4).getInt();
       bytes[second + 1] ^= 0x10; // the second record's length, a MiB longer: past the end
@@ -243,9 +244,7 @@ class LocalBufferTest {
   void aDrainEndingAfterTheCloseLeavesItsFileToTheNextBroker() throws IOException {
     Path dir = Files.createTempDirectory("queen-buffer-closed-drain");
     LocalBuffer b = LocalBuffer.open(dir, 1 << 20);
-    b.append(record("a"), 1);
-    b.seal();
-    Path file = firstLog(dir);
+    Path file = sealed(b, dir, "a");
     b.close();
     assertThatThrownBy(() -> b.drained(file, 1)).isInstanceOf(IOException.class);
     assertThat(file).exists();
