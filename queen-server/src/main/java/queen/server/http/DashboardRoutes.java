@@ -42,7 +42,8 @@ public final class DashboardRoutes implements Routes {
   @Override
   public void declare(RouteTable rules) {
     rules.get("/", Access.PUBLIC, (req, res) -> send(req, res, "index.html"));
-    rules.get("/assets/*", Access.PUBLIC, (req, res) -> send(req, res, req.path().substring(1)));
+    rules.get(
+        "/assets/*", Access.PUBLIC, (req, res) -> send(req, res, String.join("/", req.segments())));
   }
 
   private void send(Request req, Response res, String name) {

@@ -130,9 +130,10 @@ final class Fields {
 
   /**
    * A queue's name where a queue is made (push, configure, a stream's queues): a {@link #name}
-   * without '/', which no route could address (a queue pushed as "tenant/orders" could be neither
-   * popped by name nor looked at: a path's %2F is refused, see HttpApi.encodesSlash). Partitions
-   * and groups may hold one: queue-mode pops and the query string reach them.
+   * without '/'. Queen's clients put a queue's name in a path as it is, so a queue pushed as
+   * "tenant/orders" could be neither popped by name nor looked at. Partitions, groups and
+   * transaction ids may hold one: our clients and the dashboard encode it (%2F), and the query
+   * string and the bodies reach them.
    */
   static String queueName(String value, String field) {
     if (value != null && value.indexOf('/') >= 0) {

@@ -43,7 +43,7 @@ public final class Gate {
   }
 
   void admit(Request req, Access required) {
-    if (verifier == null || required == Access.PUBLIC || settings.skips(req.path())) {
+    if (verifier == null || required == Access.PUBLIC || settings.skips(req.segments())) {
       return;
     }
     String header = Objects.requireNonNullElse(req.header("Authorization"), "").trim();

@@ -20,6 +20,7 @@ import org.eclipse.jetty.io.EndPoint;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.handler.ErrorHandler;
 import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.util.URIUtil;
 import org.eclipse.jetty.util.thread.Scheduler;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -127,12 +128,6 @@ public final class HttpApi extends Handler.Abstract {
       // connection is closed after the 413 either way, the body unread)
       throw new ApiException(413, "Request body too large");
     }
-    if (encodesSlash(request.getHttpURI().getPath())) {
-      // routes are matched on the decoded path: a group named "g/queues/q" in DELETE
-      // /api/v1/consumer-groups/{group} reached the route of group g on queue q
-      Replies.error(res, 400, "A name in the path must not contain '/' (%2F)");
-      return;
-    }
     if (hasDotSegment(request.getHttpURI().getPath())) {
       // and on the path with its dot segments resolved: the seek of a partition named ".."
       // (.../queues/q/partitions/../seek) was the seek of every partition of queue q
@@ -149,13 +144,13 @@ public final class HttpApi extends Handler.Abstract {
       res.status(200).header("Content-Length", "0").send();
       return;
     }
-    String path = path(request);
-    if (path == null) {
+    String[] segments = segments(request);
+    if (segments == null) {
       throw ApiException.badRequest("The path is not valid percent-encoded UTF-8");
     }
-    RouteTable.Match match = table.match(method, path);
+    RouteTable.Match match = table.match(method, segments);
     Request req =
-        new Request(request, path, match == null ? Map.of() : match.params(), maxBodyBytes);
+        new Request(request, segments, match == null ? Map.of() : match.params(), maxBodyBytes);
     if (match == null) {
       gate.admit(req, Access.READ_WRITE);
       Replies.error(res, 404, "Not found");
@@ -222,11 +217,11 @@ public final class HttpApi extends Handler.Abstract {
 
   /**
    * What Jetty lets through to be judged here. Names in the path are the routes' to judge, so that
-   * a refusal names the field: a '/' encoded in one ({@link #encodesSlash}), '%' and control
-   * characters (Fields.name), an empty one (no route matches). A path that is not percent-encoded
-   * UTF-8 is refused by {@link #path}. Each after the body is read: Jetty's own 400 closed the
-   * connection with a body still arriving, and its client met a reset instead of the answer. (Jetty
-   * still refuses a NUL, %00, itself, whatever the compliance allows.)
+   * a refusal names the field: '%' and control characters (Fields.name), an empty one (no route
+   * matches); a '/' encoded in one stays in it ({@link #segments}). A path that is not
+   * percent-encoded UTF-8 is refused by {@link #path}. Each after the body is read: Jetty's own 400
+   * closed the connection with a body still arriving, and its client met a reset instead of the
+   * answer. (Jetty still refuses a NUL, %00, itself, whatever the compliance allows.)
    */
   public static UriCompliance uriCompliance() {
     return UriCompliance.DEFAULT.with(
@@ -238,7 +233,30 @@ public final class HttpApi extends Handler.Abstract {
         UriCompliance.Violation.BAD_UTF8_ENCODING);
   }
 
-  /** The decoded path; null when its percent-encoding is not UTF-8. */
+  /**
+   * The path's segments, each percent-decoded on its own after the split, so that a name holding an
+   * encoded '/' stays one segment and reaches its own route: a group named "g/queues/q" is deleted
+   * by DELETE /api/v1/consumer-groups/g%2Fqueues%2Fq, where the decoded path would have matched the
+   * route of group g on queue q. Null when the encoding is not UTF-8.
+   */
+  private static String[] segments(org.eclipse.jetty.server.Request request) {
+    HttpURI uri = request.getHttpURI();
+    if (uri.hasViolation(UriCompliance.Violation.BAD_UTF8_ENCODING)) {
+      return null; // decoded, its bad bytes would be U+FFFD: a queue named by no one
+    }
+    try {
+      // canonical: without ';' parameters or dot segments, with %2F and %25 still encoded
+      String[] segments = RouteTable.segments(uri.getCanonicalPath());
+      for (int i = 0; i < segments.length; i++) {
+        segments[i] = URIUtil.decodePath(segments[i]);
+      }
+      return segments;
+    } catch (IllegalArgumentException e) {
+      return null;
+    }
+  }
+
+  /** The decoded path, for the log; null when its percent-encoding is not UTF-8. */
   private static String path(org.eclipse.jetty.server.Request request) {
     HttpURI uri = request.getHttpURI();
     if (uri.hasViolation(UriCompliance.Violation.BAD_UTF8_ENCODING)) {
@@ -259,16 +277,6 @@ public final class HttpApi extends Handler.Abstract {
         end++;
       }
       if (end == rawPath.length() || rawPath.charAt(end) == '/' || rawPath.charAt(end) == ';') {
-        return true;
-      }
-    }
-    return false;
-  }
-
-  /** Whether a raw path holds {@code %2F} in either case, without a copy of it per request. */
-  static boolean encodesSlash(String rawPath) {
-    for (int i = rawPath.indexOf('%'); i >= 0; i = rawPath.indexOf('%', i + 1)) {
-      if (rawPath.regionMatches(true, i, "%2F", 0, 3)) {
         return true;
       }
     }

@@ -5,6 +5,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.Map;
 import org.eclipse.jetty.util.Fields;
 import queen.server.http.auth.Caller;
@@ -19,7 +20,7 @@ public final class Request {
   private static final int EXACT_READ_BYTES = 16 * 1024;
 
   private final org.eclipse.jetty.server.Request req;
-  private final String path;
+  private final List<String> segments;
   private final Map<String, String> pathParams;
   private final long maxBody;
   private Fields query;
@@ -27,18 +28,18 @@ public final class Request {
 
   Request(
       org.eclipse.jetty.server.Request req,
-      String path,
+      String[] segments,
       Map<String, String> pathParams,
       long maxBody) {
     this.req = req;
-    this.path = path;
+    this.segments = List.of(segments);
     this.pathParams = pathParams;
     this.maxBody = maxBody;
   }
 
-  /** The path, percent-decoded. */
-  String path() {
-    return path;
+  /** The path's segments, each percent-decoded: one may hold a '/'. */
+  List<String> segments() {
+    return segments;
   }
 
   /** A path parameter of the matched route, percent-decoded once. */

@@ -57,9 +57,12 @@ public final class RouteTable {
     return List.copyOf(declared);
   }
 
-  /** The first route declared for this method whose pattern matches the decoded path, or null. */
-  Match match(String method, String path) {
-    String[] parts = segments(path);
+  /**
+   * The first route declared for this method whose pattern matches the path, or null.
+   *
+   * @param parts the path's segments, each percent-decoded on its own (see {@link #segments})
+   */
+  Match match(String method, String[] parts) {
     for (Compiled c : compiled) {
       if (!c.method.equals(method)
           || parts.length < c.segments.length
@@ -91,7 +94,7 @@ public final class RouteTable {
   /**
    * "/a/b" as ["a", "b"]; "/" as []. An empty segment ("/a//b", "/a/") is kept, and matches none.
    */
-  private static String[] segments(String path) {
+  static String[] segments(String path) {
     String p = path.startsWith("/") ? path.substring(1) : path;
     return p.isEmpty() ? new String[0] : p.split("/", -1);
   }

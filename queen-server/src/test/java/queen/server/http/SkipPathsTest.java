@@ -20,7 +20,7 @@ class SkipPathsTest {
           Map.of(
               "JWT_ENABLED", "true",
               "JWT_SECRET", Tokens.SECRET,
-              "JWT_SKIP_PATHS", "/health,/api/v1/resources/*"));
+              "JWT_SKIP_PATHS", "/health,/api/v1/resources/*,/api/v1/consumer-groups/g/queues/q"));
 
   @Test
   void theWritesAPrefixOpensAreNamedAndItsReadsAreNot() {
@@ -32,5 +32,16 @@ class SkipPathsTest {
     assertThat(broker.delete("/api/v1/resources/queues/skip-opened").status())
         .as("what the warning is about: served without a token")
         .isEqualTo(200);
+  }
+
+  @Test
+  void aNameHoldingASlashDoesNotMakeASkipPath() {
+    assertThat(broker.delete("/api/v1/consumer-groups/g/queues/q").status())
+        .as("the skip path itself: served without a token, its queue unknown")
+        .isEqualTo(404);
+    TestBroker.Reply group = broker.delete("/api/v1/consumer-groups/g%2Fqueues%2Fq");
+    assertThat(group.status())
+        .as("the delete of the group named g/queues/q, whose decoded path is the skip path")
+        .isEqualTo(401);
   }
 }

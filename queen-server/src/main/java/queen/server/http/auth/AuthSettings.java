@@ -71,13 +71,33 @@ public record AuthSettings(
         "read-only");
   }
 
-  /** Whether a request to {@code path} is served without a token. */
-  public boolean skips(String path) {
+  /**
+   * Whether a request to the path of these segments, each percent-decoded (one may hold a '/'), is
+   * served without a token. Matched segment by segment: an exact skip path
+   * /api/v1/consumer-groups/g/queues/q must not open the delete of the group named "g/queues/q",
+   * whose decoded path is the same text.
+   */
+  public boolean skips(List<String> segments) {
     for (String p : skipPaths) {
-      if (p.endsWith("/*") ? path.startsWith(p.substring(0, p.length() - 1)) : path.equals(p)) {
+      boolean prefix = p.endsWith("/*");
+      List<String> skip = segments(prefix ? p.substring(0, p.length() - 2) : p);
+      boolean under =
+          segments.size() > skip.size() || skip.isEmpty(); // "/*" opens "/" too, as it did
+      if (prefix ? under && segments.subList(0, skip.size()).equals(skip) : segments.equals(skip)) {
         return true;
       }
     }
     return false;
+  }
+
+  /** Whether a route's path pattern is served without a token: its literal segments compared. */
+  public boolean skips(String path) {
+    return skips(segments(path));
+  }
+
+  /** "/a/b" as [a, b], "/" as []; an empty segment is kept. */
+  private static List<String> segments(String path) {
+    String p = path.startsWith("/") ? path.substring(1) : path;
+    return p.isEmpty() ? List.of() : List.of(p.split("/", -1));
   }
 }
