@@ -71,6 +71,31 @@ class AdminTest {
   }
 
   @Test
+  void aGroupAndAPartitionHoldingASlashAreAdministeredByName() {
+    for (int n = 0; n < 3; n++) {
+      queen.queue("adm-slash").partition("user/42").push(new N(n));
+    }
+    assertThat(drain("adm-slash", "team/billing")).containsExactly(0, 1, 2);
+    assertThat(queen.admin().consumerGroup("team/billing").at("/adm-slash/partitions").size())
+        .isEqualTo(1);
+    assertThat(
+            queen
+                .admin()
+                .seekPartitionToEnd("team/billing", "adm-slash", "user/42")
+                .get("partitionName")
+                .asText())
+        .isEqualTo("user/42");
+    assertThat(
+            queen
+                .admin()
+                .deleteConsumerGroup("team/billing", true)
+                .get("deletedPartitions")
+                .asInt())
+        .isEqualTo(1);
+    assertThat(drain("adm-slash", "team/billing")).containsExactly(0, 1, 2);
+  }
+
+  @Test
   void aMessageTracesItselfFromInsideAHandler() throws Exception {
     queen.queue("adm-trace").push(new N(7));
     AtomicBoolean traced = new AtomicBoolean();
