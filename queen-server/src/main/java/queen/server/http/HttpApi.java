@@ -129,7 +129,7 @@ public final class HttpApi extends Handler.Abstract {
       throw new ApiException(413, "Request body too large");
     }
     if (hasDotSegment(request.getHttpURI().getPath())) {
-      // and on the path with its dot segments resolved: the seek of a partition named ".."
+      // routes match the path with its dot segments resolved: the seek of a partition named ".."
       // (.../queues/q/partitions/../seek) was the seek of every partition of queue q
       Replies.error(res, 400, "A name in the path must not be '.' or '..'");
       return;
@@ -217,11 +217,11 @@ public final class HttpApi extends Handler.Abstract {
 
   /**
    * What Jetty lets through to be judged here. Names in the path are the routes' to judge, so that
-   * a refusal names the field: '%' and control characters (Fields.name), an empty one (no route
-   * matches); a '/' encoded in one stays in it ({@link #segments}). A path that is not
-   * percent-encoded UTF-8 is refused by {@link #path}. Each after the body is read: Jetty's own 400
-   * closed the connection with a body still arriving, and its client met a reset instead of the
-   * answer. (Jetty still refuses a NUL, %00, itself, whatever the compliance allows.)
+   * a refusal names the field: control characters (Fields.name), an empty one (no route matches); a
+   * '/' encoded in one stays in it ({@link #segments}). A path that is not percent-encoded UTF-8 is
+   * refused by {@link #segments}. Each after the body is read: Jetty's own 400 closed the
+   * connection with a body still arriving, and its client met a reset instead of the answer. (Jetty
+   * still refuses a NUL, %00, itself, whatever the compliance allows.)
    */
   public static UriCompliance uriCompliance() {
     return UriCompliance.DEFAULT.with(

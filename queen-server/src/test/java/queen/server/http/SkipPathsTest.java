@@ -1,12 +1,15 @@
 package queen.server.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import queen.server.BrokerConfig;
 import queen.server.TestBroker;
+import queen.server.http.auth.AuthSettings;
 import queen.server.http.auth.Tokens;
 
 /**
@@ -26,6 +29,9 @@ class SkipPathsTest {
   void theWritesAPrefixOpensAreNamedAndItsReadsAreNot() {
     List<String> opened = Gate.of(broker.config().auth()).openedBySkipPaths(broker.routes());
     assertThat(opened)
+        .as("the exact skip path opens the delete of group g on queue q too")
+        .contains("DELETE /api/v1/consumer-groups/{group}/queues/{queue}")
+        .filteredOn(r -> !r.startsWith("DELETE /api/v1/consumer-groups/"))
         .isNotEmpty()
         .allMatch(r -> r.startsWith("DELETE /api/v1/resources/"))
         .anyMatch(r -> r.startsWith("DELETE /api/v1/resources/queues/"));
@@ -43,5 +49,32 @@ class SkipPathsTest {
     assertThat(group.status())
         .as("the delete of the group named g/queues/q, whose decoded path is the skip path")
         .isEqualTo(401);
+  }
+
+  @Test
+  void aSkipPathOfTheRootOrNotAPathOpensNothingElse() {
+    assertThat(settings("//*").skips(List.of("api", "v1", "resources", "queues", "q")))
+        .as("'//*' opens paths whose first segment is empty, as the prefix '//' did")
+        .isFalse();
+    assertThat(settings("/*").skips(List.of())).as("'/*' opens '/' as well").isTrue();
+    assertThat(settings("/api/*").skips(List.of("api"))).isFalse();
+    assertThat(settings("/api/*").skips(List.of("api", ""))).isTrue();
+    assertThat(settings("/api/v1/resources/queues/orders").skipsSome("/api/v1/resources/*"))
+        .isTrue();
+    assertThat(settings("/api/v1/resources/queues/orders").skipsSome("/api/v1/resources/queues"))
+        .isFalse();
+    assertThat(settings("/api/v1/resources/queues/").skipsSome("/api/v1/resources/queues/{q}"))
+        .as("an empty segment is no name")
+        .isFalse();
+    assertThat(settings("/api/*").skipsSome("/api/v1/resources/queues/{queue}")).isTrue();
+    assertThat(settings("/api/v1/x").skipsSome("/api/*")).isTrue();
+    assertThat(settings("/api").skipsSome("/api/*")).isFalse();
+    assertThatThrownBy(() -> BrokerConfig.fromEnv(Map.of("JWT_SKIP_PATHS", "/health,health")))
+        .isInstanceOf(BrokerConfig.InvalidConfigException.class)
+        .hasMessageContaining("\"health\" is not a path");
+  }
+
+  private static AuthSettings settings(String skipPaths) {
+    return BrokerConfig.fromEnv(Map.of("JWT_SKIP_PATHS", skipPaths)).auth();
   }
 }

@@ -79,20 +79,55 @@ public record AuthSettings(
    */
   public boolean skips(List<String> segments) {
     for (String p : skipPaths) {
-      boolean prefix = p.endsWith("/*");
-      List<String> skip = segments(prefix ? p.substring(0, p.length() - 2) : p);
-      boolean under =
-          segments.size() > skip.size() || skip.isEmpty(); // "/*" opens "/" too, as it did
-      if (prefix ? under && segments.subList(0, skip.size()).equals(skip) : segments.equals(skip)) {
+      List<String> skip = skipSegments(p);
+      if (p.endsWith("/*")
+          ? (segments.size() > skip.size() || skip.isEmpty())
+              && segments.subList(0, skip.size()).equals(skip)
+          : segments.equals(skip)) {
         return true;
       }
     }
     return false;
   }
 
-  /** Whether a route's path pattern is served without a token: its literal segments compared. */
-  public boolean skips(String path) {
-    return skips(segments(path));
+  /**
+   * Whether some request to a route of this pattern is served without a token: its {@code {name}}
+   * segments match any skip path's segment there but an empty one, its last {@code *} any rest. An
+   * exact skip path meant for a listing, /api/v1/resources/queues/orders, also opens the queue's
+   * delete.
+   */
+  public boolean skipsSome(String pattern) {
+    boolean rest = pattern.endsWith("/*");
+    List<String> route = segments(rest ? pattern.substring(0, pattern.length() - 2) : pattern);
+    for (String p : skipPaths) {
+      List<String> skip = skipSegments(p);
+      boolean agree = true;
+      for (int i = 0; i < Math.min(route.size(), skip.size()) && agree; i++) {
+        String r = route.get(i);
+        agree = r.startsWith("{") ? !skip.get(i).isEmpty() : r.equals(skip.get(i));
+      }
+      boolean longer = route.size() > skip.size();
+      if (agree
+          && (p.endsWith("/*")
+              ? longer || rest || skip.isEmpty()
+              : rest ? skip.size() > route.size() : route.size() == skip.size())) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * A skip path's segments: an exact one's as {@link #segments}; a prefix's those of the text
+   * before its "/*", a request's first ones ("/*" as [], which opens every path, "/" too; "//*" as
+   * [""], which opens those whose first segment is empty, as a prefix "//" of the text did).
+   */
+  private static List<String> skipSegments(String skipPath) {
+    if (!skipPath.endsWith("/*")) {
+      return segments(skipPath);
+    }
+    String prefix = skipPath.substring(0, skipPath.length() - 2);
+    return prefix.isEmpty() ? List.of() : List.of(prefix.substring(1).split("/", -1));
   }
 
   /** "/a/b" as [a, b], "/" as []; an empty segment is kept. */
