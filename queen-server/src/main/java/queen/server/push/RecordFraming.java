@@ -58,17 +58,39 @@ final class RecordFraming {
           return onlyZeros(in);
         }
         byte[] body = in.readNBytes(length);
+        if (body.length < length) {
+          // torn, unless a whole record lies in what was read: then this length was damaged on
+          // disk (after a restart, the count read back had missed the answered records after it)
+          return !holdsRecord(body);
+        }
         CRC32C crc = new CRC32C();
         crc.update(body);
-        if (body.length < length) {
-          return true;
-        }
         if ((int) crc.getValue() != checksum) {
           return onlyZeros(in);
         }
         sink.accept(body);
       }
     }
+  }
+
+  /**
+   * Whether a whole record, its checksum matching, starts anywhere in {@code bytes}. Few offsets
+   * are tried: a length must fit in what follows, and text (a body's JSON) reads as a length past
+   * the limit.
+   */
+  private static boolean holdsRecord(byte[] bytes) {
+    ByteBuffer b = ByteBuffer.wrap(bytes);
+    for (int at = 0; at + HEADER <= bytes.length; at++) {
+      int length = b.getInt(at);
+      if (length >= Integer.BYTES && length <= bytes.length - at - HEADER) {
+        CRC32C crc = new CRC32C();
+        crc.update(bytes, at + HEADER, length);
+        if ((int) crc.getValue() == b.getInt(at + Integer.BYTES)) {
+          return true;
+        }
+      }
+    }
+    return false;
   }
 
   /** Whether the rest of the stream holds nothing but zeros (a power loss's tail). */

@@ -10,6 +10,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -216,17 +217,26 @@ class LocalBufferTest {
     }
   }
 
+  /** Makes the second record of a file of several a MiB longer, past the end of the file. */
+  private static byte[] damageSecondLength(Path file) throws IOException {
+    byte[] bytes = Files.readAllBytes(file);
+    int second = 8 + ByteBuffer.wrap(bytes, 0, 4).getInt();
+    bytes[second + 1] ^= 0x10;
+    Files.write(file, bytes);
+    return bytes;
+  }
+
   @Test
-  void aLengthDamagedPastTheEndReadsAsATornTailButTheFileIsSetAsideNotDeleted() throws IOException {
+  void aLengthDamagedPastTheEndIsToldFromATornTailAndTheFileSetAsideNotDeleted()
+      throws IOException {
     Path dir = Files.createTempDirectory("queen-buffer-length");
     try (LocalBuffer b = LocalBuffer.open(dir, 1 << 20)) {
       Path file = sealed(b, dir, "a", "b", "c");
-      byte[] bytes = Files.readAllBytes(file);
-      int second = 8 + ByteBuffer.wrap(bytes, 0, 4).getInt();
-      bytes[second + 1] ^= 0x10; // the second record's length, a MiB longer: past the end
-      Files.write(file, bytes);
+      byte[] bytes = damageSecondLength(file);
       List<byte[]> read = new ArrayList<>();
-      assertThat(RecordFraming.forEachRecord(file, read::add)).isTrue();
+      assertThat(RecordFraming.forEachRecord(file, read::add))
+          .as("whole records lie in what the long length took in")
+          .isFalse();
       assertThat(read).hasSize(1);
       b.stored(read.size());
       // deleted, the two answered records after it were lost without a word, and pending stayed
@@ -236,6 +246,22 @@ class LocalBufferTest {
       assertThat(BufferFiles.setAsideName(file)).hasSize(bytes.length);
       assertThat(b.pending()).isZero();
     }
+  }
+
+  // counted again after a restart, the file held as many messages as it read: the drain took the
+  // damage for a torn tail and deleted the two answered records after it
+  @Test
+  void aLengthDamagedBeforeARestartIsStillToldFromATornTail() throws IOException {
+    Path file = written("queen-buffer-length-restart", "a", "b", "c");
+    damageSecondLength(file);
+    try (LocalBuffer b = LocalBuffer.open(file.getParent(), 1 << 20)) {
+      assertThat(b.pending()).as("read back: the record before the damage").isEqualTo(1);
+      assertThat(RecordFraming.forEachRecord(file, r -> {})).isFalse();
+    }
+    byte[] torn = Files.readAllBytes(written("queen-buffer-torn", "a", "b"));
+    Path tail = Files.createTempFile("queen-buffer-torn-tail", ".log");
+    Files.write(tail, Arrays.copyOf(torn, torn.length - 3));
+    assertThat(RecordFraming.forEachRecord(tail, r -> {})).as("a real torn tail").isTrue();
   }
 
   // a drain still running past the close's wait deleted a file the next broker had counted: its
