@@ -5,8 +5,9 @@
 -- it again under the same id, with offsets from 0.
 
 -- Removes one partition when, read under its lock, it holds no message, had no push since
--- p_cutoff, and none of its cursors was created, popped or acked since then or holds a lease that
--- runs past it. A partition with dead letters stays (their keys would meet the offsets of the
+-- p_cutoff, and none of its cursors was popped or acked since then or holds a lease that runs past
+-- it. A cursor's creation is no activity: a new group's first pop of the queue, or a seek, puts
+-- one on every partition, and one such group a month kept every emptied partition for good. A partition with dead letters stays (their keys would meet the offsets of the
 -- partition pushed again), and so does one a stream keeps state of (the stream's own aggregates,
 -- not messages). True when removed. Every row naming the partition goes with it: the foreign keys
 -- cascade (on Citus too) to its cursors, transactionId index and traces, so nothing of it is read
@@ -46,8 +47,8 @@ begin
     if v_locked < (select count(*) from queen.log_consumers c where c.partition_id = p_partition_id)
        or exists (select 1 from queen.log_consumers c
                 where c.partition_id = p_partition_id
-                  and greatest(c.created_at, c.last_consumed_at, c.lease_acquired_at,
-                               c.lease_expires_at) >= p_cutoff)
+                  and greatest(c.last_consumed_at, c.lease_acquired_at, c.lease_expires_at)
+                      >= p_cutoff)
        or exists (select 1 from queen.dead_letters d where d.partition_id = p_partition_id)
        or exists (select 1 from queen.stream_state s where s.partition_id = p_partition_id) then
         return false;

@@ -140,6 +140,60 @@ abstract class PartitionCleanupContract extends RetentionFixture {
     assertThat(exists("recent", "p")).isFalse();
   }
 
+  // a new group's first pop of the queue seeds a cursor on every partition, the emptied ones too:
+  // counted as activity, one such group a month kept every empty partition for good
+  @Test
+  void aCursorSeededOnAnEmptiedPartitionAndNeverPoppedDoesNotKeepIt() {
+    retained("seeded", 0, 1);
+    wire.pushNumbered("seeded", "p", 0, 1);
+    consume("seeded", "p", "__QUEUE_MODE__", 1);
+    cleanAt(Instant.now().plus(Duration.ofDays(2)), IDLE);
+    assertThat(
+            broker()
+                .sqlLong(
+                    "select count(*) from queen.log_segments where partition_id = "
+                        + pid("seeded", "p")))
+        .as("emptied by retention, kept as recent")
+        .isZero();
+    String partition = "'" + broker().sqlText("select " + pid("seeded", "p") + "::text") + "'";
+    String longAgo = "'" + Instant.now().minus(Duration.ofDays(60)) + "'";
+    broker()
+        .sql(
+            "update queen.log_partitions set created_at = "
+                + longAgo
+                + ", last_write_at = "
+                + longAgo
+                + ", newest_created_at = "
+                + longAgo
+                + " where id = "
+                + partition);
+    broker()
+        .sql(
+            "update queen.log_consumers set created_at = "
+                + longAgo
+                + ", last_consumed_at = "
+                + longAgo
+                + ", lease_acquired_at = "
+                + longAgo
+                + ", lease_expires_at = "
+                + longAgo
+                + " where partition_id = "
+                + partition);
+    assertThat(broker().get("/api/v1/pop/queue/seeded?consumerGroup=report").status())
+        .isEqualTo(204);
+    assertThat(
+            broker()
+                .sqlLong(
+                    "select count(*) from queen.log_consumers where consumer_group = 'report'"
+                        + " and partition_id = "
+                        + partition))
+        .as("seeded just now")
+        .isEqualTo(1);
+
+    cleanAt(Instant.now().plus(Duration.ofDays(20)), IDLE);
+    assertThat(exists("seeded", "p")).isFalse();
+  }
+
   // the removal judges the partition under its lock: a push that held it first is read, not lost
   @Test
   void aPushHoldingThePartitionLockWhenTheRemovalComesKeepsIt() throws Exception {
