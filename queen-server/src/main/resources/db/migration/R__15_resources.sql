@@ -33,6 +33,43 @@ begin
 end;
 $$;
 
+-- One page of a queue delete's partitions: the next p_limit in id order after p_after, locked in
+-- that order (as pushes and retention's pages take them) and removed with what cascades from them
+-- (cursors, transactionId index, traces, stream state, and what was pushed since the clear). So the
+-- final queue_delete_v1 holds the few a push made again meanwhile: in one transaction, a queue of a
+-- million partitions held its pushes for minutes and HOT pruning everywhere. Returns how many were
+-- removed and the last id (null when none was left).
+create or replace function queen.queue_delete_partitions_v1(p_queue_id uuid, p_after uuid,
+                                                            p_limit integer)
+returns table (removed integer, last_id uuid)
+language plpgsql
+as $$
+declare
+    v_ids uuid[];
+    v_pid uuid;
+begin
+    select coalesce(array_agg(x.id order by x.id), '{}') into v_ids
+      from (select p.id from queen.log_partitions p
+             where p.queue_id = p_queue_id
+               and p.id > coalesce(p_after, '00000000-0000-0000-0000-000000000000'::uuid)
+             order by p.id
+             limit p_limit) x;
+    if cardinality(v_ids) = 0 then
+        return query select 0, null::uuid;
+        return;
+    end if;
+    if not queen.distributed() then
+        perform 1 from queen.log_partitions p where p.id = any (v_ids) order by p.id for update;
+    else
+        foreach v_pid in array v_ids loop
+            perform 1 from queen.log_partitions p where p.id = v_pid for update;
+        end loop;
+    end if;
+    delete from queen.log_partitions p where p.id = any (v_ids);
+    return query select cardinality(v_ids), v_ids[cardinality(v_ids)];
+end;
+$$;
+
 -- One row per queue, newest first. pending and processing are those of the queue-mode cursors
 -- (__QUEUE_MODE__): what no queue-mode consumer has acked, and what is leased right now.
 create or replace function queen.queue_list_v1()

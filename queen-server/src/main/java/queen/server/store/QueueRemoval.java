@@ -20,6 +20,9 @@ public final class QueueRemoval {
   private static final String DEAD_LETTERS =
       "select * from queen.retention_dead_letters_v2(?, null, 'infinity', ?, ?)";
 
+  private static final String PARTITIONS =
+      "select * from queen.queue_delete_partitions_v1(?, ?, ?)";
+
   /** A queue delete's passes over what was pushed while it ran, at most. */
   private static final int MAX_PASSES = 5;
 
@@ -41,8 +44,9 @@ public final class QueueRemoval {
   }
 
   /**
-   * Deletes the queue and everything stored under it; false if it did not exist. Its messages and
-   * dead letters go first, page by page; then the queue's row, with what was pushed meanwhile.
+   * Deletes the queue and everything stored under it; false if it did not exist. Its messages, dead
+   * letters and partitions go first, page by page; then the queue's row, with what was pushed
+   * meanwhile.
    */
   public boolean delete(String name) {
     Progress cleared = clearPages(name, null, null);
@@ -76,6 +80,10 @@ public final class QueueRemoval {
                 }
               });
     } while (d.deleted() >= batchSegments);
+    UUID after = null;
+    do {
+      after = deletePartitions(queueId, after);
+    } while (after != null);
     return db.unbounded(
         c -> {
           try (PreparedStatement ps = c.prepareStatement("select queen.queue_delete_v1(?)")) {
@@ -83,6 +91,27 @@ public final class QueueRemoval {
             try (ResultSet rs = ps.executeQuery()) {
               rs.next();
               return rs.getBoolean(1);
+            }
+          }
+        });
+  }
+
+  /**
+   * One page of the queue's partitions after {@code after} removed with their cursors and index;
+   * the last one's id, null once a page came short.
+   */
+  private UUID deletePartitions(UUID queueId, UUID after) {
+    return db.unbounded(
+        c -> {
+          try (PreparedStatement ps = c.prepareStatement(PARTITIONS)) {
+            ps.setObject(1, queueId);
+            ps.setObject(2, after);
+            ps.setInt(3, batchSegments);
+            try (ResultSet rs = ps.executeQuery()) {
+              rs.next();
+              return rs.getInt("removed") < batchSegments
+                  ? null
+                  : rs.getObject("last_id", UUID.class);
             }
           }
         });

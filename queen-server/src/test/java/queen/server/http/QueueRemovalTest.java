@@ -28,7 +28,7 @@ class QueueRemovalTest {
         "create function public.note_removal() returns trigger language plpgsql as $$"
             + " begin insert into public.removal_txns values (tg_table_name, txid_current());"
             + " return null; end $$");
-    for (String table : new String[] {"log_segments", "dead_letters"}) {
+    for (String table : new String[] {"log_segments", "dead_letters", "log_partitions"}) {
       broker.sql(
           "create trigger note_removal after delete on queen."
               + table
@@ -93,6 +93,9 @@ class QueueRemovalTest {
           .allSatisfy(a -> assertThat(a.get("success").asBoolean()).isTrue());
     }
     assertThat(broker.sqlLong("select count(*) from queen.dead_letters")).isEqualTo(6);
+    for (String partition : new String[] {"c", "d", "e"}) {
+      pushes("bdelete", partition, 1);
+    }
 
     String ids =
         broker.sqlText(
@@ -104,6 +107,10 @@ class QueueRemovalTest {
     assertThat(transactions("dead_letters")).as("6 dead letters, 2 a transaction").isGreaterThan(2);
     assertThat(mostInOneTransaction("log_segments")).isEqualTo(2);
     assertThat(mostInOneTransaction("dead_letters")).isEqualTo(2);
+    // in the queue row's delete, a queue of a million partitions held its pushes for minutes
+    assertThat(mostInOneTransaction("log_partitions"))
+        .as("5 partitions, 2 a transaction")
+        .isEqualTo(2);
     for (String table : new String[] {"log_segments", "dead_letters", "log_consumers"}) {
       assertThat(
               broker.sqlLong(
