@@ -33,28 +33,6 @@ export function requeueOne(letter) {
   });
 }
 
-/**
- * Every distinct (partition, transaction) matching the filter, paging through the list; null when
- * the user stopped first.
- */
-async function collect(filter, progress, stopped) {
-  const letters = new Map();
-  for (let offset = 0; !stopped();) {
-    const page = await api('/api/v1/dlq', { query: { ...filter, limit: PAGE, offset } });
-    for (const m of page.messages) {
-      // the two ids only: holding whole letters, payloads included, could take the tab's memory
-      letters.set(`${m.partitionId}|${m.transactionId}`,
-        { partitionId: m.partitionId, transactionId: m.transactionId });
-    }
-    offset += page.messages.length;
-    progress(`Collecting dead letters: ${num(letters.size)}…`);
-    if (!page.messages.length || offset >= page.total) {
-      return [...letters.values()];
-    }
-  }
-  return null;
-}
-
 /** The broker's answer for a dead letter requeued or removed meanwhile (not an unknown route). */
 function alreadyGone(error) {
   const text = error.body?.error;
@@ -63,12 +41,12 @@ function alreadyGone(error) {
 }
 
 /**
- * Requeues the letters, PARALLEL requests at a time. The first error that makes going on pointless
- * (broker unreachable, 401, 403, anything not from the broker) becomes `fatal`: no worker sends
- * another request, and the result comes back once the requests in flight have ended.
+ * Requeues the letters, PARALLEL requests at a time, into `result`; a letter whose requeue failed is
+ * marked `failed`. The first error that makes going on pointless (broker unreachable, 401, 403,
+ * anything not from the broker) becomes `result.fatal`: no worker sends another request, and this
+ * resolves once the requests in flight have ended.
  */
-async function retryAll(letters, progress, stopped) {
-  const result = { done: 0, gone: 0, failed: [], fatal: null };
+async function retryAll(letters, result, progress, stopped) {
   let next = 0;
   const halted = () => stopped() || result.fatal !== null;
   async function worker() {
@@ -84,22 +62,58 @@ async function retryAll(letters, progress, stopped) {
         } else if (alreadyGone(error)) {
           result.gone += 1;
         } else {
+          m.failed = true;
           result.failed.push(error);
         }
       }
-      progress(`Requeued ${num(result.done)} of ${num(letters.length)}…`);
+      progress(`Requeued ${num(result.done)}…`);
     }
   }
   await Promise.all(Array.from({ length: PARALLEL }, worker));
+}
+
+/**
+ * Requeues every dead letter matching the filter, a page at a time. A page is read past the rows
+ * that stay listed (the letters whose requeue failed; those requeued leave the list), so the offset
+ * grows by the failures alone: the list stops at offset 100,000, and collecting every letter before
+ * requeueing any failed past it. At most `total` rows, the count the user confirmed: a requeued copy
+ * that fails again comes back as a new dead letter, and is not requeued again in this run.
+ */
+async function requeuePages(filter, total, progress, stopped) {
+  const result = { done: 0, gone: 0, failed: [], fatal: null, finished: false };
+  let kept = 0;
+  let seen = 0;
+  while (!stopped() && result.fatal === null) {
+    const page = await api('/api/v1/dlq', { query: { ...filter, limit: PAGE, offset: kept } });
+    const rows = page.messages.slice(0, Math.max(total - seen, 0));
+    if (!rows.length) {
+      result.finished = true;
+      return result;
+    }
+    seen += rows.length;
+    // a letter dead-lettered in several groups is a row each, and one requeue
+    const letters = new Map();
+    for (const m of rows) {
+      const key = `${m.partitionId}|${m.transactionId}`;
+      const letter = letters.get(key)
+        ?? { partitionId: m.partitionId, transactionId: m.transactionId, rows: 0 };
+      letter.rows += 1;
+      letters.set(key, letter);
+    }
+    await retryAll([...letters.values()], result, progress, stopped);
+    for (const letter of letters.values()) {
+      kept += letter.failed ? letter.rows : 0;
+    }
+  }
   return result;
 }
 
-function summary(result, total) {
-  const parts = [`Requeued ${num(result.done)} of ${num(total)} dead letter(s)`];
+function summary(result) {
+  const parts = [`Requeued ${num(result.done)} dead letter(s)`];
   if (result.gone) {
     parts.push(`${num(result.gone)} were already gone`);
   }
-  if (result.done + result.gone + result.failed.length < total) {
+  if (!result.finished) {
     parts.push('stopped before the end');
   }
   return `${parts.join('; ')}.`;
@@ -120,12 +134,8 @@ export function requeueMatching(filter, total, description) {
     confirmLabel: 'Requeue all',
     stoppable: true,
     action: async ({ progress, stopped }) => {
-      const letters = await collect(filter, progress, stopped);
-      if (!letters) {
-        return 'Stopped before anything was requeued.';
-      }
-      const result = await retryAll(letters, progress, stopped);
-      const text = summary(result, letters.length);
+      const result = await requeuePages(filter, total, progress, stopped);
+      const text = summary(result);
       if (result.fatal) {
         throw new Error(`${text} ${describe(result.fatal)}`);
       }

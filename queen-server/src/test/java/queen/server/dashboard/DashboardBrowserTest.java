@@ -175,6 +175,36 @@ class DashboardBrowserTest {
         .startsWith(ids[1] + ":requeued:");
   }
 
+  // a page at a time, each read past the letters whose requeue failed: collecting every letter
+  // first, the list's offset cap (100,000) failed the whole requeue past it
+  @Test
+  void requeueAllOnTheDeadLetterPageRequeuesEveryMatchingLetterOnce() {
+    Wire wire = new Wire(broker);
+    wire.pushNumbered("refunds", "r", 0, 3);
+    JsonNode popped =
+        broker.get("/api/v1/pop/queue/refunds/partition/r?consumerGroup=billing&batch=3").json();
+    wire.ackAll(popped, "dlq", "refund declined");
+    List<String> ids = new ArrayList<>();
+    popped.get("messages").forEach(m -> ids.add(m.get("transactionId").asText()));
+    assertThat(ids).hasSize(3);
+    browser.open(url("dlq?queue=refunds"), "dlq");
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(() -> browser.text("[data-action=requeue-all]").contains("3"));
+    browser.click("[data-action=requeue-all]");
+    browser.confirm();
+    await()
+        .atMost(Duration.ofSeconds(15))
+        .until(() -> broker.get("/api/v1/dlq?queue=refunds").json().get("total").asInt() == 0);
+    List<String> again = new ArrayList<>();
+    JsonNode back =
+        broker.get("/api/v1/pop/queue/refunds/partition/r?consumerGroup=billing&batch=10").json();
+    for (JsonNode m : back.get("messages")) {
+      again.add(m.get("transactionId").asText().replaceAll(":requeued:.*", ""));
+    }
+    assertThat(again).as("each once").containsExactlyInAnyOrderElementsOf(ids);
+  }
+
   @Test
   void aSeekToTheEndOnTheGroupsPageClearsTheLagShown() {
     browser.open(url("groups"), "groups");
