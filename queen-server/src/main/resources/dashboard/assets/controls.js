@@ -88,7 +88,9 @@ export function createTimeRange({ testid, anyLabel, range, from, to, onChange })
 }
 
 /** Previous/next buttons and "1–50 of 213". `total` may be unknown (null). */
-export function createPager({ testid, onChange, prevLabel = '← Newer', nextLabel = 'Older →' }) {
+export function createPager({
+  testid, onChange, prevLabel = '← Newer', nextLabel = 'Older →', maxOffset = Infinity,
+}) {
   const label = h('span', { class: 'pager-label', 'aria-live': 'polite' });
   const prev = h('button', { type: 'button', 'data-testid': `${testid}-prev` }, prevLabel);
   const next = h('button', { type: 'button', 'data-testid': `${testid}-next` }, nextLabel);
@@ -115,7 +117,9 @@ export function createPager({ testid, onChange, prevLabel = '← Newer', nextLab
         label.textContent = text;
       }
       prev.disabled = offset === 0;
-      next.disabled = total === null || total === undefined ? count < limit : offset + count >= total;
+      // the broker refuses an offset past maxOffset: the filters narrow what lies beyond
+      next.disabled = offset + count > maxOffset
+        || (total === null || total === undefined ? count < limit : offset + count >= total);
     },
   };
 }

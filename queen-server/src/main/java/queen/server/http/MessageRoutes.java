@@ -156,6 +156,10 @@ public final class MessageRoutes implements Routes {
       n.put("offset", m.offset());
     }
     mode(body.putObject("mode"), queueMode, busGroups);
+    // the rows of the log this page read, deleted messages included: the next page starts that
+    // far on, and there may be more while it is the limit (a page short of a deleted message
+    // looked like the last)
+    body.put("rows", page.size());
     Replies.json(res, 200, body);
   }
 

@@ -56,7 +56,8 @@ export default function dlqPage(query) {
   const goTo = (next) => { offset = next; saveQuery(); requestRefresh(); };
   const filters = createDlqFilters(query, () => goTo(0));
   const t = table('dlq-table', 'Dead letters', COLUMNS);
-  const pager = createPager({ testid: 'dlq-pager', onChange: goTo });
+  // the broker's offset cap (DeadLetterRoutes)
+  const pager = createPager({ testid: 'dlq-pager', onChange: goTo, maxOffset: 100_000 });
   const status = flashArea('dlq-status');
   const requeueAll = h('button', {
     type: 'button', 'data-action': 'requeue-all', 'data-requires': 'write',

@@ -60,7 +60,8 @@ export default function messagesPage(query) {
   const goTo = (next) => { offset = next; saveQuery(); requestRefresh(); };
   const filters = createMessageFilters(query, () => goTo(0));
   const t = table('messages-table', 'Messages', COLUMNS);
-  const pager = createPager({ testid: 'messages-pager', onChange: goTo });
+  // the broker's offset cap (MessageRoutes)
+  const pager = createPager({ testid: 'messages-pager', onChange: goTo, maxOffset: 100_000 });
   const summary = h('p', { class: 'muted small', 'aria-live': 'polite' });
   const empty = h('div', { class: 'empty', 'data-testid': 'empty', hidden: true }, emptyContent());
   const el = h('section', { 'data-page': 'messages', class: 'page' },
@@ -78,7 +79,8 @@ export default function messagesPage(query) {
     filters.setChoices(queues.queues.map((q) => q.name).sort(), partitions);
     syncRows(t.tbody, page.messages, (m) => `${m.partitionId}|${m.transactionId}`, renderRow);
     toggleEmpty(t.wrap, empty, page.messages.length === 0);
-    pager.update({ offset, limit, count: page.messages.length, total: null });
+    // by the log's rows read: a page short of a deleted message is not the last
+    pager.update({ offset, limit, count: page.rows ?? page.messages.length, total: null });
     const mode = page.mode?.type && page.mode.type !== 'none' ? ` Consumption mode: ${page.mode.type}.` : '';
     setText(summary, `Newest first; payloads on the detail page.${mode}`);
   }

@@ -52,6 +52,11 @@ class MessageDeleteTest {
     assertThat(Wire.numbers(wire.popPartition("del", "p", "consumerGroup=a").json()))
         .as("the cursor passed the deleted one")
         .containsExactly(5);
+    JsonNode page = broker.get("/api/v1/messages?queue=del&limit=3&offset=3").json();
+    assertThat(page.get("messages")).as("offsets 2 and 0, newest first").hasSize(2);
+    assertThat(page.get("rows").asInt())
+        .as("a page short of the deleted message is not the last: the next starts 3 on")
+        .isEqualTo(3);
     assertThat(delete("del", "del-p-1").status()).as("already deleted").isEqualTo(404);
     assertThat(broker.get("/api/v1/messages/" + partitionId("del") + "/del-p-1").status())
         .isEqualTo(404);
