@@ -84,7 +84,7 @@ final class Fields {
       throw ApiException.badRequest(
           field + " must be at most " + MAX_TRANSACTION_ID + " characters, got " + value.length());
     }
-    return identifier(value, field);
+    return identifier(notDotSegment(value, field), field);
   }
 
   /** The longest queue, partition or consumer-group name accepted. */
@@ -121,11 +121,20 @@ final class Fields {
         throw ApiException.badRequest(field + " must not contain control characters");
       }
     }
-    if (value.equals(".") || value.equals("..")) {
-      // a dot segment in a URL is resolved away: DELETE .../queues/.. reached the route above it
+    // DELETE .../queues/.. reached the route above it
+    return identifier(notDotSegment(value, field), field);
+  }
+
+  /**
+   * A value a path names (a name, a transactionId, a trace name) that is not '.' or '..': a URL
+   * resolves such a segment away, so no route could reach it (a message pushed with ".." could be
+   * neither looked at nor requeued).
+   */
+  static String notDotSegment(String value, String field) {
+    if (".".equals(value) || "..".equals(value)) {
       throw ApiException.badRequest(field + " must not be '.' or '..'");
     }
-    return identifier(value, field);
+    return value;
   }
 
   /**

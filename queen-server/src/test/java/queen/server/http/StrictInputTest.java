@@ -168,6 +168,24 @@ class StrictInputTest {
   void namesThatWouldReachAnotherRouteAreRefused() {
     for (String dots : List.of(".", "..")) {
       refused(broker.post("/api/v1/push", push(dots, "p")), 400, "queue", "queue " + dots);
+      // nor could a message so named be looked at or requeued, nor a trace so named read
+      refused(
+          broker.post(
+              "/api/v1/push", Wire.items(List.of(Wire.item("q-dots", "p", dots, Wire.object())))),
+          400,
+          "transactionId",
+          "transactionId " + dots);
+      refused(
+          broker.post(
+              "/api/v1/traces",
+              Wire.object()
+                  .put("transactionId", "t")
+                  .put("partitionId", "00000000-0000-0000-0000-000000000000")
+                  .put("traceNames", dots)
+                  .set("data", Wire.object())),
+          400,
+          "traceNames",
+          "trace name " + dots);
       refused(broker.get("/api/v1/pop/queue/q?consumerGroup=" + dots), 400, "consumerGroup", dots);
     }
     // Queen's clients put a queue's name in a path as it is: "tenant/orders" reaches no route
