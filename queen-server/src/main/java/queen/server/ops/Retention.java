@@ -17,6 +17,7 @@ import java.util.function.ObjLongConsumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import queen.server.store.RetentionStore;
+import queen.server.store.StoreException;
 
 /**
  * Keeps storage bounded: every interval, deletes the segments that their queue's retention has
@@ -140,10 +141,22 @@ public final class Retention implements AutoCloseable {
       if (closed) {
         break;
       }
-      Report done = queue(q, now);
+      queues.add(q.name());
+      Report done;
+      try {
+        done = queue(q, now);
+      } catch (StoreException e) {
+        if (e.outage()) {
+          throw e; // every queue after it would fail alike: the cycle ends, logged once
+        }
+        // one queue's failure that repeats (its data, a timeout on its partitions) stopped every
+        // queue after it in name order, the cleanup of inactive partitions and the VACUUM at
+        // every cycle, and storage grew with one line of log per cycle
+        log.warn("retention of queue {} failed, the cycle goes on: {}", q.name(), e.getMessage());
+        continue;
+      }
       count(q.name(), done);
       total = total.plus(done);
-      queues.add(q.name());
     }
     if (!closed) {
       forgetCountersBut(queues);

@@ -30,6 +30,34 @@ class RetentionTest extends RetentionContract {
     return broker;
   }
 
+  // a queue whose deletes failed at every cycle stopped the queues after it in name order, the
+  // cleanup of inactive partitions and the VACUUM: storage grew with a line of log per cycle
+  @Test
+  void aQueueWhoseRetentionFailsDoesNotStopTheQueuesAfterIt() {
+    retained("aa-refused", 60, 0);
+    retained("zz-after-refused", 60, 0);
+    wire.pushNumbered("aa-refused", "p", 0, 1);
+    wire.pushNumbered("zz-after-refused", "p", 0, 1);
+    String refused = broker.sqlText("select " + pid("aa-refused", "p") + "::text");
+    broker.sql(
+        "create function public.refuse_delete() returns trigger language plpgsql as $$"
+            + " begin raise exception 'refused by the test'; end $$");
+    broker.sql(
+        "create trigger refuse_delete before delete on queen.log_segments for each row"
+            + " when (old.partition_id = '"
+            + refused
+            + "') execute function public.refuse_delete()");
+    try {
+      SimpleMeterRegistry meters = runAt(Instant.now().plus(Duration.ofHours(1)));
+      assertThat(bases("zz-after-refused", "p")).isEmpty();
+      assertThat(deleted(meters, "zz-after-refused")).isEqualTo(1);
+      assertThat(bases("aa-refused", "p")).containsExactly(0L);
+    } finally {
+      broker.sql("drop trigger refuse_delete on queen.log_segments");
+      broker.sql("drop function public.refuse_delete()");
+    }
+  }
+
   // with autovacuum off nothing else gathers statistics, and the admin reads were planned blind
   @Test
   void aCycleThatVacuumsAlsoGivesThePlannerStatistics() {
