@@ -159,17 +159,19 @@ begin
           from queen.queues q
           join queen.log_partitions p on p.queue_id = q.id
           join queen.log_consumers lc on lc.partition_id = p.id
-          left join lateral (
+         cross join lateral (
                 select ls.created_at from queen.log_segments ls
                  where ls.partition_id = p.id
                    and ls.base_offset <= greatest(lc.committed + 1, p.retained_from)
                  order by ls.base_offset desc
-                 limit 1) head on true
+                 limit 1) head
          where q.max_wait_time_seconds > 0
            and lc.committed < p.last_offset
+           -- a partition emptied (retention, a clear) has nothing to move: its cursors behind the
+           -- last offset were locked at every sweep for nothing, and added up for good
+           and p.retained_from <= p.last_offset
            and (lc.worker_id is null or lc.lease_expires_at is null or lc.lease_expires_at < v_now)
-           and (head.created_at is null
-                or head.created_at < v_now - make_interval(secs => q.max_wait_time_seconds))
+           and head.created_at < v_now - make_interval(secs => q.max_wait_time_seconds)
         union all
         select p.id, m.consumer_group, q.max_wait_time_seconds, q.name, p.retained_from, null,
                q.id, p.last_offset, p.created_at

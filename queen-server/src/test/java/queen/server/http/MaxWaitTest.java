@@ -173,6 +173,31 @@ class MaxWaitTest {
     }
   }
 
+  // a cleared partition's cursor behind its last offset has nothing to move: locked at every
+  // sweep, its pops were refused for nothing, and such cursors added up for good
+  @Test
+  void aClearedPartitionsCursorIsNotLockedBySweeps() throws Exception {
+    wire.configure("emptied", object().put("maxWaitTimeSeconds", 1));
+    assertThat(broker.get("/api/v1/pop/queue/emptied").status()).isEqualTo(204);
+    wire.pushNumbered("emptied", "Default", 0, 3);
+    assertThat(broker.delete("/api/v1/queues/emptied/clear").status()).isEqualTo(200);
+    String cursor =
+        "select 1 from queen.log_consumers c join queen.log_partitions p on p.id = c.partition_id"
+            + " join queen.queues q on q.id = p.queue_id where q.name = 'emptied'";
+    assertThat(broker.sqlLong("select count(*) from (" + cursor + ") x")).isEqualTo(1);
+    try (Connection sweep = broker.connect();
+        Statement st = sweep.createStatement();
+        Connection other = broker.connect();
+        Statement probe = other.createStatement()) {
+      sweep.setAutoCommit(false);
+      st.executeQuery("select * from queen.log_expire_waiting_v2(1000)").close();
+      other.setAutoCommit(false);
+      probe.execute(cursor + " for update of c nowait");
+      other.rollback();
+      sweep.rollback();
+    }
+  }
+
   // a partition another transaction holds (a queue delete, a removal) failed the whole sweep,
   // every queue's, at every interval
   @Test
