@@ -22,12 +22,21 @@ declare
     v_one     timestamptz;
     v_seen    boolean;
     v_pid     uuid;
+    v_pids    uuid[];
 begin
-    for v_pid in
-        select distinct c.partition_id from queen.log_consumers c
-         where c.worker_id = p_worker
-           and (p_partitions is null or c.partition_id = any (p_partitions))
-         order by 1
+    -- two statements, never "p_partitions is null or ...": a connection's generic plan of the OR
+    -- (after five calls without the partitions, behind a load balancer) scanned the whole cursor
+    -- table for the extends that name them too
+    if p_partitions is null then
+        select array_agg(distinct c.partition_id order by c.partition_id) into v_pids
+          from queen.log_consumers c
+         where c.worker_id = p_worker;
+    else
+        select array_agg(distinct c.partition_id order by c.partition_id) into v_pids
+          from queen.log_consumers c
+         where c.partition_id = any (p_partitions) and c.worker_id = p_worker;
+    end if;
+    foreach v_pid in array coalesce(v_pids, '{}')
     loop
         v_seen := true;
         update queen.log_consumers c
