@@ -73,37 +73,49 @@ async function retryAll(letters, result, progress, stopped) {
 }
 
 /**
- * Requeues every dead letter matching the filter, a page at a time. A page is read past the rows
- * that stay listed (the letters whose requeue failed; those requeued leave the list), so the offset
- * grows by the failures alone: the list stops at offset 100,000, and collecting every letter before
- * requeueing any failed past it. At most `total` rows, the count the user confirmed: a requeued copy
- * that fails again comes back as a new dead letter, and is not requeued again in this run.
+ * Requeues every dead letter matching the filter, a page at a time. The window is pinned first to
+ * the newest letter then listed (the list is newest first): a requeued copy that fails again, or
+ * any letter failing during the run, comes after it and is left for another run. Within it the
+ * list only loses what was requeued, so a page is read past the rows that stay (the letters whose
+ * requeue failed) and the offset grows by the failures alone: the list stops at offset 100,000,
+ * and collecting every letter before requeueing any failed past it. At most `total` rows, the
+ * count the user confirmed.
  */
 async function requeuePages(filter, total, progress, stopped) {
   const result = { done: 0, gone: 0, failed: [], fatal: null, finished: false };
+  let window = filter;
   let kept = 0;
   let seen = 0;
-  while (!stopped() && result.fatal === null) {
-    const page = await api('/api/v1/dlq', { query: { ...filter, limit: PAGE, offset: kept } });
-    const rows = page.messages.slice(0, Math.max(total - seen, 0));
-    if (!rows.length) {
-      result.finished = true;
-      return result;
+  try {
+    while (!stopped() && result.fatal === null) {
+      const page = await api('/api/v1/dlq', { query: { ...window, limit: PAGE, offset: kept } });
+      if (window === filter && page.messages.length) {
+        // failedAt is to the millisecond and the broker's to the microsecond: the next one on
+        const newest = new Date(Date.parse(page.messages[0].failedAt) + 1).toISOString();
+        window = { ...filter, to: filter.to && filter.to < newest ? filter.to : newest };
+      }
+      const rows = page.messages.slice(0, Math.max(total - seen, 0));
+      if (!rows.length) {
+        result.finished = true;
+        return result;
+      }
+      seen += rows.length;
+      // a letter dead-lettered in several groups is a row each, and one requeue
+      const letters = new Map();
+      for (const m of rows) {
+        const key = `${m.partitionId}|${m.transactionId}`;
+        const letter = letters.get(key)
+          ?? { partitionId: m.partitionId, transactionId: m.transactionId, rows: 0 };
+        letter.rows += 1;
+        letters.set(key, letter);
+      }
+      await retryAll([...letters.values()], result, progress, stopped);
+      for (const letter of letters.values()) {
+        kept += letter.failed ? letter.rows : 0;
+      }
     }
-    seen += rows.length;
-    // a letter dead-lettered in several groups is a row each, and one requeue
-    const letters = new Map();
-    for (const m of rows) {
-      const key = `${m.partitionId}|${m.transactionId}`;
-      const letter = letters.get(key)
-        ?? { partitionId: m.partitionId, transactionId: m.transactionId, rows: 0 };
-      letter.rows += 1;
-      letters.set(key, letter);
-    }
-    await retryAll([...letters.values()], result, progress, stopped);
-    for (const letter of letters.values()) {
-      kept += letter.failed ? letter.rows : 0;
-    }
+  } catch (error) {
+    result.fatal = error; // a page the broker would not list: said with what was done before it
   }
   return result;
 }

@@ -146,8 +146,10 @@ public final class Retention implements AutoCloseable {
       try {
         done = queue(q, now);
       } catch (StoreException e) {
-        if (e.outage()) {
-          throw e; // every queue after it would fail alike: the cycle ends, logged once
+        if (e.unavailable() && !e.conflict()) {
+          // away, read-only (a demoted primary) or out of resources: every queue after it would
+          // fail alike, so the cycle ends, logged once
+          throw e;
         }
         // one queue's failure that repeats (its data, a timeout on its partitions) stopped every
         // queue after it in name order, the cleanup of inactive partitions and the VACUUM at

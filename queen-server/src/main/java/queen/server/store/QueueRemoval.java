@@ -10,8 +10,8 @@ import java.util.UUID;
  * dead letters, or partitions) each, as retention deletes, of what was pushed before it began: in
  * one transaction a big queue's removal held every partition lock until its last segment was gone,
  * so its pushes waited, and its snapshot held back HOT pruning everywhere meanwhile. A removal cut
- * short (a broker stopped, the database away) leaves a queue partly cleared, as retention would;
- * repeating it finishes it.
+ * short (a broker stopped, the database away) leaves a queue partly cleared, as retention would,
+ * and a delete maybe some of its partitions gone with their cursors; repeating it finishes it.
  */
 public final class QueueRemoval {
   private static final String CLEAR_PAGE =

@@ -69,7 +69,19 @@ class SkipPathsTest {
     assertThat(settings("/api/*").skipsSome("/api/v1/resources/queues/{queue}")).isTrue();
     assertThat(settings("/api/v1/x").skipsSome("/api/*")).isTrue();
     assertThat(settings("/api").skipsSome("/api/*")).isFalse();
-    assertThatThrownBy(() -> BrokerConfig.fromEnv(Map.of("JWT_SKIP_PATHS", "/health,health")))
+    assertThat(BrokerConfig.fromEnv(Map.of("JWT_SKIP_PATHS", "health")).auth().skipPaths())
+        .as("auth off: a stale setting does not stop the broker")
+        .containsExactly("health");
+    assertThatThrownBy(
+            () ->
+                BrokerConfig.fromEnv(
+                    Map.of(
+                        "JWT_SKIP_PATHS",
+                        "/health,health",
+                        "JWT_ENABLED",
+                        "true",
+                        "JWT_SECRET",
+                        Tokens.SECRET)))
         .isInstanceOf(BrokerConfig.InvalidConfigException.class)
         .hasMessageContaining("\"health\" is not a path");
   }
