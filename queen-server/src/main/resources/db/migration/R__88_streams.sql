@@ -206,8 +206,15 @@ begin
 end;
 $$;
 
--- The current values of the asked keys for (query, partition); every key when p_keys is null.
-create or replace function queen.streams_state_get_v1(p_query uuid, p_partition uuid, p_keys text[])
+-- The current values of the state of (query, partition) in key order, narrowed as Queen's runners
+-- ask: to the keys asked (none: every key; their idle flush and their cycles ask for none), to those
+-- starting with p_prefix, and to windows ripe by p_ripe_before (epoch ms; a value whose windowEnd
+-- is a number at most that). Answering none for no keys, the runners restarted every window at each
+-- cycle and never closed one.
+drop function if exists queen.streams_state_get_v1(uuid, uuid, text[]);
+
+create or replace function queen.streams_state_get_v2(
+    p_query uuid, p_partition uuid, p_keys text[], p_prefix text, p_ripe_before numeric)
 returns table (key text, value jsonb, updated_at timestamptz)
 language plpgsql
 stable
@@ -218,7 +225,11 @@ begin
     select s.key, s.value, s.updated_at
       from queen.stream_state s
      where s.query_id = p_query and s.partition_id = p_partition
-       and (p_keys is null or s.key = any (p_keys))
+       and (p_keys is null or cardinality(p_keys) = 0 or s.key = any (p_keys))
+       and (p_prefix is null or starts_with(s.key, p_prefix))
+       and (p_ripe_before is null
+            or (jsonb_typeof(s.value -> 'windowEnd') = 'number'
+                and (s.value ->> 'windowEnd')::numeric <= p_ripe_before))
      order by s.key;
 end;
 $$;

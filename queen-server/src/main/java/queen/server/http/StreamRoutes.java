@@ -54,23 +54,9 @@ public final class StreamRoutes implements Routes {
           JsonNode body = Json.objectBody(req);
           UUID query = uuid(body, "query_id");
           UUID partition = uuid(body, "partition_id");
-          List<String> keys = null;
-          JsonNode k = body.get("keys");
-          if (k != null && !k.isNull()) {
-            if (!k.isArray()) {
-              throw ApiException.badRequest("keys must be an array of strings");
-            }
-            keys = new ArrayList<>();
-            for (JsonNode key : k) {
-              if (!key.isTextual()) {
-                throw ApiException.badRequest("keys must be an array of strings");
-              }
-              keys.add(Fields.text(key.asText(), "keys"));
-            }
-          }
           ObjectNode out = Json.object().put("success", true);
           ArrayNode rows = out.putArray("rows");
-          for (StreamStore.StateRow r : streams.state(query, partition, keys)) {
+          for (StreamStore.StateRow r : streams.state(query, partition, stateFilter(body))) {
             ObjectNode row = rows.addObject().put("key", r.key());
             row.set("value", parse(r.json()));
             row.put("updated_at", Json.millis(r.updatedAt()));
@@ -218,6 +204,39 @@ public final class StreamRoutes implements Routes {
           .put("dlq", a.dlq());
     }
     return out;
+  }
+
+  /**
+   * What a state read asks for, as Queen's runners send it: {@code keys} (absent, null or empty:
+   * every key), {@code key_prefix} (absent, null or empty: any key) and {@code ripe_at_or_before}
+   * (epoch ms: only windows whose {@code windowEnd} is a number at most that, as their idle flush
+   * asks).
+   */
+  private static StreamStore.StateFilter stateFilter(JsonNode body) {
+    List<String> keys = new ArrayList<>();
+    JsonNode k = body.get("keys");
+    if (k != null && !k.isNull()) {
+      if (!k.isArray()) {
+        throw ApiException.badRequest("keys must be an array of strings");
+      }
+      for (JsonNode key : k) {
+        if (!key.isTextual()) {
+          throw ApiException.badRequest("keys must be an array of strings");
+        }
+        keys.add(Fields.text(key.asText(), "keys"));
+      }
+    }
+    JsonNode prefix = body.get("key_prefix");
+    if (prefix != null && !prefix.isNull() && !prefix.isTextual()) {
+      throw ApiException.badRequest("key_prefix must be a string");
+    }
+    String p = prefix == null || prefix.isNull() ? "" : Fields.text(prefix.asText(), "key_prefix");
+    JsonNode ripe = body.get("ripe_at_or_before");
+    if (ripe != null && !ripe.isNull() && !ripe.isNumber()) {
+      throw ApiException.badRequest("ripe_at_or_before must be a number (epoch milliseconds)");
+    }
+    return new StreamStore.StateFilter(
+        keys, p.isEmpty() ? null : p, ripe == null || ripe.isNull() ? null : ripe.decimalValue());
   }
 
   /** The ack of a cycle, or null; a lease id that is no UUID cannot name a live lease. */

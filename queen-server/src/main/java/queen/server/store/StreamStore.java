@@ -1,5 +1,6 @@
 package queen.server.store;
 
+import java.math.BigDecimal;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -18,7 +19,7 @@ public final class StreamStore {
   private static final String STATE =
       "select * from queen.streams_cycle_state_v1(?, ?, ?, ?::jsonb[])";
   private static final String ACK = "select * from queen.streams_ack_v1(?, ?, ?, ?, ?, ?, ?)";
-  private static final String STATE_GET = "select * from queen.streams_state_get_v1(?, ?, ?)";
+  private static final String STATE_GET = "select * from queen.streams_state_get_v2(?, ?, ?, ?, ?)";
 
   private final Database db;
 
@@ -69,14 +70,24 @@ public final class StreamStore {
   /** One stored state value as JSON text. */
   public record StateRow(String key, String json, Instant updatedAt) {}
 
-  /** The stored values of the keys (every key when null) of one (query, partition). */
-  public List<StateRow> state(UUID queryId, UUID partitionId, List<String> keys) {
+  /**
+   * Which state rows a read wants, as Queen's runners ask: the keys (none: every key), a key prefix
+   * (null: any), and windows whose {@code windowEnd} is at most an epoch-ms time (null: any value).
+   */
+  public record StateFilter(List<String> keys, String prefix, BigDecimal ripeBefore) {}
+
+  /** The stored values of one (query, partition) that the filter keeps, in key order. */
+  public List<StateRow> state(UUID queryId, UUID partitionId, StateFilter filter) {
     return db.autocommit(
         c -> {
           try (PreparedStatement ps = c.prepareStatement(STATE_GET)) {
             ps.setObject(1, queryId);
             ps.setObject(2, partitionId);
-            ps.setArray(3, keys == null ? null : c.createArrayOf("text", keys.toArray()));
+            ps.setArray(
+                3,
+                filter.keys().isEmpty() ? null : c.createArrayOf("text", filter.keys().toArray()));
+            ps.setString(4, filter.prefix());
+            ps.setBigDecimal(5, filter.ripeBefore());
             List<StateRow> out = new ArrayList<>();
             try (ResultSet rs = ps.executeQuery()) {
               while (rs.next()) {

@@ -40,9 +40,10 @@ public final class StreamCycles {
     return store.register(name, sourceQueue, sinkQueue, configHash, reset);
   }
 
-  /** The stored values of the keys (every key when null) of one (query, partition). */
-  public List<StreamStore.StateRow> state(UUID queryId, UUID partitionId, List<String> keys) {
-    return store.state(queryId, partitionId, keys);
+  /** The stored values of one (query, partition) that the filter keeps, in key order. */
+  public List<StreamStore.StateRow> state(
+      UUID queryId, UUID partitionId, StreamStore.StateFilter filter) {
+    return store.state(queryId, partitionId, filter);
   }
 
   /**
