@@ -115,12 +115,16 @@ $$;
 -- transactionId index finds it among the lease's messages, raising QN003 when the hash names
 -- several.
 drop function if exists queen.streams_ack_v1(uuid, text, uuid, text, bigint, boolean);
+drop function if exists queen.streams_ack_v1(uuid, text, uuid, text, bigint, boolean, boolean);
 
-create or replace function queen.streams_ack_v1(
+-- consumed: the messages the ack consumed (a completed one the whole prefix up to it, any other
+-- status its message), which the broker's statistics count: counted as one ack, a cycle over a
+-- batch of 200 showed a two-hundredth of what the stream consumed
+create or replace function queen.streams_ack_v2(
     p_partition uuid, p_group text, p_lease uuid, p_txn text, p_offset bigint, p_status text,
     p_release boolean)
 returns table (success boolean, error text, msg_offset bigint, lease_ended boolean,
-               has_more boolean, queue_name text, partition_name text)
+               has_more boolean, queue_name text, partition_name text, consumed bigint)
 language plpgsql
 as $$
 #variable_conflict use_column
@@ -142,12 +146,12 @@ begin
        for update;
     if not found or cur.lease_expires_at <= v_now then
         return query select false, 'Invalid or expired lease', null::bigint, false, false,
-                            v_queue, p.name;
+                            v_queue, p.name, 0::bigint;
         return;
     end if;
     if cur.consumer_group <> p_group then
         return query select false, 'The lease belongs to consumer group ' || cur.consumer_group,
-                            null::bigint, false, false, v_queue, p.name;
+                            null::bigint, false, false, v_queue, p.name, 0::bigint;
         return;
     end if;
     if p_offset is not null then
@@ -163,11 +167,11 @@ begin
     if v_off is null or v_off <= cur.committed or v_off > cur.batch_end
        or v_off = any (coalesce(cur.acked_offsets, '{}')) then
         return query select false, 'Message is not an unacknowledged part of this lease',
-                            null::bigint, false, false, v_queue, p.name;
+                            null::bigint, false, false, v_queue, p.name, 0::bigint;
         return;
     end if;
     if p_status not in ('completed', 'success') then
-        return query select true, null::text, v_off, false, false, v_queue, p.name;
+        return query select true, null::text, v_off, false, false, v_queue, p.name, 1::bigint;
         return;
     end if;
     -- offsets just above already acked (a later message dead-lettered by an earlier cycle) join
@@ -202,7 +206,7 @@ begin
                                      case when v_end and v_to < c.batch_end then c.batch_end end)
      where c.partition_id = cur.partition_id and c.consumer_group = cur.consumer_group;
     return query select true, null::text, v_off, v_end, v_end and v_to < p.last_offset,
-                        v_queue, p.name;
+                        v_queue, p.name, v_to - cur.committed;
 end;
 $$;
 

@@ -68,10 +68,15 @@ public final class Statistics implements AutoCloseable {
 
   /** One acknowledgement the broker accepted, by its status. */
   public void acknowledged(String queue, String status, boolean deadLettered) {
+    acknowledged(queue, status, deadLettered, 1);
+  }
+
+  /** An acknowledgement of {@code n} messages at once (a stream cycle's), by its status. */
+  public void acknowledged(String queue, String status, boolean deadLettered, long n) {
     if (deadLettered) {
-      add(queue, DEAD, 1);
+      add(queue, DEAD, n);
     } else {
-      add(queue, "completed".equals(status) || "success".equals(status) ? ACKED : FAILED, 1);
+      add(queue, "completed".equals(status) || "success".equals(status) ? ACKED : FAILED, n);
     }
   }
 

@@ -18,7 +18,7 @@ public final class StreamStore {
   private static final String REGISTER = "select * from queen.streams_register_v1(?, ?, ?, ?, ?)";
   private static final String STATE =
       "select * from queen.streams_cycle_state_v1(?, ?, ?, ?::jsonb[])";
-  private static final String ACK = "select * from queen.streams_ack_v1(?, ?, ?, ?, ?, ?, ?)";
+  private static final String ACK = "select * from queen.streams_ack_v2(?, ?, ?, ?, ?, ?, ?)";
   private static final String STATE_GET = "select * from queen.streams_state_get_v2(?, ?, ?, ?, ?)";
 
   private final Database db;
@@ -116,13 +116,18 @@ public final class StreamStore {
    *
    * @param sourceQueue the queue of the source partition (when applied)
    * @param ack the ack's outcome, or null for a cycle without one
+   * @param acked the messages the ack consumed: a completed one the prefix up to its message
    */
   public record Cycle(
       boolean applied,
       String error,
       String sourceQueue,
       List<AppendOutcome> pushes,
-      AckOutcome ack) {}
+      AckOutcome ack,
+      long acked) {}
+
+  /** An ack's outcome and the messages it consumed. */
+  private record Acked(AckOutcome outcome, long messages) {}
 
   /**
    * Applies one cycle in one transaction: the state operations in order, then the pushes (a stored
@@ -150,19 +155,24 @@ public final class StreamStore {
             c -> {
               String source = applyState(c, queryId, partitionId, ops);
               List<AppendOutcome> appended = pending.write(c);
-              AckOutcome acked = null;
+              Acked acked = null;
               if (ack != null) {
                 boolean effects = !ops.isEmpty() || !pushes.isEmpty();
                 acked = checkedAck(c, partitionId, group, ack, release, known, effects);
-                if (!acked.success()) {
-                  String why = acked.error() == null ? "Unsupported ack status" : acked.error();
+                if (!acked.outcome().success()) {
+                  String why =
+                      acked.outcome().error() == null
+                          ? "Unsupported ack status"
+                          : acked.outcome().error();
                   throw new Refused("ack failed: " + why);
                 }
               }
-              return new Cycle(true, null, source, appended, acked);
+              return acked == null
+                  ? new Cycle(true, null, source, appended, null, 0)
+                  : new Cycle(true, null, source, appended, acked.outcome(), acked.messages());
             });
       } catch (Refused r) {
-        return new Cycle(false, r.getMessage(), null, List.of(), null);
+        return new Cycle(false, r.getMessage(), null, List.of(), null, 0);
       } catch (StoreException e) {
         if (PushStore.DUPLICATES_FOUND.equals(e.sqlState())) {
           db.autocommit(
@@ -206,10 +216,10 @@ public final class StreamStore {
   }
 
   /**
-   * The ack, checked against the lease by streams_ack_v1, which also applies a completed one; any
+   * The ack, checked against the lease by streams_ack_v2, which also applies a completed one; any
    * other status is then applied as the ack route applies it, at the message's offset.
    */
-  private static AckOutcome checkedAck(
+  private static Acked checkedAck(
       Connection c,
       UUID partitionId,
       String group,
@@ -232,10 +242,12 @@ public final class StreamStore {
       ps.setBoolean(7, release);
       AckOutcome checked;
       long at;
+      long consumed;
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
         boolean ended = rs.getBoolean("lease_ended");
         at = rs.getLong("msg_offset");
+        consumed = rs.getLong("consumed");
         checked =
             new AckOutcome(
                 0,
@@ -251,7 +263,7 @@ public final class StreamStore {
                 rs.getBoolean("has_more"));
       }
       if (!checked.success() || ack.positional()) {
-        return checked;
+        return new Acked(checked, consumed);
       }
       if (effects && "dlq".equals(ack.status()) && at != next(c, partitionId, group)) {
         // dead-lettered ahead of the cursor, its message goes out again with the batch if the
@@ -260,13 +272,15 @@ public final class StreamStore {
             "a dlq cycle can carry state_ops or push_items only for the next message of its"
                 + " partition: an earlier message of the batch is not acknowledged yet");
       }
-      return AckStore.call(c, group, List.of(item(partitionId, ack)), false, new Long[] {at})
-          .getFirst();
+      return new Acked(
+          AckStore.call(c, group, List.of(item(partitionId, ack)), false, new Long[] {at})
+              .getFirst(),
+          consumed);
     }
   }
 
   /**
-   * The next message of (partition, group): after its cursor (locked by streams_ack_v1 in this
+   * The next message of (partition, group): after its cursor (locked by streams_ack_v2 in this
    * transaction), or the first retention kept.
    */
   private static long next(Connection c, UUID partitionId, String group) throws SQLException {

@@ -62,14 +62,18 @@ public final class StreamCycles {
       StreamStore.CycleAck ack,
       boolean release) {}
 
-  /** What a cycle did; when not {@code success}, nothing at all. */
+  /**
+   * What a cycle did; when not {@code success}, nothing at all. {@code acked} is the messages its
+   * ack consumed.
+   */
   public record Outcome(
       boolean success,
       String error,
       String sourceQueue,
       int stateOpsApplied,
       List<PushResult> pushes,
-      AckOutcome ack) {}
+      AckOutcome ack,
+      long acked) {}
 
   public Outcome run(Cycle cycle) {
     return push.withFreshPartitions(
@@ -85,7 +89,7 @@ public final class StreamCycles {
                   cycle.ack(),
                   cycle.release());
           if (!done.applied()) {
-            return new Outcome(false, done.error(), null, 0, List.of(), null);
+            return new Outcome(false, done.error(), null, 0, List.of(), null, 0);
           }
           // effects visible to the next pop at once, as for a push and an ack
           Appended appended = Appended.of(done.pushes());
@@ -98,7 +102,13 @@ public final class StreamCycles {
             }
           }
           return new Outcome(
-              true, null, done.sourceQueue(), cycle.ops().size(), batch.results(appended), ack);
+              true,
+              null,
+              done.sourceQueue(),
+              cycle.ops().size(),
+              batch.results(appended),
+              ack,
+              done.acked());
         });
   }
 }

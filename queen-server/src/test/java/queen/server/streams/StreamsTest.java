@@ -1,12 +1,14 @@
 package queen.server.streams;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 import static queen.server.Wire.item;
 import static queen.server.Wire.object;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -61,6 +63,31 @@ class StreamsTest {
         .isEmpty();
     assertThat(broker.post("/streams/v1/queries", Streams.query("q-reg", "reg-src", "b2")).status())
         .isEqualTo(200);
+  }
+
+  // a cycle acks its batch with one positional ack: counted as one, the queue's charts showed a
+  // fraction of what the stream consumed
+  @Test
+  void aCycleCountsEveryMessageItsAckConsumed() {
+    String id = streams.register("q-counted", "counted-src");
+    wire.pushNumbered("counted-src", "p0", 0, 4);
+    JsonNode last = streams.pop("counted-src", 4).get("messages").get(3);
+    assertThat(
+            broker
+                .post("/streams/v1/cycle", Streams.cycle(id, last, "counted-out", "n", 4))
+                .json()
+                .get("success")
+                .asBoolean())
+        .isTrue();
+    await()
+        .atMost(Duration.ofSeconds(20))
+        .until(
+            () ->
+                broker.sqlLong(
+                        "select coalesce(sum(m.acked), 0) from queen.queue_stats_minutes m"
+                            + " join queen.queues q on q.id = m.queue_id"
+                            + " where q.name = 'counted-src'")
+                    == 4);
   }
 
   // Queen's runners read every key with keys [] at each cycle, and ripe windows by prefix and
