@@ -20,10 +20,10 @@ import java.util.List;
  * <p>An ack of a leased message carries its lease: once the lease ran out the transaction is
  * refused and applies nothing, for the message goes out again and its next handler commits its own
  * transaction (without the lease, both were applied and the pushes doubled). A message popped with
- * autoAck has no lease and was consumed by its pop: its ack always succeeds and changes nothing
- * (so the pushes of two transactions acking it are both applied; give them transactionIds derived
- * from the message's to make the second a duplicate), and {@code failed} or {@code dlq} writes no
- * dead letter. Of a leased message, {@code failed} and {@code dlq} dead-letter at once.
+ * autoAck has no lease and was consumed by its pop: its ack always succeeds and changes nothing (so
+ * the pushes of two transactions acking it are both applied; give them transactionIds derived from
+ * the message's to make the second a duplicate), and {@code failed} or {@code dlq} writes no dead
+ * letter. Of a leased message, {@code failed} and {@code dlq} dead-letter at once.
  */
 public final class Transaction {
   private final Queen queen;

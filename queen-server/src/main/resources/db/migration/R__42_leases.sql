@@ -22,21 +22,29 @@ declare
     v_one     timestamptz;
     v_seen    boolean;
     v_pid     uuid;
-    v_pids    uuid[];
+    v_pids    uuid[] := '{}';
 begin
     -- two statements, never "p_partitions is null or ...": a connection's generic plan of the OR
     -- (after five calls without the partitions, behind a load balancer) scanned the whole cursor
     -- table for the extends that name them too
     if p_partitions is null then
-        select array_agg(distinct c.partition_id order by c.partition_id) into v_pids
-          from queen.log_consumers c
-         where c.worker_id = p_worker;
+        for v_pid in
+            select distinct c.partition_id from queen.log_consumers c
+             where c.worker_id = p_worker
+             order by 1
+        loop
+            v_pids := v_pids || v_pid;
+        end loop;
     else
-        select array_agg(distinct c.partition_id order by c.partition_id) into v_pids
-          from queen.log_consumers c
-         where c.partition_id = any (p_partitions) and c.worker_id = p_worker;
+        for v_pid in
+            select distinct c.partition_id from queen.log_consumers c
+             where c.partition_id = any (p_partitions) and c.worker_id = p_worker
+             order by 1
+        loop
+            v_pids := v_pids || v_pid;
+        end loop;
     end if;
-    foreach v_pid in array coalesce(v_pids, '{}')
+    foreach v_pid in array v_pids
     loop
         v_seen := true;
         update queen.log_consumers c

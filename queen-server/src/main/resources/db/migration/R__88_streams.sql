@@ -115,7 +115,6 @@ $$;
 -- transactionId index finds it among the lease's messages, raising QN003 when the hash names
 -- several.
 drop function if exists queen.streams_ack_v1(uuid, text, uuid, text, bigint, boolean);
-drop function if exists queen.streams_ack_v1(uuid, text, uuid, text, bigint, boolean, boolean);
 
 -- consumed: the messages the ack consumed (a completed one the whole prefix up to it, any other
 -- status its message), which the broker's statistics count: counted as one ack, a cycle over a
@@ -205,8 +204,13 @@ begin
            redelivered_to = greatest(c.redelivered_to,
                                      case when v_end and v_to < c.batch_end then c.batch_end end)
      where c.partition_id = cur.partition_id and c.consumer_group = cur.consumer_group;
+    -- not what retention deleted before it was read, nor the offsets acked already (a later
+    -- message dead-lettered by an earlier cycle), which were counted by their own acks
     return query select true, null::text, v_off, v_end, v_end and v_to < p.last_offset,
-                        v_queue, p.name, v_to - cur.committed;
+                        v_queue, p.name,
+                        greatest(v_to - greatest(cur.committed, p.retained_from - 1)
+                                 - (select count(*) from unnest(coalesce(cur.acked_offsets, '{}')) a
+                                     where a > cur.committed and a <= v_to), 0);
 end;
 $$;
 
@@ -215,7 +219,6 @@ $$;
 -- starting with p_prefix, and to windows ripe by p_ripe_before (epoch ms; a value whose windowEnd
 -- is a number at most that). Answering none for no keys, the runners restarted every window at each
 -- cycle and never closed one.
-drop function if exists queen.streams_state_get_v1(uuid, uuid, text[]);
 
 create or replace function queen.streams_state_get_v2(
     p_query uuid, p_partition uuid, p_keys text[], p_prefix text, p_ripe_before numeric)
@@ -231,9 +234,34 @@ begin
      where s.query_id = p_query and s.partition_id = p_partition
        and (p_keys is null or cardinality(p_keys) = 0 or s.key = any (p_keys))
        and (p_prefix is null or starts_with(s.key, p_prefix))
+       -- a case: the cast of a windowEnd that is no number is never evaluated
        and (p_ripe_before is null
-            or (jsonb_typeof(s.value -> 'windowEnd') = 'number'
-                and (s.value ->> 'windowEnd')::numeric <= p_ripe_before))
+            or case when jsonb_typeof(s.value -> 'windowEnd') = 'number'
+                    then (s.value ->> 'windowEnd')::numeric <= p_ripe_before
+                    else false end)
      order by s.key;
 end;
+$$;
+
+-- The brokers of releases before v2 call these during a rolling upgrade.
+create or replace function queen.streams_ack_v1(
+    p_partition uuid, p_group text, p_lease uuid, p_txn text, p_offset bigint, p_status text,
+    p_release boolean)
+returns table (success boolean, error text, msg_offset bigint, lease_ended boolean,
+               has_more boolean, queue_name text, partition_name text)
+language sql
+as $$
+    select a.success, a.error, a.msg_offset, a.lease_ended, a.has_more, a.queue_name,
+           a.partition_name
+      from queen.streams_ack_v2(p_partition, p_group, p_lease, p_txn, p_offset, p_status,
+                                p_release) a;
+$$;
+
+create or replace function queen.streams_state_get_v1(p_query uuid, p_partition uuid, p_keys text[])
+returns table (key text, value jsonb, updated_at timestamptz)
+language sql
+stable
+as $$
+    select g.key, g.value, g.updated_at
+      from queen.streams_state_get_v2(p_query, p_partition, p_keys, null, null) g;
 $$;

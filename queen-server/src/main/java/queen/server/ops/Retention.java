@@ -13,6 +13,7 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.function.ObjLongConsumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -142,23 +143,20 @@ public final class Retention implements AutoCloseable {
         break;
       }
       queues.add(q.name());
-      Report done;
+      Report[] done = {Report.NOTHING};
       try {
-        done = queue(q, now);
+        queue(q, now, page -> done[0] = done[0].plus(page));
       } catch (StoreException e) {
-        if (e.unavailable() && !e.conflict()) {
-          // away, read-only (a demoted primary) or out of resources: every queue after it would
-          // fail alike, so the cycle ends, logged once
+        if (endsCycle(e)) {
           throw e;
         }
         // one queue's failure that repeats (its data, a timeout on its partitions) stopped every
         // queue after it in name order, the cleanup of inactive partitions and the VACUUM at
         // every cycle, and storage grew with one line of log per cycle
         log.warn("retention of queue {} failed, the cycle goes on: {}", q.name(), e.getMessage());
-        continue;
+      } finally {
+        total = total.plus(done[0]);
       }
-      count(q.name(), done);
-      total = total.plus(done);
     }
     if (!closed) {
       forgetCountersBut(queues);
@@ -197,30 +195,67 @@ public final class Retention implements AutoCloseable {
     }
   }
 
-  private Report queue(RetentionStore.RetentionQueue q, Instant now) {
+  /**
+   * Away, read-only (a demoted primary) or out of resources: every page after it would fail alike,
+   * so the cycle ends, logged once. Any other failure is one queue's or one page's.
+   */
+  private static boolean endsCycle(StoreException e) {
+    return e.unavailable() && !e.conflict();
+  }
+
+  /**
+   * One queue's expired segments, a page of partitions a transaction, then its expired dead
+   * letters; each committed page counted at once and handed to {@code done}. A page that fails (not
+   * {@link #endsCycle}) is passed over, logged: one partition failing at every cycle left the rest
+   * of its queue and the queue's dead letters to grow, and what the pages before it deleted
+   * uncounted.
+   */
+  private void queue(RetentionStore.RetentionQueue q, Instant now, Consumer<Report> done) {
     Instant byTime = cutoff(now, q.retentionSeconds());
     Instant byCompletion = cutoff(now, q.completedRetentionSeconds());
     Instant loosest =
         byTime == null || (byCompletion != null && byCompletion.isAfter(byTime))
             ? byCompletion
             : byTime;
-    Report done = Report.NOTHING;
     List<UUID> candidates = store.candidates(q.id(), loosest);
     int next = 0;
+    // after a page failed: its partitions one at a time, so that only the failing one is passed
+    int singlyUntil = 0;
     while (next < candidates.size() && !closed) {
-      List<UUID> page = candidates.subList(next, Math.min(next + PAGE, candidates.size()));
-      RetentionStore.Deleted d = store.delete(page, now, settings.batchSegments());
-      done = done.plus(new Report(d.segments(), d.messages(), d.bytes(), 0));
-      next += d.done();
+      int width = next < singlyUntil ? 1 : PAGE;
+      List<UUID> page = candidates.subList(next, Math.min(next + width, candidates.size()));
+      try {
+        RetentionStore.Deleted d = store.delete(page, now, settings.batchSegments());
+        counted(q.name(), new Report(d.segments(), d.messages(), d.bytes(), 0), done);
+        next += d.done();
+      } catch (StoreException e) {
+        if (endsCycle(e)) {
+          throw e;
+        }
+        if (page.size() > 1) {
+          singlyUntil = next + page.size();
+          continue;
+        }
+        log.warn(
+            "retention of queue {} passed over partition {}, the cycle goes on: {}",
+            q.name(),
+            page.getFirst(),
+            e.getMessage());
+        next++;
+      }
     }
     if (byTime != null) {
       RetentionStore.DeletedDeadLetters d = new RetentionStore.DeletedDeadLetters(0, null);
       do {
         d = store.deleteDeadLetters(q.id(), now, d.after(), settings.batchSegments());
-        done = done.plus(new Report(0, 0, 0, d.deleted()));
+        counted(q.name(), new Report(0, 0, 0, d.deleted()), done);
       } while (d.deleted() == settings.batchSegments() && !closed);
     }
-    return done;
+  }
+
+  private void counted(String queue, Report page, Consumer<Report> done) {
+    count(queue, page);
+    done.accept(page);
   }
 
   private static Instant cutoff(Instant now, int seconds) {

@@ -37,6 +37,8 @@ class RetentionTest extends RetentionContract {
     retained("aa-refused", 60, 0);
     retained("zz-after-refused", 60, 0);
     wire.pushNumbered("aa-refused", "p", 0, 1);
+    // a partition of the queue beside the failing one, in its page whichever comes first
+    wire.pushNumbered("aa-refused", "q", 0, 1);
     wire.pushNumbered("zz-after-refused", "p", 0, 1);
     String refused = broker.sqlText("select " + pid("aa-refused", "p") + "::text");
     broker.sql(
@@ -52,6 +54,8 @@ class RetentionTest extends RetentionContract {
       assertThat(bases("zz-after-refused", "p")).isEmpty();
       assertThat(deleted(meters, "zz-after-refused")).isEqualTo(1);
       assertThat(bases("aa-refused", "p")).containsExactly(0L);
+      assertThat(bases("aa-refused", "q")).as("only the failing partition passed over").isEmpty();
+      assertThat(deleted(meters, "aa-refused")).isEqualTo(1);
     } finally {
       broker.sql("drop trigger refuse_delete on queen.log_segments");
       broker.sql("drop function public.refuse_delete()");

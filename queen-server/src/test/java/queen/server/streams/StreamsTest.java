@@ -353,6 +353,12 @@ class StreamsTest {
     assertThat(broker.get("/api/v1/pop/queue/dlq-last-src?consumerGroup=g1").status())
         .as("the dead-lettered message never comes back")
         .isEqualTo(204);
+    // counted once each: the completed ack's prefix passes the dead letter, counted by its own
+    String counts =
+        "select coalesce(sum(m.acked), 0) * 10 + coalesce(sum(m.dead_lettered), 0)"
+            + " from queen.queue_stats_minutes m join queen.queues q on q.id = m.queue_id"
+            + " where q.name = 'dlq-last-src'";
+    await().atMost(Duration.ofSeconds(20)).until(() -> broker.sqlLong(counts) == 21);
   }
 
   @Test
