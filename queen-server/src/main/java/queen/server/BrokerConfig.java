@@ -142,7 +142,7 @@ public record BrokerConfig(
         // 16 MiB lets about twenty big pops share the launcher's 1 GiB heap cap, where batch x
         // QUEEN_MAX_PAYLOAD_BYTES (10,000 x 10 MiB) could claim more than any heap holds
         r.integer("QUEEN_POP_MAX_BYTES", 16 << 20, 1024, 1 << 30),
-        segmentCache(r),
+        segmentCacheBytes(env, Runtime.getRuntime().maxMemory() >> 20),
         departureScan(r),
         new Retention.Settings(
             Duration.ofMillis(r.integer("RETENTION_INTERVAL", 300_000, 100, 86_400_000)),
@@ -284,11 +284,15 @@ public record BrokerConfig(
   }
 
   /**
-   * QUEEN_SEGMENT_CACHE_MB in bytes; at most a quarter of the heap, which pops need for the rest.
+   * QUEEN_SEGMENT_CACHE_MB of {@code env} in bytes for a heap of {@code heapMb}: at most a quarter
+   * of it, which pops need for the rest; unset, 16 MiB or that quarter.
    */
-  private static long segmentCache(Reader r) {
-    int mb = r.integer("QUEEN_SEGMENT_CACHE_MB", 16, 0, 65_536);
-    long heapMb = Runtime.getRuntime().maxMemory() >> 20;
+  public static long segmentCacheBytes(Map<String, String> env, long heapMb) {
+    // the default fits a small heap too: 16 MiB refused to start a 256 MiB container's broker,
+    // whose heap the JVM caps near 64 MiB
+    int mb =
+        new Reader(env)
+            .integer("QUEEN_SEGMENT_CACHE_MB", (int) Math.min(16, heapMb / 4), 0, 65_536);
     if (mb > heapMb / 4) {
       throw new InvalidConfigException(
           "QUEEN_SEGMENT_CACHE_MB "

@@ -116,6 +116,14 @@ class SegmentCacheTest {
             () -> BrokerConfig.fromEnv(java.util.Map.of("QUEEN_SEGMENT_CACHE_MB", "65536")))
         .isInstanceOf(BrokerConfig.InvalidConfigException.class)
         .hasMessageStartingWith("QUEEN_SEGMENT_CACHE_MB 65536 is more than a quarter of the heap");
+    // unset on a 61 MiB heap (a 256 MiB container's), the default of 16 MiB stopped the broker
+    assertThat(BrokerConfig.segmentCacheBytes(java.util.Map.of(), 61)).isEqualTo(15L << 20);
+    assertThat(BrokerConfig.segmentCacheBytes(java.util.Map.of(), 4096)).isEqualTo(16L << 20);
+    assertThatThrownBy(
+            () ->
+                BrokerConfig.segmentCacheBytes(
+                    java.util.Map.of("QUEEN_SEGMENT_CACHE_MB", "16"), 61))
+        .isInstanceOf(BrokerConfig.InvalidConfigException.class);
   }
 
   @Test
