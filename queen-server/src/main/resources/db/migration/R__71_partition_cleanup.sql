@@ -7,9 +7,9 @@
 -- Removes one partition when, read under its lock, it holds no message, had no push since
 -- p_cutoff, and none of its cursors was popped or acked since then or holds a lease that runs past
 -- it. A cursor's creation is no activity: a new group's first pop of the queue, or a seek, puts
--- one on every partition, and one such group a month kept every emptied partition for good. A partition with dead letters stays (their keys would meet the offsets of the
--- partition pushed again), and so does one a stream keeps state of (the stream's own aggregates,
--- not messages). True when removed. Every row naming the partition goes with it: the foreign keys
+-- one on every partition, and one such group a month kept every emptied partition for good. A
+-- partition with dead letters stays (their keys would meet the offsets of the partition pushed
+-- again), and so does one a stream keeps state of (the stream's own aggregates, not messages). True when removed. Every row naming the partition goes with it: the foreign keys
 -- cascade (on Citus too) to its cursors, transactionId index and traces, so nothing of it is read
 -- again under its id. Never waits: a partition or cursor locked now is in use, and stays.
 create or replace function queen.partition_remove_v1(p_partition_id uuid, p_cutoff timestamptz)

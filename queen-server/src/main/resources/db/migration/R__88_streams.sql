@@ -210,7 +210,8 @@ begin
                         v_queue, p.name,
                         greatest(v_to - greatest(cur.committed, p.retained_from - 1)
                                  - (select count(*) from unnest(coalesce(cur.acked_offsets, '{}')) a
-                                     where a > cur.committed and a <= v_to), 0);
+                                     where a > greatest(cur.committed, p.retained_from - 1)
+                                       and a <= v_to), 0);
 end;
 $$;
 
@@ -219,7 +220,6 @@ $$;
 -- starting with p_prefix, and to windows ripe by p_ripe_before (epoch ms; a value whose windowEnd
 -- is a number at most that). Answering none for no keys, the runners restarted every window at each
 -- cycle and never closed one.
-
 create or replace function queen.streams_state_get_v2(
     p_query uuid, p_partition uuid, p_keys text[], p_prefix text, p_ripe_before numeric)
 returns table (key text, value jsonb, updated_at timestamptz)

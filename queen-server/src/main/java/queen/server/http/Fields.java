@@ -121,7 +121,7 @@ final class Fields {
         throw ApiException.badRequest(field + " must not contain control characters");
       }
     }
-    // DELETE .../queues/.. reached the route above it
+    // a dot segment in a URL is resolved away: DELETE .../queues/.. reached the route above it
     return identifier(notDotSegment(value, field), field);
   }
 

@@ -206,9 +206,9 @@ public final class Retention implements AutoCloseable {
   /**
    * One queue's expired segments, a page of partitions a transaction, then its expired dead
    * letters; each committed page counted at once and handed to {@code done}. A page that fails (not
-   * {@link #endsCycle}) is passed over, logged: one partition failing at every cycle left the rest
-   * of its queue and the queue's dead letters to grow, and what the pages before it deleted
-   * uncounted.
+   * {@link #endsCycle}) is tried again a partition at a time, and the partition that fails is
+   * passed over, logged: one failing at every cycle left the rest of its queue and the queue's dead
+   * letters to grow, and what the pages before it deleted uncounted.
    */
   private void queue(RetentionStore.RetentionQueue q, Instant now, Consumer<Report> done) {
     Instant byTime = cutoff(now, q.retentionSeconds());
