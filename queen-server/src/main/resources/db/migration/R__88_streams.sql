@@ -204,7 +204,16 @@ begin
            redelivered_to = greatest(c.redelivered_to,
                                      case when v_end and v_to < c.batch_end then c.batch_end end)
      where c.partition_id = cur.partition_id and c.consumer_group = cur.consumer_group;
-    -- not what retention deleted before it was read, nor the offsets acked already (a later
+    if v_end and v_to < cur.batch_end then
+        -- released short of its batch, the rest goes out again: what this lease dead-lettered there
+        -- is no dead letter too (processed twice, a third time after a requeue), as on the ack route
+        delete from queen.dead_letters d
+         where d.partition_id = cur.partition_id and d.consumer_group = cur.consumer_group
+           and d.msg_offset > v_to and d.msg_offset <= cur.batch_end
+           and d.msg_offset = any (coalesce(cur.acked_offsets, '{}')) and d.leased;
+    end if;
+    -- counted from the cursor or retention's start, whichever is later (what time retention
+    -- deleted below it is not counted, read or not), less the offsets acked already (a later
     -- message dead-lettered by an earlier cycle), which were counted by their own acks
     return query select true, null::text, v_off, v_end, v_end and v_to < p.last_offset,
                         v_queue, p.name,
