@@ -73,26 +73,25 @@ async function retryAll(letters, result, progress, stopped) {
 }
 
 /**
- * Requeues every dead letter matching the filter, a page at a time. The window is pinned first to
- * the newest letter then listed (the list is newest first): a requeued copy that fails again, or
- * any letter failing during the run, comes after it and is left for another run. Within it the
+ * Requeues every dead letter matching the filter, a page at a time. The window is pinned to the
+ * newest letter the count shown included (`newest`, its failedAt), else to the newest the run first
+ * reads (the list is newest first): a requeued copy that fails again, or any letter failing since,
+ * comes after it and is left for another run. Within it the
  * list only loses what was requeued, so a page is read past the rows that stay (the letters whose
  * requeue failed) and the offset grows by the failures alone: the list stops at offset 100,000,
  * and collecting every letter before requeueing any failed past it. At most `total` rows, the
  * count the user confirmed.
  */
-async function requeuePages(filter, total, progress, stopped) {
+async function requeuePages(filter, total, newest, progress, stopped) {
   const result = { done: 0, gone: 0, failed: [], fatal: null, finished: false };
-  let window = filter;
+  let window = newest ? pinned(filter, newest) : filter;
   let kept = 0;
   let seen = 0;
   try {
     while (!stopped() && result.fatal === null) {
       const page = await api('/api/v1/dlq', { query: { ...window, limit: PAGE, offset: kept } });
       if (window === filter && page.messages.length) {
-        // failedAt is to the millisecond and the broker's to the microsecond: the next one on
-        const newest = new Date(Date.parse(page.messages[0].failedAt) + 1).toISOString();
-        window = { ...filter, to: filter.to && filter.to < newest ? filter.to : newest };
+        window = pinned(filter, page.messages[0].failedAt);
       }
       const rows = page.messages.slice(0, Math.max(total - seen, 0));
       if (!rows.length) {
@@ -120,6 +119,13 @@ async function requeuePages(filter, total, progress, stopped) {
   return result;
 }
 
+/** The filter up to the letter that failed at `failedAt`, whatever failed after it. */
+function pinned(filter, failedAt) {
+  // failedAt is to the millisecond and the broker's to the microsecond: the next one on
+  const to = new Date(Date.parse(failedAt) + 1).toISOString();
+  return { ...filter, to: filter.to && filter.to < to ? filter.to : to };
+}
+
 function summary(result) {
   const parts = [`Requeued ${num(result.done)} dead letter(s)`];
   if (result.gone) {
@@ -135,8 +141,11 @@ function describe(error) {
   return error instanceof ApiError ? error.describe() : error.message || String(error);
 }
 
-/** Asks, then requeues every dead letter matching `filter` ({queue, consumerGroup, ...}). */
-export function requeueMatching(filter, total, description) {
+/**
+ * Asks, then requeues every dead letter matching `filter` ({queue, consumerGroup, ...}): `total` of
+ * them, the newest failed at `newest` (null: not known).
+ */
+export function requeueMatching(filter, total, description, newest) {
   return confirmAction({
     title: `Requeue ${num(total)} dead letter(s)?`,
     body: [
@@ -146,7 +155,7 @@ export function requeueMatching(filter, total, description) {
     confirmLabel: 'Requeue all',
     stoppable: true,
     action: async ({ progress, stopped }) => {
-      const result = await requeuePages(filter, total, progress, stopped);
+      const result = await requeuePages(filter, total, newest, progress, stopped);
       const text = summary(result);
       if (result.fatal) {
         throw new Error(`${text} ${describe(result.fatal)}`);

@@ -52,6 +52,7 @@ function emptyText(filtered) {
 export default function dlqPage(query) {
   let offset = Number(query.get('offset')) || 0;
   let total = 0;
+  let newest = null;
   const saveQuery = () => replaceQuery('dlq', { ...filters.state(), offset: offset || '' });
   const goTo = (next) => { offset = next; saveQuery(); requestRefresh(); };
   const filters = createDlqFilters(query, () => goTo(0));
@@ -77,7 +78,7 @@ export default function dlqPage(query) {
     }
   }
 
-  requeueAll.addEventListener('click', () => act(() => requeueMatching(filters.values(), total, filters.describe())));
+  requeueAll.addEventListener('click', () => act(() => requeueMatching(filters.values(), total, filters.describe(), newest)));
   t.tbody.addEventListener('click', (event) => {
     const button = event.target.closest('button[data-action="requeue"]');
     const letter = button && rowItem(button.closest('tr'));
@@ -103,6 +104,8 @@ export default function dlqPage(query) {
       fetchPage(limit), api('/api/v1/resources/queues'), api('/api/v1/consumer-groups'),
     ]);
     total = page.total ?? page.messages.length;
+    // the newest letter the count shown includes: a requeue of them all goes no further
+    newest = offset === 0 ? page.messages[0]?.failedAt ?? null : null;
     filters.setChoices(queues.queues, groups);
     syncRows(t.tbody, page.messages, letterKey, renderRow);
     toggleEmpty(t.wrap, empty, page.messages.length === 0);
