@@ -52,7 +52,9 @@ function emptyText(filtered) {
 export default function dlqPage(query) {
   let offset = Number(query.get('offset')) || 0;
   let total = 0;
-  let newest = null;
+  // what the shown count counted (its filter, and its newest letter when the page shows the
+  // first): a requeue of them all acts on that, not on filters changed since
+  let shown = { filter: {}, total: 0, description: '', newest: null };
   const saveQuery = () => replaceQuery('dlq', { ...filters.state(), offset: offset || '' });
   const goTo = (next) => { offset = next; saveQuery(); requestRefresh(); };
   const filters = createDlqFilters(query, () => goTo(0));
@@ -78,7 +80,7 @@ export default function dlqPage(query) {
     }
   }
 
-  requeueAll.addEventListener('click', () => act(() => requeueMatching(filters.values(), total, filters.describe(), newest)));
+  requeueAll.addEventListener('click', () => act(() => requeueMatching(shown.filter, shown.total, shown.description, shown.newest)));
   t.tbody.addEventListener('click', (event) => {
     const button = event.target.closest('button[data-action="requeue"]');
     const letter = button && rowItem(button.closest('tr'));
@@ -88,24 +90,27 @@ export default function dlqPage(query) {
   });
 
   /** One page of dead letters; past the last page (after requeues) it moves to the last one. */
-  async function fetchPage(limit) {
-    const page = await api('/api/v1/dlq', { query: { ...filters.values(), limit, offset } });
+  async function fetchPage(limit, filter) {
+    const page = await api('/api/v1/dlq', { query: { ...filter, limit, offset } });
     if (page.messages.length || offset === 0 || !page.total) {
       return page;
     }
     offset = Math.floor((page.total - 1) / limit) * limit;
     saveQuery();
-    return api('/api/v1/dlq', { query: { ...filters.values(), limit, offset } });
+    return api('/api/v1/dlq', { query: { ...filter, limit, offset } });
   }
 
   async function refresh() {
     const limit = filters.limit();
+    const asked = { filter: filters.values(), description: filters.describe() };
     const [page, queues, groups] = await Promise.all([
-      fetchPage(limit), api('/api/v1/resources/queues'), api('/api/v1/consumer-groups'),
+      fetchPage(limit, asked.filter), api('/api/v1/resources/queues'),
+      api('/api/v1/consumer-groups'),
     ]);
     total = page.total ?? page.messages.length;
-    // the newest letter the count shown includes: a requeue of them all goes no further
-    newest = offset === 0 ? page.messages[0]?.failedAt ?? null : null;
+    shown = {
+      ...asked, total, newest: offset === 0 ? page.messages[0]?.failedAt ?? null : null,
+    };
     filters.setChoices(queues.queues, groups);
     syncRows(t.tbody, page.messages, letterKey, renderRow);
     toggleEmpty(t.wrap, empty, page.messages.length === 0);

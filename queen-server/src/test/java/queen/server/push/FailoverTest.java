@@ -89,7 +89,15 @@ class FailoverTest {
             .map(ILoggingEvent::getFormattedMessage)
             .filter(m -> m.startsWith("database unreachable") || m.startsWith("database reachable"))
             .toList();
-    assertThat(outage).as("the outage logged once as it went, once as it came back").hasSize(2);
+    // once as it went, once as it came back, not once a refused push: a query whose answer was
+    // on its way when the proxy cut may still complete after another's failure, and log a flap
+    assertThat(outage).as("the outage logged as it went and came back").hasSizeBetween(2, 6);
+    for (int i = 0; i < outage.size(); i++) {
+      assertThat(outage.get(i))
+          .as("alternating, from going to back")
+          .startsWith(i % 2 == 0 ? "database unreachable" : "database reachable again");
+    }
+    assertThat(outage).hasSize(outage.size() / 2 * 2);
     assertThat(logged.list)
         .filteredOn(
             e -> e.getLevel().isGreaterOrEqual(Level.WARN) && e.getLoggerName().startsWith("queen"))
