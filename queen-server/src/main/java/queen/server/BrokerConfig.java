@@ -267,14 +267,8 @@ public record BrokerConfig(
             r.string("JWT_ROLE_READ_WRITE", off.readWriteRole()),
             r.string("JWT_ROLE_READ_ONLY", off.readOnlyRole()));
     if (s.enabled()) {
-      for (String path : s.skipPaths()) {
-        if (!path.startsWith("/")) {
-          // matched nothing, silently: the operator meant a path of the broker
-          throw new InvalidConfigException(
-              "JWT_SKIP_PATHS: \"" + path + "\" is not a path (it must start with '/')");
-        }
-      }
       try {
+        s.checkSkipPaths();
         TokenVerifier.create(s);
       } catch (IllegalArgumentException e) {
         throw new InvalidConfigException(e.getMessage());

@@ -54,6 +54,39 @@ abstract class PartitionCleanupContract extends RetentionFixture {
         == 1;
   }
 
+  /**
+   * Sets the partition's dates (a quoted id, a quoted time): literals, for Citus plans no subquery,
+   * nor date arithmetic on columns, in a distributed UPDATE.
+   */
+  void datePartition(String partition, String at) {
+    broker()
+        .sql(
+            "update queen.log_partitions set created_at = "
+                + at
+                + ", last_write_at = "
+                + at
+                + ", newest_created_at = "
+                + at
+                + " where id = "
+                + partition);
+  }
+
+  /** Sets the dates of the partition's cursors, as {@link #datePartition}. */
+  void dateCursors(String partition, String at) {
+    broker()
+        .sql(
+            "update queen.log_consumers set created_at = "
+                + at
+                + ", last_consumed_at = "
+                + at
+                + ", lease_acquired_at = "
+                + at
+                + ", lease_expires_at = "
+                + at
+                + " where partition_id = "
+                + partition);
+  }
+
   @Test
   void anEmptiedQuietPartitionGoesWithItsCursorsAndItsNextPushCreatesItAgain() {
     retained("orders", 0, 1);
@@ -105,37 +138,16 @@ abstract class PartitionCleanupContract extends RetentionFixture {
     retained("recent", 0, 1);
     wire.pushNumbered("recent", "p", 0, 1);
     consume("recent", "p", "late", 1);
-    // literals: Citus plans no subquery, nor date arithmetic on columns, in a distributed UPDATE
     String partition = "'" + broker().sqlText("select " + pid("recent", "p") + "::text") + "'";
     String longAgo = "'" + Instant.now().minus(Duration.ofDays(60)) + "'";
     // the partition's own dates long past; the cursor was acked just now
-    broker()
-        .sql(
-            "update queen.log_partitions set created_at = "
-                + longAgo
-                + ", last_write_at = "
-                + longAgo
-                + ", newest_created_at = "
-                + longAgo
-                + " where id = "
-                + partition);
+    datePartition(partition, longAgo);
     Instant at = Instant.now().plus(Duration.ofDays(20));
 
     cleanAt(at, IDLE);
     assertThat(exists("recent", "p")).isTrue();
 
-    broker()
-        .sql(
-            "update queen.log_consumers set created_at = "
-                + longAgo
-                + ", last_consumed_at = "
-                + longAgo
-                + ", lease_acquired_at = "
-                + longAgo
-                + ", lease_expires_at = "
-                + longAgo
-                + " where partition_id = "
-                + partition);
+    dateCursors(partition, longAgo);
     cleanAt(at, IDLE);
     assertThat(exists("recent", "p")).isFalse();
   }
@@ -157,28 +169,8 @@ abstract class PartitionCleanupContract extends RetentionFixture {
         .isZero();
     String partition = "'" + broker().sqlText("select " + pid("seeded", "p") + "::text") + "'";
     String longAgo = "'" + Instant.now().minus(Duration.ofDays(60)) + "'";
-    broker()
-        .sql(
-            "update queen.log_partitions set created_at = "
-                + longAgo
-                + ", last_write_at = "
-                + longAgo
-                + ", newest_created_at = "
-                + longAgo
-                + " where id = "
-                + partition);
-    broker()
-        .sql(
-            "update queen.log_consumers set created_at = "
-                + longAgo
-                + ", last_consumed_at = "
-                + longAgo
-                + ", lease_acquired_at = "
-                + longAgo
-                + ", lease_expires_at = "
-                + longAgo
-                + " where partition_id = "
-                + partition);
+    datePartition(partition, longAgo);
+    dateCursors(partition, longAgo);
     assertThat(broker().get("/api/v1/pop/queue/seeded?consumerGroup=report").status())
         .isEqualTo(204);
     assertThat(

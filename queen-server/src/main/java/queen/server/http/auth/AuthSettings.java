@@ -72,6 +72,21 @@ public record AuthSettings(
   }
 
   /**
+   * Refuses a skip path that does not start with '/': it matched nothing, silently, where the
+   * operator meant a path of the broker.
+   *
+   * @throws IllegalArgumentException naming it
+   */
+  public void checkSkipPaths() {
+    for (String path : skipPaths) {
+      if (!path.startsWith("/")) {
+        throw new IllegalArgumentException(
+            "JWT_SKIP_PATHS: \"" + path + "\" is not a path (it must start with '/')");
+      }
+    }
+  }
+
+  /**
    * Whether a request to the path of these segments, each percent-decoded (one may hold a '/'), is
    * served without a token. Matched segment by segment: an exact skip path
    * /api/v1/consumer-groups/g/queues/q must not open the delete of the group named "g/queues/q",
