@@ -153,7 +153,7 @@ public final class Broker implements AutoCloseable {
       Gauge.builder("queen_ack_registry_partitions", registry, AckRegistry::size)
           .description("Partitions of leased deliveries remembered for the fast ack path")
           .register(meters);
-      PayloadSealing sealing = new PayloadSealing(config.cipher());
+      PayloadSealing sealing = new PayloadSealing(config.cipher(), system::registerPayloadKey);
       Payloads payloads = new Payloads(config.cipher());
       PushService push =
           new PushService(
@@ -233,6 +233,7 @@ public final class Broker implements AutoCloseable {
               groups,
               s -> {
                 sealing.encryptedQueues(s.encryptedQueues());
+                sealing.registeredKeys(s.payloadKeys());
                 payloads.registeredKeys(s.payloadKeys());
                 buffered.maintenance(s.pushMaintenance());
               },
@@ -331,7 +332,7 @@ public final class Broker implements AutoCloseable {
    * deliver them, and an autoAck pop would move the cursor past them before finding out.
    */
   private static void checkPayloadKeys(PayloadCipher cipher, SystemStore system) {
-    Set<Integer> used = system.payloadKeys(cipher == null ? null : cipher.currentKeyId());
+    Set<Integer> used = system.payloadKeys();
     Set<Integer> missing = Payloads.lacking(cipher, used);
     if (!missing.isEmpty()) {
       throw new BrokerConfig.InvalidConfigException(

@@ -27,8 +27,8 @@ public final class Payloads {
 
   /**
    * The ids of every key that has sealed payloads (queen.payload_keys). One this broker lacks was
-   * registered by a broker started since with a new key, before this one was given it: see {@link
-   * #checkOpens}.
+   * registered by a broker that started sealing with a new key before this one was given it: see
+   * {@link #checkOpens}.
    */
   public void registeredKeys(Set<Integer> keys) {
     Set<Integer> missing = lacking(cipher, keys);

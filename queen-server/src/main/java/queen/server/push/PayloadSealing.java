@@ -1,6 +1,8 @@
 package queen.server.push;
 
+import java.util.List;
 import java.util.Set;
+import java.util.function.IntConsumer;
 import queen.server.codec.Frame;
 import queen.server.codec.PayloadCipher;
 import queen.server.codec.PayloadKeyException;
@@ -13,11 +15,19 @@ import queen.server.codec.PayloadKeyException;
  */
 public final class PayloadSealing {
   private final PayloadCipher cipher;
+  private final IntConsumer register;
   private volatile Set<String> encryptedQueues = Set.of();
 
-  /** {@code cipher} null: no key configured, no queue can encrypt. */
-  public PayloadSealing(PayloadCipher cipher) {
+  /** Whether queen.payload_keys holds the current key, as this broker last wrote or read it. */
+  private volatile boolean registered;
+
+  /**
+   * @param cipher null: no key configured, no queue can encrypt
+   * @param register records a key id in queen.payload_keys (idempotent), before it seals anything
+   */
+  public PayloadSealing(PayloadCipher cipher, IntConsumer register) {
     this.cipher = cipher;
+    this.register = register;
   }
 
   public void encryptedQueues(Set<String> queues) {
@@ -53,6 +63,33 @@ public final class PayloadSealing {
           "a buffered payload is sealed but this broker has no QUEEN_ENCRYPTION_KEY");
     }
     return cipher.open(sealed);
+  }
+
+  /**
+   * Registers the current key before the first of these items it seals reaches the database: the
+   * brokers lacking a registered key refuse every pop, so a key is registered only once it has
+   * sealed something (a broker started with a mistyped key, or the first broker of a rollout given
+   * one, must not stop the others' pops).
+   */
+  void registerBeforeSealing(List<PushItem> items) {
+    if (registered || cipher == null || !cipher.canSeal()) {
+      return;
+    }
+    for (PushItem item : items) {
+      if (encryptedQueues.contains(item.queue())) {
+        register.accept(cipher.currentKeyId());
+        registered = true;
+        return;
+      }
+    }
+  }
+
+  /**
+   * The registered key ids, as the state refresh read them: a current key not among them (its row
+   * deleted by hand) is registered again before its next seal.
+   */
+  public void registeredKeys(Set<Integer> keys) {
+    registered = cipher != null && cipher.canSeal() && keys.contains(cipher.currentKeyId());
   }
 
   /** Whether {@code queue} encrypts its payloads (null: whether any queue does). */

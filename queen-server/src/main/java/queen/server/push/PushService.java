@@ -89,6 +89,7 @@ public final class PushService {
    * theirs, so a retry could meet another's stale partition.
    */
   public <T> T withFreshPartitions(List<PushItem> items, Function<PushBatch, T> work) {
+    sealing.registerBeforeSealing(items);
     List<String> txns = new ArrayList<>(items.size());
     for (PushItem item : items) {
       String t = item.transactionId();

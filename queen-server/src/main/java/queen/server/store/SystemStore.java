@@ -81,21 +81,24 @@ public final class SystemStore {
         Set.of((Integer[]) rs.getArray("payload_keys").getArray()));
   }
 
-  /**
-   * Registers the key this broker seals with (null: none) and answers the ids of every key that has
-   * sealed payloads, this one included.
-   */
-  public Set<Integer> payloadKeys(Integer current) {
+  /** Records that key {@code id} seals payloads (idempotent). */
+  public void registerPayloadKey(int id) {
+    db.transaction(
+        c -> {
+          try (PreparedStatement ps =
+              c.prepareStatement(
+                  "insert into queen.payload_keys (key_id) values (?) on conflict do nothing")) {
+            ps.setInt(1, id);
+            ps.executeUpdate();
+          }
+          return null;
+        });
+  }
+
+  /** The ids of every key that has sealed payloads. */
+  public Set<Integer> payloadKeys() {
     return db.transaction(
         c -> {
-          if (current != null) {
-            try (PreparedStatement ps =
-                c.prepareStatement(
-                    "insert into queen.payload_keys (key_id) values (?) on conflict do nothing")) {
-              ps.setInt(1, current);
-              ps.executeUpdate();
-            }
-          }
           Set<Integer> ids = new HashSet<>();
           try (PreparedStatement ps = c.prepareStatement("select key_id from queen.payload_keys");
               ResultSet rs = ps.executeQuery()) {

@@ -39,7 +39,7 @@ class BufferOverlapTest {
                     "first",
                     UUID.randomUUID(),
                     null)),
-            new PayloadSealing(null)),
+            new PayloadSealing(null, id -> {})),
         1);
     Broker restarted = broker.startAnother(Map.of("FILE_BUFFER_DIR", dir.toString()));
     try {

@@ -193,8 +193,10 @@ class EncryptionTest {
   void aBrokerLackingAKeyAnotherBrokerStartedSealingWithRefusesEveryPopUntilRestarted()
       throws Exception {
     String newKey = "0f".repeat(32);
-    int newKeyId = new PayloadCipher(HexFormat.of().parseHex(newKey), List.of()).currentKeyId();
+    int newKeyId = keyId(newKey);
     assertThat(broker.post("/api/v1/configure", configure("rotating")).status()).isEqualTo(200);
+    assertThat(broker.post("/api/v1/configure", configure("rotating-first")).status())
+        .isEqualTo(200);
     String autoAck = "/api/v1/pop/queue/rotating?batch=10&autoAck=true";
     // parked before this broker learns of the new key: checked at its request alone, it claimed
     // what woke it
@@ -212,6 +214,9 @@ class EncryptionTest {
                 newKey,
                 "QUEEN_ENCRYPTION_KEYS_OLD",
                 KEY + "," + OLD_KEY))) {
+      // its key is registered by its first seal
+      assertThat(broker.post(rotated, "/api/v1/push", secret("rotating-first", "f1")).status())
+          .isEqualTo(201);
       // a pop by namespace claims nothing here: awaited until the state refresh tells this
       // broker of the new key
       await()
@@ -245,6 +250,80 @@ class EncryptionTest {
     await()
         .atMost(Duration.ofSeconds(10))
         .until(() -> broker.get("/api/v1/pop/queue/rotating?autoAck=true").status() == 204);
+  }
+
+  @Test
+  void aKeyIsRegisteredByItsFirstSealSoABrokerGivenOneThatSealsNothingStopsNoPops()
+      throws Exception {
+    assertThat(broker.post("/api/v1/configure", configure("vault-registered")).status())
+        .isEqualTo(200);
+    assertThat(broker.post("/api/v1/push", secret("vault-registered", "r1")).status())
+        .isEqualTo(201);
+    assertThat(registered(KEY)).isTrue();
+
+    // a restart with a mistyped key: refused, for the stored payloads it could not open
+    String mistyped = "1e".repeat(32);
+    assertThatThrownBy(() -> broker.startAnother(Map.of("QUEEN_ENCRYPTION_KEY", mistyped)).close())
+        .isInstanceOf(BrokerConfig.InvalidConfigException.class);
+    // before, it registered its key first: every broker lacking it refused every pop, and every
+    // later start failed for it too, until the row was deleted by hand
+    assertThat(registered(mistyped)).isFalse();
+
+    // the first broker of a rollout given a new key, pushing to queues that do not encrypt
+    String rolled = "2d".repeat(32);
+    try (Broker first =
+        broker.startAnother(
+            Map.of(
+                "QUEEN_ENCRYPTION_KEY",
+                rolled,
+                "QUEEN_ENCRYPTION_KEYS_OLD",
+                KEY + "," + OLD_KEY))) {
+      ObjectNode plain =
+          Wire.items(List.of(Wire.item("plain-rollout", "p", "x1", Wire.object().put("n", 1))));
+      assertThat(broker.post(first, "/api/v1/push", plain).status()).isEqualTo(201);
+      assertThat(registered(rolled)).isFalse();
+      try {
+        assertThat(broker.post(first, "/api/v1/push", secret("vault-registered", "r2")).status())
+            .isEqualTo(201);
+        assertThat(registered(rolled)).as("registered before its first seal").isTrue();
+      } finally {
+        broker.sql("delete from queen.payload_keys where key_id = " + keyId(rolled));
+      }
+    }
+    // this broker lacked the rolled key while it was registered: it pops again once it reads it
+    // gone
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(() -> broker.get("/api/v1/pop/queue/plain-rollout?autoAck=true").status() != 503);
+
+    // a row deleted by hand while its key still seals: registered again by the next seal
+    broker.sql("delete from queen.payload_keys where key_id = " + keyId(KEY));
+    java.util.concurrent.atomic.AtomicInteger pushes =
+        new java.util.concurrent.atomic.AtomicInteger();
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(
+            () -> {
+              String txn = "r3-" + pushes.incrementAndGet();
+              assertThat(broker.post("/api/v1/push", secret("vault-registered", txn)).status())
+                  .isEqualTo(201);
+              return registered(KEY);
+            });
+  }
+
+  private static int keyId(String hex) {
+    return new PayloadCipher(HexFormat.of().parseHex(hex), List.of()).currentKeyId();
+  }
+
+  private static boolean registered(String hex) throws Exception {
+    try (Connection c = broker.connect();
+        Statement st = c.createStatement();
+        ResultSet rs =
+            st.executeQuery(
+                "select count(*) from queen.payload_keys where key_id = " + keyId(hex))) {
+      rs.next();
+      return rs.getInt(1) == 1;
+    }
   }
 
   @Test

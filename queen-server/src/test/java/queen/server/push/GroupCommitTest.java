@@ -165,7 +165,7 @@ class GroupCommitTest {
         items,
         txns,
         Map.of(new PartitionKey(p.queue(), p.partition()), p),
-        new PayloadSealing(null));
+        new PayloadSealing(null, id -> {}));
   }
 
   private PartitionRef partition(String queue) {

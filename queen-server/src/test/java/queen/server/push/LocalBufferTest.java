@@ -25,7 +25,7 @@ import org.junit.jupiter.api.Test;
 
 /** The buffer's file log on its own: records survive a reopen, a torn tail is dropped. */
 class LocalBufferTest {
-  private static final PayloadSealing CLEAR = new PayloadSealing(null);
+  private static final PayloadSealing CLEAR = new PayloadSealing(null, id -> {});
 
   private static byte[] record(String txn) {
     return BufferRecord.encode(

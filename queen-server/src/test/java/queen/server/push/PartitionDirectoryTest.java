@@ -31,7 +31,7 @@ class PartitionDirectoryTest {
               directory,
               InstantSource.system(),
               (queue, partition, count, bytes) -> {},
-              new PayloadSealing(null),
+              new PayloadSealing(null, id -> {}),
               2);
       push.push(List.of(item(GONE), item(SIBLING), item(ELSEWHERE)));
       // removed as inactive (or its queue deleted) after this broker cached its id
