@@ -63,6 +63,9 @@ public final class Main implements Runnable {
    */
   static CommandLine commandLine() {
     CommandLine root = new CommandLine(new Main());
+    // every command's --help lists -V, --version: answered with the jar's version at every depth
+    // (picocli gives a subcommand no version of its parent's, and "queen serve -V" printed nothing)
+    versionEverywhere(root, new Version());
     return root.setExecutionStrategy(
             parsed -> {
               int status = new CommandLine.RunLast().execute(parsed);
@@ -84,6 +87,11 @@ public final class Main implements Runnable {
               }
               return e instanceof QueenException q && q.retryable() ? 3 : 1;
             });
+  }
+
+  private static void versionEverywhere(CommandLine c, CommandLine.IVersionProvider version) {
+    c.getCommandSpec().versionProvider(version);
+    c.getSubcommands().values().forEach(sub -> versionEverywhere(sub, version));
   }
 
   @Override

@@ -199,7 +199,7 @@ class CliTest {
   }
 
   @Test
-  void everyCommandAtEveryDepthAnswersHelp() {
+  void everyCommandAtEveryDepthAnswersHelpAndTheVersionItLists() {
     Deque<CommandLine> todo = new ArrayDeque<>();
     todo.add(Main.commandLine());
     int checked = 0;
@@ -217,6 +217,12 @@ class CliTest {
       Run help = run("", args.toArray(String[]::new));
       assertThat(help.exit()).as("queen %s", args).isZero();
       assertThat(help.out()).as("queen %s", args).startsWith("Usage:");
+      if (help.out().contains("--version")) {
+        args.set(args.size() - 1, "--version");
+        Run version = run("", args.toArray(String[]::new));
+        assertThat(version.exit()).as("queen %s", args).isZero();
+        assertThat(version.out()).as("queen %s", args).startsWith("queen ");
+      }
       checked++;
     }
     assertThat(checked).as("commands checked").isGreaterThan(30);

@@ -45,9 +45,9 @@ import picocli.CommandLine.Command;
       "                  once for the pops that take the rest (default 16, or a quarter",
       "                  of a smaller heap's; 0: off; at most a quarter of the heap)",
       "  QUEEN_PUSH_CONCURRENCY  most push calls to PostgreSQL at once, at most",
-      "                  DB_POOL_SIZE (default 2); pushes arriving meanwhile are merged",
-      "                  into the next call",
-      "  QUEEN_ACK_CONCURRENCY  the same for acks (default 2)",
+      "                  DB_POOL_SIZE (default 2, or DB_POOL_SIZE when smaller); pushes",
+      "                  arriving meanwhile are merged into the next call",
+      "  QUEEN_ACK_CONCURRENCY  the same for acks (default 2, at most DB_POOL_SIZE)",
       "  QUEEN_SWEEP_INTERVAL_MS  how often messages past maxWaitTimeSeconds are",
       "                  dead-lettered (default 5000; Queen's EVICTION_INTERVAL too)",
       "  RETENTION_INTERVAL  ms between retention cycles, which delete segments and",
@@ -88,7 +88,8 @@ import picocli.CommandLine.Command;
       "                  waiting and claim nothing (default 1000; 0 off, else 100-60000)",
       "  JWT_ENABLED     true: every route but the public ones (/health, the metrics,",
       "                  the dashboard) and JWT_SKIP_PATHS needs a bearer token",
-      "                  (default false); with JWT_SECRET (HS256, 32+ bytes),",
+      "                  (default false); with JWT_SECRET (32+ bytes; 48+ for",
+      "                  HS384, 64+ for HS512),",
       "                  JWT_PUBLIC_KEY (PEM, RSA or Ed25519) or JWT_JWKS_URL, and optional",
       "                  JWT_ISSUER, JWT_AUDIENCE, JWT_CLOCK_SKEW, JWT_SKIP_PATHS,",
       "                  JWT_ALGORITHM, JWT_JWKS_REFRESH_INTERVAL, JWT_JWKS_TIMEOUT_MS,",
@@ -113,7 +114,8 @@ import picocli.CommandLine.Command;
       "",
       "Stops cleanly on SIGTERM or Ctrl-C. Exit status 1 when the broker cannot",
       "start (PostgreSQL cannot be reached, the port is taken), 2 for an invalid",
-      "setting."
+      "setting. HOST, the TLS files' contents and the payload keys are checked",
+      "once PostgreSQL is reached and migrated: with it down, their errors wait."
     })
 public final class ServeCommand implements Callable<Integer> {
   private static final Logger log = LoggerFactory.getLogger("queen");

@@ -31,6 +31,15 @@ public final class Gate {
 
   /** The gate for the settings; {@link TokenVerifier#create} says what is wrong with them. */
   public static Gate of(AuthSettings settings) {
+    if (!settings.enabled()
+        && (settings.secret() != null
+            || settings.publicKeyPem() != null
+            || settings.jwksUrl() != null)) {
+      // a misspelt JWT_ENABLED left a broker configured for tokens open to anyone
+      log.warn(
+          "JWT_SECRET, JWT_PUBLIC_KEY or JWT_JWKS_URL is set but JWT_ENABLED is not true:"
+              + " authentication is off and every route is open");
+    }
     if (settings.enabled()
         && settings.jwksUrl() != null
         && (settings.issuer() == null || settings.audience() == null)) {

@@ -18,6 +18,7 @@ import java.text.ParseException;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -28,8 +29,12 @@ import java.util.Set;
  * must hold within the clock skew. The caller's access is the highest its role claims name.
  */
 public final class TokenVerifier {
-  private static final Set<JWSAlgorithm> HMAC =
-      Set.of(JWSAlgorithm.HS256, JWSAlgorithm.HS384, JWSAlgorithm.HS512);
+  /**
+   * Each HMAC algorithm with the shortest secret it verifies with (RFC 7518 3.2: its hash size).
+   */
+  private static final Map<JWSAlgorithm, Integer> HMAC =
+      Map.of(JWSAlgorithm.HS256, 32, JWSAlgorithm.HS384, 48, JWSAlgorithm.HS512, 64);
+
   private static final Set<JWSAlgorithm> RSA =
       Set.of(
           JWSAlgorithm.RS256,
@@ -46,13 +51,20 @@ public final class TokenVerifier {
   private final Set<JWSAlgorithm> accepted;
   private final DefaultJWTClaimsVerifier<SecurityContext> claims;
 
-  private TokenVerifier(AuthSettings settings, MACVerifier mac, PublicKeys keys) {
+  private TokenVerifier(
+      AuthSettings settings, MACVerifier mac, int secretBytes, PublicKeys keys, JWSAlgorithm only) {
     this.settings = settings;
     this.mac = mac;
     this.keys = keys;
     Set<JWSAlgorithm> algs = new HashSet<>();
     if (mac != null) {
-      algs.addAll(HMAC);
+      // a secret shorter than an algorithm's hash never verifies its tokens
+      HMAC.forEach(
+          (alg, least) -> {
+            if (secretBytes >= least) {
+              algs.add(alg);
+            }
+          });
     }
     if (keys.rsa()) {
       algs.addAll(RSA);
@@ -60,8 +72,8 @@ public final class TokenVerifier {
     if (keys.ed25519()) {
       algs.addAll(EDDSA);
     }
-    if (settings.algorithm() != null) {
-      algs.retainAll(Set.of(JWSAlgorithm.parse(settings.algorithm())));
+    if (only != null) {
+      algs.retainAll(Set.of(only));
     }
     this.accepted = Set.copyOf(algs);
     JWTClaimsSet exact =
@@ -82,12 +94,22 @@ public final class TokenVerifier {
    * makes it impossible (no key, a short secret, an unreadable key, an algorithm no key verifies).
    */
   public static TokenVerifier create(AuthSettings s) {
+    JWSAlgorithm only = s.algorithm() == null ? null : named(s.algorithm());
     MACVerifier mac = null;
+    int secretBytes = 0;
     if (s.secret() != null) {
       byte[] secret = s.secret().getBytes(StandardCharsets.UTF_8);
-      if (secret.length < 32) {
+      secretBytes = secret.length;
+      int least = only == null ? 32 : HMAC.getOrDefault(only, 32);
+      if (secret.length < least) {
         throw new IllegalArgumentException(
-            "JWT_SECRET must be at least 32 bytes (HS256 needs a 256-bit key), got "
+            "JWT_SECRET must be at least "
+                + least
+                + " bytes ("
+                + (only == null ? JWSAlgorithm.HS256 : only)
+                + " needs a "
+                + least * 8
+                + "-bit key), got "
                 + secret.length);
       }
       try {
@@ -101,12 +123,29 @@ public final class TokenVerifier {
       throw new IllegalArgumentException(
           "JWT_ENABLED=true needs JWT_SECRET, JWT_PUBLIC_KEY or JWT_JWKS_URL");
     }
-    TokenVerifier v = new TokenVerifier(s, mac, keys);
+    TokenVerifier v = new TokenVerifier(s, mac, secretBytes, keys, only);
     if (v.accepted.isEmpty()) {
       throw new IllegalArgumentException(
           "JWT_ALGORITHM " + s.algorithm() + " cannot be verified with the configured keys");
     }
     return v;
+  }
+
+  /** The algorithm JWT_ALGORITHM names, in any case, among those the broker verifies. */
+  private static JWSAlgorithm named(String name) {
+    Set<JWSAlgorithm> known = new HashSet<>(HMAC.keySet());
+    known.addAll(RSA);
+    known.addAll(EDDSA);
+    return known.stream()
+        .filter(a -> a.getName().equalsIgnoreCase(name))
+        .findFirst()
+        .orElseThrow(
+            () ->
+                new IllegalArgumentException(
+                    "JWT_ALGORITHM "
+                        + name
+                        + " is not one the broker verifies: "
+                        + known.stream().map(JWSAlgorithm::getName).sorted().toList()));
   }
 
   /** The caller a token names, or an {@link AuthFailure} saying why it is not accepted. */
@@ -149,7 +188,7 @@ public final class TokenVerifier {
    */
   private boolean signed(SignedJWT jwt, JWSHeader header) {
     JWSAlgorithm alg = header.getAlgorithm();
-    if (HMAC.contains(alg)) {
+    if (HMAC.containsKey(alg)) {
       return signatureHolds(jwt, List.of(mac));
     }
     boolean rsa = RSA.contains(alg);
