@@ -100,10 +100,18 @@ final class BufferDrain {
         buffer.stored(-d.stored);
         throw e;
       }
-      if (!intact) {
-        buffer.setAsideDamaged(file, d.stored);
-      } else if (buffer.drained(file, d.stored)) {
-        continue;
+      try {
+        if (!intact) {
+          buffer.setAsideDamaged(file, d.stored);
+        } else if (buffer.drained(file, d.stored)) {
+          continue;
+        }
+      } catch (IOException e) {
+        // not deleted nor moved (a directory made read-only, a file system remounted so): the
+        // file is drained again from its start, so counted again. Counted off twice, the pending
+        // count reached 0 with the files after it on disk, and the drain stopped for good
+        buffer.stored(-d.stored);
+        throw e;
       }
       // kept: deleted, it took the answered records after the damage with it without a word
       log.error(
