@@ -1,8 +1,10 @@
 package queen.server.push;
 
 import java.io.IOException;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.Comparator;
 import java.util.List;
 import java.util.stream.Stream;
@@ -71,6 +73,13 @@ final class BufferFiles {
     long[] messages = new long[1];
     RecordFraming.forEachRecord(file, r -> messages[0] += BufferRecord.count(r));
     return messages[0];
+  }
+
+  /** Forces the directory's entries to disk (POSIX: a new file's name is not durable before). */
+  static void forceDirectory(Path dir) throws IOException {
+    try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
+      d.force(true);
+    }
   }
 
   /** Whether the directory holds buffer files to drain; false when it cannot be listed. */

@@ -153,6 +153,8 @@ public final class LocalBuffer implements AutoCloseable {
               new BufferFile(
                   FileChannel.open(path, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE),
                   path);
+          // the file's name survives a power loss only once its directory is forced too
+          BufferFiles.forceDirectory(dir);
         }
         while (record.hasRemaining()) {
           written += current.channel.write(record, written);
