@@ -153,7 +153,14 @@ public final class Broker implements AutoCloseable {
       Gauge.builder("queen_ack_registry_partitions", registry, AckRegistry::size)
           .description("Partitions of leased deliveries remembered for the fast ack path")
           .register(meters);
-      PayloadSealing sealing = new PayloadSealing(config.cipher(), system::registerPayloadKey);
+      PayloadSealing sealing =
+          new PayloadSealing(
+              config.cipher(),
+              id -> {
+                system.registerPayloadKey(id);
+                // the brokers lacking it learn of it before the pushes it seals wake their pops
+                hints.refresh();
+              });
       Payloads payloads = new Payloads(config.cipher());
       PushService push =
           new PushService(

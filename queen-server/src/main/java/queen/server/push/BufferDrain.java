@@ -3,7 +3,9 @@ package queen.server.push;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
@@ -36,6 +38,9 @@ final class BufferDrain {
   /** Maintenance went on, or the broker is closing: a pass stops between two batches. */
   private final BooleanSupplier stopping;
 
+  /** Files whose messages are stored and that could not be removed yet (the drainer's alone). */
+  private final Map<Path, Stored> unremoved = new HashMap<>();
+
   private final AtomicLong drained = new AtomicLong();
   private final AtomicLong failedRecords = new AtomicLong();
 
@@ -64,6 +69,11 @@ final class BufferDrain {
     for (Path file : buffer.sealedFiles()) {
       if (!buffer.counted(file)) {
         continue; // renamed back just now: counted, then drained, at the next turn
+      }
+      Stored stored = unremoved.get(file);
+      if (stored != null) {
+        remove(buffer, file, stored);
+        continue;
       }
       FileDrain d = new FileDrain(buffer);
       boolean intact;
@@ -100,28 +110,54 @@ final class BufferDrain {
         buffer.stored(-d.stored);
         throw e;
       }
-      try {
-        if (!intact) {
-          buffer.setAsideDamaged(file, d.stored);
-        } else if (buffer.drained(file, d.stored)) {
-          continue;
-        }
-      } catch (IOException e) {
-        // not deleted nor moved (a directory made read-only, a file system remounted so): the
-        // file is drained again from its start, so counted again. Counted off twice, the pending
-        // count reached 0 with the files after it on disk, and the drain stopped for good
-        buffer.stored(-d.stored);
-        throw e;
-      }
-      // kept: deleted, it took the answered records after the damage with it without a word
-      log.error(
-          "buffered file {} is damaged after its first {} messages, which are stored; the"
-              + " records after the damage are not, and the file is kept as {}.failed",
-          file.getFileName(),
-          d.stored,
-          file.getFileName());
+      remove(buffer, file, new Stored(intact, d.stored));
     }
   }
+
+  /** Whether drained files wait to be removed (deleted, or set aside as damaged). */
+  boolean removalsWait() {
+    return !unremoved.isEmpty();
+  }
+
+  /**
+   * Removes a file whose messages are stored: deleted, or set aside when damaged. One that cannot
+   * be removed (its directory made read-only, say) is tried again at the next pass, not drained
+   * again: each pass pushed all of it again, counted it as drained again and, once the queue's
+   * retention had removed the first copies, stored its messages twice. The files after it drain
+   * meanwhile.
+   */
+  private void remove(LocalBuffer buffer, Path file, Stored s) {
+    boolean deleted = false;
+    try {
+      if (s.intact()) {
+        deleted = buffer.drained(file, s.messages());
+      } else {
+        buffer.setAsideDamaged(file, s.messages());
+      }
+    } catch (IOException e) {
+      if (unremoved.put(file, s) == null) {
+        log.warn(
+            "buffered file {} is stored but cannot be removed, tried again at every pass: {}",
+            file.getFileName(),
+            e.getMessage());
+      }
+      return;
+    }
+    unremoved.remove(file);
+    if (deleted) {
+      return;
+    }
+    // kept: deleted, it took the answered records after the damage with it without a word
+    log.error(
+        "buffered file {} is damaged after its first {} messages, which are stored; the"
+            + " records after the damage are not, and the file is kept as {}.failed",
+        file.getFileName(),
+        s.messages(),
+        file.getFileName());
+  }
+
+  /** A file read to its end: whether whole, and the messages stored from it. */
+  private record Stored(boolean intact, long messages) {}
 
   /** Maintenance went on, or the broker is closing: the drain stops between two batches. */
   private static final class Stopped extends RuntimeException {

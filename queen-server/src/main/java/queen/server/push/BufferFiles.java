@@ -8,12 +8,17 @@ import java.nio.file.StandardOpenOption;
 import java.util.Comparator;
 import java.util.List;
 import java.util.stream.Stream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The names of the local buffer's files in its directory: {@code buffer-<20-digit number>.log},
- * numbered in the order they were opened, and {@code <that name>.failed} for a file set aside.
+ * numbered in the order they were opened, and {@code <that name>.failed} for a file set aside; and
+ * the directory's sync.
  */
 final class BufferFiles {
+  private static final Logger log = LoggerFactory.getLogger(BufferFiles.class);
+
   private static final String PREFIX = "buffer-";
   private static final String SUFFIX = ".log";
   private static final String FAILED = ".failed";
@@ -75,10 +80,16 @@ final class BufferFiles {
     return messages[0];
   }
 
-  /** Forces the directory's entries to disk (POSIX: a new file's name is not durable before). */
-  static void forceDirectory(Path dir) throws IOException {
+  /**
+   * Forces the directory's entries to disk (POSIX: a new file's name is not durable before). A file
+   * system that cannot (some FUSE mounts, Windows) is logged, not refused: the buffer worked there
+   * before, as PostgreSQL's own directory syncs do on such systems.
+   */
+  static void forceDirectory(Path dir) {
     try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
       d.force(true);
+    } catch (IOException e) {
+      log.warn("FILE_BUFFER_DIR {} could not be synced to disk: {}", dir, e.getMessage());
     }
   }
 

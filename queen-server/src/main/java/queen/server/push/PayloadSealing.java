@@ -11,7 +11,9 @@ import queen.server.codec.PayloadKeyException;
  * Which pushed payloads are sealed: those of the queues configured with {@code encryptionEnabled},
  * as this broker last read them (at start, after a configure through it, and every
  * QUEEN_STATE_REFRESH_MS). A frame records in its flag whether it was sealed, so a queue switched
- * on or off changes only later pushes and every frame is read the way it was written.
+ * on or off changes only later pushes and every frame is read the way it was written. The key that
+ * seals is registered in queen.payload_keys before anything it sealed is stored, and not before it
+ * seals (see {@link #beforeStoring}).
  */
 public final class PayloadSealing {
   private final PayloadCipher cipher;
@@ -66,21 +68,31 @@ public final class PayloadSealing {
   }
 
   /**
-   * Registers the current key before the first of these items it seals reaches the database: the
-   * brokers lacking a registered key refuse every pop, so a key is registered only once it has
-   * sealed something (a broker started with a mistyped key, or the first broker of a rollout given
-   * one, must not stop the others' pops).
+   * Registers the current key before the first batch it sealed reaches the database: the brokers
+   * lacking a registered key refuse every pop, so a key is registered only once it has sealed
+   * something (a broker started with a mistyped key, or the first broker of a rollout given one,
+   * must not stop the others' pops). Decided by the batch's frames, as sealed: a queue switched to
+   * encrypt between a check of the items and their sealing stored a key never registered.
    */
-  void registerBeforeSealing(List<PushItem> items) {
+  void beforeStoring(PushBatch batch) {
+    if (!registered && batch.sealsAny()) {
+      register.accept(cipher.currentKeyId());
+      registered = true;
+    }
+  }
+
+  /**
+   * Registers the current key, if it can, before pushes of a queue that encrypts go to the local
+   * buffer in push maintenance: a restart with another key then stops at start, naming this one,
+   * instead of setting the buffered file aside. Failing, the drain registers it before storing.
+   */
+  void beforeBuffering(List<PushItem> items) {
     if (registered || cipher == null || !cipher.canSeal()) {
       return;
     }
-    for (PushItem item : items) {
-      if (encryptedQueues.contains(item.queue())) {
-        register.accept(cipher.currentKeyId());
-        registered = true;
-        return;
-      }
+    if (items.stream().anyMatch(i -> encryptedQueues.contains(i.queue()))) {
+      register.accept(cipher.currentKeyId());
+      registered = true;
     }
   }
 

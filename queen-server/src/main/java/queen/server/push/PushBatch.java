@@ -75,6 +75,18 @@ public final class PushBatch {
     return out;
   }
 
+  /** Whether a frame of the batch is sealed. */
+  boolean sealsAny() {
+    for (Group g : groups.values()) {
+      for (Frame f : g.frames) {
+        if ((f.flags() & Frame.FLAG_ENCRYPTED) != 0) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
   /** True when two items of the request share a (partition, transactionId). */
   public boolean hasDuplicateItems() {
     for (int i = 0; i < winner.length; i++) {

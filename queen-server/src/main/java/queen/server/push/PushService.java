@@ -89,7 +89,6 @@ public final class PushService {
    * theirs, so a retry could meet another's stale partition.
    */
   public <T> T withFreshPartitions(List<PushItem> items, Function<PushBatch, T> work) {
-    sealing.registerBeforeSealing(items);
     List<String> txns = new ArrayList<>(items.size());
     for (PushItem item : items) {
       String t = item.transactionId();
@@ -99,7 +98,9 @@ public final class PushService {
         items.stream().map(i -> new PartitionKey(i.queue(), i.partition())).toList();
     for (int attempt = 1; ; attempt++) {
       try {
-        return work.apply(new PushBatch(items, txns, directory.resolve(keys), sealing));
+        PushBatch batch = new PushBatch(items, txns, directory.resolve(keys), sealing);
+        sealing.beforeStoring(batch);
+        return work.apply(batch);
       } catch (PartitionMissingException e) {
         if (attempt == PREPARES) {
           throw e;

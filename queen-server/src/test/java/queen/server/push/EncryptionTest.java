@@ -282,11 +282,16 @@ class EncryptionTest {
           Wire.items(List.of(Wire.item("plain-rollout", "p", "x1", Wire.object().put("n", 1))));
       assertThat(broker.post(first, "/api/v1/push", plain).status()).isEqualTo(201);
       assertThat(registered(rolled)).isFalse();
+      // configured through it: it knows at once that the queue encrypts
+      assertThat(broker.post(first, "/api/v1/configure", configure("vault-rolled")).status())
+          .isEqualTo(200);
       try {
-        assertThat(broker.post(first, "/api/v1/push", secret("vault-registered", "r2")).status())
+        assertThat(broker.post(first, "/api/v1/push", secret("vault-rolled", "r2")).status())
             .isEqualTo(201);
         assertThat(registered(rolled)).as("registered before its first seal").isTrue();
       } finally {
+        // nothing sealed with the rolled key stays behind its row
+        broker.send("DELETE", "/api/v1/resources/queues/vault-rolled", null);
         broker.sql("delete from queen.payload_keys where key_id = " + keyId(rolled));
       }
     }
