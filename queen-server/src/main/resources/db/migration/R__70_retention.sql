@@ -106,6 +106,12 @@ begin
         return query select 0, 0::bigint, 0::bigint, false;
         return;
     end if;
+    if not pg_try_advisory_xact_lock_shared(hashtextextended(v_queue::text, 44)) then
+        -- a seek of the queue is moving cursors back: their committed offsets read now are the
+        -- old ones, and what they cover is what the seek replays (passed over until the next cycle)
+        return query select 0, 0::bigint, 0::bigint, false;
+        return;
+    end if;
     if p_now is not null then
         select case when q.retention_enabled and q.retention_seconds > 0
                     then p_now - make_interval(secs => q.retention_seconds) end,

@@ -134,6 +134,11 @@ begin
     -- holds another cursor that the seek's loop reaches next (a deadlock).
     perform pg_advisory_xact_lock(hashtextextended(v_qid::text || '/' || p_group, 46));
     perform pg_advisory_xact_lock(hashtextextended(v_qid::text || '/' || p_group, 45));
+    -- Retention passes the queue over until this seek commits (it tries lock 44 shared): it read
+    -- the cursors as they were before the seek moved them back, and deleted what the seek hands
+    -- out again. One lock for the queue, not one per partition: a seek of 10,000 partitions would
+    -- take more advisory locks than the server's lock table holds
+    perform pg_advisory_xact_lock(hashtextextended(v_qid::text, 44));
     -- one cursor per statement, the seek computed here (on Citus a statement over the partitions
     -- runs on the workers, where the seek's own queries cannot)
     v_n := 0;
