@@ -74,7 +74,9 @@ final class Handling {
 
   private void handleBatch(List<Message> batch) {
     try {
-      onBatch.handle(batch);
+      // the handler's own list: one it cleared or filtered was what got acked, the rest left
+      // leased until their lease ran out, then handled again
+      onBatch.handle(new ArrayList<>(batch));
     } catch (Throwable e) {
       handlerReturned();
       rethrowJvmFailure(e);

@@ -10,6 +10,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * The client's push buffers, one per queue and partition. A buffer sends when it holds its message
@@ -46,7 +47,14 @@ final class PushBuffers implements AutoCloseable {
     final String partition;
     final int count;
     final long millis;
-    final Object sendLock = new Object();
+
+    /**
+     * Held for a whole send, answer and retries included: a lock, not a monitor, because on JDK 21
+     * a virtual thread (a consumer's handler pushing) blocked on or inside a monitor pins its
+     * carrier, and two of them stopped every virtual thread of a 2-core machine for the send.
+     */
+    final ReentrantLock sendLock = new ReentrantLock();
+
     final List<ObjectNode> items = new ArrayList<>();
     long firstAt;
     boolean timerSet;
@@ -74,7 +82,8 @@ final class PushBuffers implements AutoCloseable {
      * other item of the request with it).
      */
     void flush() {
-      synchronized (sendLock) {
+      sendLock.lock();
+      try {
         int size = count;
         while (true) {
           List<ObjectNode> batch;
@@ -113,6 +122,8 @@ final class PushBuffers implements AutoCloseable {
             throw e;
           }
         }
+      } finally {
+        sendLock.unlock();
       }
     }
 

@@ -83,6 +83,29 @@ class ConsumeTest {
   }
 
   @Test
+  void aBatchHandlerThatClearsItsListStillHasTheWholeBatchAcked() {
+    for (int n = 0; n < 10; n++) {
+      queen.queue("c-clear").push(Map.of("n", n));
+    }
+    Consumer consumer = queen.queue("c-clear").batch(10).consume(List::clear);
+    try {
+      // before, the list it cleared was the list acked: nothing, the batch left leased
+      await()
+          .atMost(Duration.ofSeconds(10))
+          .until(
+              () ->
+                  broker.sqlLong(
+                          "select coalesce(max(c.committed), -1) from queen.log_consumers c join"
+                              + " queen.log_partitions p on p.id = c.partition_id join"
+                              + " queen.queues q on q.id = p.queue_id where q.name = 'c-clear'")
+                      == 9);
+    } finally {
+      consumer.stop();
+    }
+    assertThat(consumer.processed()).isEqualTo(10);
+  }
+
+  @Test
   void stopLetsRunningHandlersFinishAndAcksThem() throws Exception {
     queen.queue("c-stop").partition("a").push(Map.of("n", 1), Map.of("n", 2));
     CountDownLatch inHandler = new CountDownLatch(1);

@@ -71,6 +71,19 @@ class TransportTest {
   }
 
   @Test
+  void eachAttemptGoesRoundEveryBrokerWithThePauseBetweenRounds() {
+    try (StubServer a = new StubServer(n -> new StubServer.Answer(503, "{\"error\":\"a\"}"));
+        StubServer b = new StubServer(n -> new StubServer.Answer(503, "{\"error\":\"b\"}"));
+        StubServer c = new StubServer(n -> new StubServer.Answer(503, "{\"error\":\"c\"}"));
+        Queen queen = client(a.url(), b.url(), c.url())) {
+      assertThatThrownBy(() -> queen.admin().health()).isInstanceOf(QueenException.class);
+      // before, three brokers took the three attempts, one each and no pause: a push during a
+      // rolling restart failed within milliseconds
+      assertThat(List.of(a.requests.get(), b.requests.get(), c.requests.get())).containsOnly(3);
+    }
+  }
+
+  @Test
   void retriesGiveUpWithTheLastError() {
     try (StubServer stub = new StubServer(n -> new StubServer.Answer(500, "{\"error\":\"boom\"}"));
         Queen queen = client(stub.url())) {
