@@ -4,31 +4,24 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.List;
-import java.util.Set;
 import java.util.UUID;
 
 /** Turns what a caller pushes into wire items, and sends them. */
 final class PushItems {
   private PushItems() {}
 
-  /** The fields of an envelope (Queen's other clients push {@code {data, transactionId}}). */
-  private static final Set<String> ENVELOPE = Set.of("data", "payload", "transactionId", "traceId");
-
   /**
    * The wire item for one pushed value: an object with a {@code data} (or else {@code payload})
-   * field and no fields but an envelope's is an envelope whose {@code transactionId} and {@code
-   * traceId} are kept; anything else is the payload (an event with a {@code data} field among
-   * others lost the others, and its own {@code transactionId} made a later event a duplicate).
-   * Every item leaves with a transaction id, so retries are deduplicated.
+   * field is an envelope whose {@code transactionId} and {@code traceId} are kept; anything else is
+   * the payload. Every item leaves with a transaction id, so retries are deduplicated.
    */
   static ObjectNode envelope(String queue, String partition, Object item) {
     JsonNode tree = Json.tree(item);
     JsonNode payload = tree;
     String transactionId = null;
     String traceId = null;
-    if (isEnvelope(tree)) {
+    if (tree.isObject() && (tree.has("data") || tree.has("payload"))) {
       payload = tree.has("data") ? tree.get("data") : tree.get("payload");
       transactionId = Json.text(tree, "transactionId");
       traceId = Json.text(tree, "traceId");
@@ -49,18 +42,6 @@ final class PushItems {
       out.put("traceId", traceId);
     }
     return out;
-  }
-
-  private static boolean isEnvelope(JsonNode tree) {
-    if (!tree.isObject() || !(tree.has("data") || tree.has("payload"))) {
-      return false;
-    }
-    for (Iterator<String> names = tree.fieldNames(); names.hasNext(); ) {
-      if (!ENVELOPE.contains(names.next())) {
-        return false;
-      }
-    }
-    return true;
   }
 
   /** One push request; throws if the broker reports any item {@code failed}. */

@@ -226,11 +226,9 @@ public final class QueueBuilder {
 
   /**
    * Pushes items, answering one result per item in order. An item that is a map (or object) with a
-   * {@code data} or {@code payload} field and no other fields than those, {@code transactionId} and
-   * {@code traceId} is an envelope: that field is the payload and its {@code transactionId} and
-   * {@code traceId} fields are used; anything else (an event with a {@code data} field among
-   * others) is the payload itself. Items without a transaction id get a fresh UUIDv7, so a retried
-   * push is not stored twice.
+   * {@code data} or {@code payload} field is an envelope: that field is the payload and its {@code
+   * transactionId} and {@code traceId} fields are used; anything else is the payload itself. Items
+   * without a transaction id get a fresh UUIDv7, so a retried push is not stored twice.
    */
   public List<PushResult> push(List<?> items) {
     List<ObjectNode> wire = new ArrayList<>(items.size());

@@ -82,14 +82,14 @@ final class Transport implements AutoCloseable {
     if (!config.failover()) {
       order = order.subList(0, 1);
     }
-    // each attempt goes round the brokers, the pause between rounds: as many brokers as attempts
-    // used them all at once, and a push during a rolling restart failed within milliseconds
-    int tries = config.retryAttempts() * order.size();
+    // every broker once at least, each retry after its pause, whichever broker it goes to: the
+    // pause came only once every broker had been tried, so as many brokers as attempts took them
+    // all at once, and a push during a rolling restart failed within milliseconds
+    int tries = Math.max(config.retryAttempts(), order.size());
     QueenException last = null;
     for (int i = 0; i < tries; i++) {
-      int round = i / order.size();
-      if (round > 0 && i % order.size() == 0) {
-        pause(config.retryDelay().multipliedBy(1L << Math.min(round - 1, 16)));
+      if (i > 0) {
+        pause(config.retryDelay().multipliedBy(1L << Math.min(i - 1, 16)));
       }
       String url = order.get(i % order.size());
       String token;

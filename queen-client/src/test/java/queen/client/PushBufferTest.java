@@ -11,10 +11,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import queen.server.TestBroker;
 
-/**
- * What a pushed value becomes (an envelope's payload, or the value itself), and client-side push
- * buffers against a broker's refusals, a closing producer and a long outage.
- */
+/** Client-side push buffers against a broker's refusals, a closing producer and a long outage. */
 class PushBufferTest {
   @RegisterExtension
   static final TestBroker broker =
@@ -32,30 +29,6 @@ class PushBufferTest {
     return queen.queue(queue).batch(1000).wait(false).pop().stream()
         .map(m -> m.data().get("n").asInt())
         .toList();
-  }
-
-  record PaymentEvent(String transactionId, String type, Map<String, Object> data) {}
-
-  @Test
-  void anEnvelopeIsUnwrappedAndAnEventWithADataFieldAmongOthersIsPushedWhole() {
-    try (Queen queen = client()) {
-      QueueBuilder q = queen.queue("envelopes").partition("p");
-      q.push(Map.of("data", Map.of("n", 1), "transactionId", "env-1"));
-      // before, each was taken for an envelope: its type was dropped, and the second, sharing the
-      // first's transactionId, was answered duplicate and never delivered
-      List<PushResult> events =
-          q.push(
-              new PaymentEvent("pay-1", "authorized", Map.of("amount", 5)),
-              new PaymentEvent("pay-1", "captured", Map.of("amount", 5)));
-      assertThat(events).extracting(PushResult::status).containsOnly("queued");
-      List<Message> popped = q.batch(10).wait(false).pop();
-      assertThat(popped).hasSize(3);
-      assertThat(popped.get(0).transactionId()).isEqualTo("env-1");
-      assertThat(popped.get(0).data().get("n").asInt()).isEqualTo(1);
-      assertThat(popped.get(1).data().get("type").asText()).isEqualTo("authorized");
-      assertThat(popped.get(2).data().get("type").asText()).isEqualTo("captured");
-      assertThat(popped.get(2).data().at("/data/amount").asInt()).isEqualTo(5);
-    }
   }
 
   @Test

@@ -1,6 +1,7 @@
 package queen.server.push;
 
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -65,6 +66,8 @@ final class BufferDrain {
    * outage (the file is drained again from its start: dedup stores each message once).
    */
   void drain(LocalBuffer buffer) throws IOException {
+    // one an operator deleted or moved meanwhile is not waited for
+    unremoved.keySet().removeIf(f -> !Files.exists(f));
     buffer.seal();
     for (Path file : buffer.sealedFiles()) {
       if (!buffer.counted(file)) {

@@ -7,6 +7,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.Comparator;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Stream;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -89,9 +90,18 @@ final class BufferFiles {
     try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
       d.force(true);
     } catch (IOException e) {
-      log.warn("FILE_BUFFER_DIR {} could not be synced to disk: {}", dir, e.getMessage());
+      // once: a new file comes at every drain pass of an outage
+      if (UNSYNCED_WARNED.compareAndSet(false, true)) {
+        log.warn(
+            "FILE_BUFFER_DIR {} cannot be synced to disk ({}): a new buffer file's name may not"
+                + " survive a power loss",
+            dir,
+            e.getMessage());
+      }
     }
   }
+
+  private static final AtomicBoolean UNSYNCED_WARNED = new AtomicBoolean();
 
   /** Whether the directory holds buffer files to drain; false when it cannot be listed. */
   static boolean any(Path dir) {

@@ -128,13 +128,6 @@ public final class BufferedPush implements AutoCloseable {
       return List.of();
     }
     if (maintenance || (failover && !dbHealthy)) {
-      if (maintenance) {
-        try {
-          sealing.beforeBuffering(items);
-        } catch (StoreException e) {
-          // not registered now: the drain registers it before it stores what the key sealed
-        }
-      }
       // while the database is known to be away, do not make every push wait for the pool's
       // connection timeout: the drainer finds out when it is back
       try {

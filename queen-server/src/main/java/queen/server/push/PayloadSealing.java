@@ -1,6 +1,5 @@
 package queen.server.push;
 
-import java.util.List;
 import java.util.Set;
 import java.util.function.IntConsumer;
 import queen.server.codec.Frame;
@@ -76,21 +75,6 @@ public final class PayloadSealing {
    */
   void beforeStoring(PushBatch batch) {
     if (!registered && batch.sealsAny()) {
-      register.accept(cipher.currentKeyId());
-      registered = true;
-    }
-  }
-
-  /**
-   * Registers the current key, if it can, before pushes of a queue that encrypts go to the local
-   * buffer in push maintenance: a restart with another key then stops at start, naming this one,
-   * instead of setting the buffered file aside. Failing, the drain registers it before storing.
-   */
-  void beforeBuffering(List<PushItem> items) {
-    if (registered || cipher == null || !cipher.canSeal()) {
-      return;
-    }
-    if (items.stream().anyMatch(i -> encryptedQueues.contains(i.queue()))) {
       register.accept(cipher.currentKeyId());
       registered = true;
     }
