@@ -95,7 +95,8 @@ public final class Transaction {
    * throws {@link QueenException} if the broker rolled it back. A commit the client had to send
    * again (its first answer lost to a timeout or a broker restart) may find that first attempt
    * committed: its pushes' transaction ids are then stored, and the repeat is rolled back as a
-   * duplicate push. Nothing is applied twice; check for the pushed messages before building the
+   * duplicate push; the exception then says that the transaction may have been committed, not that
+   * it was rolled back. Nothing is applied twice; check for the pushed messages before building the
    * transaction anew, since a new one carries new transaction ids.
    */
   public JsonNode commit() {
@@ -105,11 +106,20 @@ public final class Transaction {
     ObjectNode body = Json.MAPPER.createObjectNode();
     body.set("operations", operations);
     body.putArray("requiredLeases");
-    JsonNode answer =
-        queen.transport.send(Transport.Call.post("/api/v1/transaction", body, key)).body();
+    Transport.Answer sent =
+        queen.transport.send(Transport.Call.post("/api/v1/transaction", body, key));
+    JsonNode answer = sent.body();
     if (!answer.path("success").asBoolean(false)) {
+      String why = answer.path("error").asText("no reason given");
+      // refused on a repeat: "rolled back" said nothing was applied, and a caller that built the
+      // transaction anew stored its pushes twice
       throw new QueenException(
-          200, "transaction rolled back: " + answer.path("error").asText("no reason given"));
+          200,
+          sent.repeated()
+              ? "transaction refused when sent again after an attempt whose answer was lost,"
+                  + " which may have committed it: "
+                  + why
+              : "transaction rolled back: " + why);
     }
     return answer;
   }

@@ -24,7 +24,11 @@ import java.util.concurrent.TimeoutException;
  */
 final class Transport implements AutoCloseable {
   /** What the broker answered: the status and the parsed body (JSON null for an empty body). */
-  record Answer(int status, JsonNode body) {}
+  /**
+   * An answer; {@code repeated}: an earlier attempt of the request failed after it may have reached
+   * a broker (a lost answer), so what the request did may have been done by that one.
+   */
+  record Answer(int status, JsonNode body, boolean repeated) {}
 
   /** One request: path with its query, optional JSON body, affinity key and time limit. */
   record Call(
@@ -87,6 +91,7 @@ final class Transport implements AutoCloseable {
     // all at once, and a push during a rolling restart failed within milliseconds
     int tries = Math.max(config.retryAttempts(), order.size());
     QueenException last = null;
+    boolean sentBefore = false;
     for (int i = 0; i < tries; i++) {
       if (i > 0) {
         pause(config.retryDelay().multipliedBy(1L << Math.min(i - 1, 16)));
@@ -102,11 +107,12 @@ final class Transport implements AutoCloseable {
       try {
         Answer a = once(url, call, body, timeout, token);
         nodes.succeeded(url);
-        return a;
+        return sentBefore ? new Answer(a.status(), a.body(), true) : a;
       } catch (QueenException e) {
         if (!e.retryable()) {
           throw e;
         }
+        sentBefore = true;
         nodes.failed(url);
         last = e;
       }
@@ -150,7 +156,7 @@ final class Transport implements AutoCloseable {
     }
     int status = res.statusCode();
     if (status >= 200 && status < 300) {
-      return new Answer(status, Json.parse(res.body()));
+      return new Answer(status, Json.parse(res.body()), false);
     }
     throw new QueenException(status, errorText(status, res.body()));
   }

@@ -1,6 +1,7 @@
 package queen.client;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -35,6 +36,29 @@ class ResilienceTest {
       assertThat(stored).hasSize(1);
       assertThat(stored.getFirst().transactionId()).isEqualTo(results.getFirst().transactionId());
       assertThat(stored.getFirst().id()).isEqualTo(results.getFirst().messageId());
+    }
+  }
+
+  @Test
+  void aTransactionRefusedOnARepeatAfterItsAnswerWasLostIsNotReportedRolledBack() throws Exception {
+    try (DroppingProxy proxy = new DroppingProxy(broker.port(), 1);
+        Queen viaProxy =
+            Queen.builder().url(proxy.url()).retries(3, Duration.ofMillis(50)).build();
+        Queen direct = Queen.connect("http://127.0.0.1:" + broker.port())) {
+      Transaction t =
+          viaProxy
+              .transaction()
+              .queue("r-txn")
+              .push(Map.of("data", Map.of("order", 1), "transactionId", "t-1"));
+      // before, "transaction rolled back": a caller that built it anew stored the push twice
+      assertThatThrownBy(t::commit)
+          .isInstanceOf(QueenException.class)
+          .hasMessageContaining("may have committed")
+          .hasMessageNotContaining("rolled back");
+      assertThat(proxy.requests.get()).as("the dropped request and its repeat").isEqualTo(2);
+      assertThat(direct.queue("r-txn").wait(false).batch(10).pop())
+          .extracting(Message::transactionId)
+          .containsExactly("t-1");
     }
   }
 
