@@ -51,7 +51,7 @@ final class PushBuffers implements AutoCloseable {
     /**
      * Held for a whole send, answer and retries included: a lock, not a monitor, because on JDK 21
      * a virtual thread (a consumer's handler pushing) blocked on or inside a monitor pins its
-     * carrier, and two of them stopped every virtual thread of a 2-core machine for the send.
+     * carrier, and two of them could stop every virtual thread of a 2-core machine for the send.
      */
     final ReentrantLock sendLock = new ReentrantLock();
 

@@ -260,9 +260,9 @@ public final class Queen implements AutoCloseable {
 
     /**
      * Attempts per request (3; with several brokers, every one at least once, in turn) and the
-     * delay before the second (1 s, doubling after). Only network errors, timeouts and 5xx answers
-     * are retried, and a repeat stores nothing twice (pushes carry their transaction ids, a
-     * repeated ack succeeds once applied); but a transaction whose first attempt committed
+     * delay before the second (1 s, doubling after). Only network errors, timeouts, 408, 429 and
+     * 5xx answers are retried, and a repeat stores nothing twice (pushes carry their transaction
+     * ids, a repeated ack succeeds once applied); but a transaction whose first attempt committed
      * unanswered is refused on repeat as a duplicate push (see {@link Transaction#commit}).
      */
     public Builder retries(int attempts, Duration delay) {

@@ -19,14 +19,14 @@ import java.util.concurrent.TimeoutException;
 
 /**
  * Sends one logical request: picks a broker for the request's affinity key, retries network errors,
- * timeouts and 5xx answers (each URL once, then the same ones again after a doubling delay), and
- * gives up at once on a 4xx. A thread interrupted while waiting cancels the exchange.
+ * timeouts, 408, 429 and 5xx answers (every broker at least once, each retry after a doubling
+ * pause), and gives up at once on any other 4xx. A thread interrupted while waiting cancels the
+ * exchange.
  */
 final class Transport implements AutoCloseable {
-  /** What the broker answered: the status and the parsed body (JSON null for an empty body). */
   /**
-   * An answer; {@code repeated}: an earlier attempt of the request failed after it may have reached
-   * a broker (a lost answer), so what the request did may have been done by that one.
+   * What the broker answered: the status and the parsed body (JSON null for an empty body); {@code
+   * repeated}: an earlier attempt failed retryably, so the request may have been applied already.
    */
   record Answer(int status, JsonNode body, boolean repeated) {}
 

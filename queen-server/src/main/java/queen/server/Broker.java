@@ -158,7 +158,7 @@ public final class Broker implements AutoCloseable {
               config.cipher(),
               id -> {
                 system.registerPayloadKey(id);
-                // the brokers lacking it learn of it before the pushes it seals wake their pops
+                // the brokers lacking it learn of it sooner than at their next state refresh
                 hints.refresh();
               });
       Payloads payloads = new Payloads(config.cipher());

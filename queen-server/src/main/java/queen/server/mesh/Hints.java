@@ -132,7 +132,10 @@ public final class Hints implements AutoCloseable {
     note(lease == null ? entry : entry + "\ne\t" + lease, null);
   }
 
-  /** Shared state changed through this broker (configure, a switch, a group seek or delete). */
+  /**
+   * Shared state changed through this broker (configure, a switch, a group seek or delete, a
+   * payload key registered).
+   */
   public void refresh() {
     note("r", null);
   }

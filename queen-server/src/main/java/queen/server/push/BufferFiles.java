@@ -20,6 +20,9 @@ import org.slf4j.LoggerFactory;
 final class BufferFiles {
   private static final Logger log = LoggerFactory.getLogger(BufferFiles.class);
 
+  /** Whether a directory that cannot be synced was warned about (once per process). */
+  private static final AtomicBoolean UNSYNCED_WARNED = new AtomicBoolean();
+
   private static final String PREFIX = "buffer-";
   private static final String SUFFIX = ".log";
   private static final String FAILED = ".failed";
@@ -100,8 +103,6 @@ final class BufferFiles {
       }
     }
   }
-
-  private static final AtomicBoolean UNSYNCED_WARNED = new AtomicBoolean();
 
   /** Whether the directory holds buffer files to drain; false when it cannot be listed. */
   static boolean any(Path dir) {

@@ -24,7 +24,8 @@ public final class PayloadSealing {
 
   /**
    * @param cipher null: no key configured, no queue can encrypt
-   * @param register records a key id in queen.payload_keys (idempotent), before it seals anything
+   * @param register records a key id in queen.payload_keys (idempotent), before anything it sealed
+   *     is stored
    */
   public PayloadSealing(PayloadCipher cipher, IntConsumer register) {
     this.cipher = cipher;

@@ -20,7 +20,7 @@ class SeekDuringRetentionTest {
   private final Wire wire = new Wire(broker);
 
   @Test
-  void retentionPassesOverAPartitionWhoseCursorsASeekIsMoving() throws Exception {
+  void retentionPassesOverAQueueWhoseGroupSeekIsInFlight() throws Exception {
     wire.pushNumbered("replayed", "p", 0, 5);
     assertThat(
             Wire.numbers(
@@ -39,7 +39,7 @@ class SeekDuringRetentionTest {
               "select segments from queen.retention_delete_v2("
                   + partition
                   + ", null, null, now() + interval '1 hour', 100)");
-      assertThat(deleted).as("passed over while the seek holds the partition").isZero();
+      assertThat(deleted).as("passed over while the seek holds the queue's lock").isZero();
       seek.commit();
     }
     TestBroker.Reply replay =

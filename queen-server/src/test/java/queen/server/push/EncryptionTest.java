@@ -26,6 +26,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.slf4j.LoggerFactory;
@@ -303,8 +304,7 @@ class EncryptionTest {
 
     // a row deleted by hand while its key still seals: registered again by the next seal
     broker.sql("delete from queen.payload_keys where key_id = " + keyId(KEY));
-    java.util.concurrent.atomic.AtomicInteger pushes =
-        new java.util.concurrent.atomic.AtomicInteger();
+    AtomicInteger pushes = new AtomicInteger();
     await()
         .atMost(Duration.ofSeconds(10))
         .until(

@@ -86,8 +86,8 @@ final class PublicKeys {
   }
 
   /**
-   * At most one fetch per this many milliseconds: nimbus's 30 s, or half a shorter refresh interval
-   * (it refuses a rate limit as long as the cache's life).
+   * At most two fetches per this many milliseconds: nimbus's 30 s, or half a shorter refresh
+   * interval (it refuses a rate limit as long as the cache's life).
    */
   private static long rateLimit(long refreshMillis) {
     return Math.min(JWKSourceBuilder.DEFAULT_RATE_LIMIT_MIN_INTERVAL, refreshMillis / 2);

@@ -106,7 +106,7 @@ public final class TokenVerifier {
             "JWT_SECRET must be at least "
                 + least
                 + " bytes ("
-                + (only == null ? JWSAlgorithm.HS256 : only)
+                + (only != null && HMAC.containsKey(only) ? only : JWSAlgorithm.HS256)
                 + " needs a "
                 + least * 8
                 + "-bit key), got "
