@@ -75,7 +75,7 @@ public final class PayloadSealing {
    * encrypt between a check of the items and their sealing stored a key never registered.
    */
   void beforeStoring(PushBatch batch) {
-    if (!registered && batch.sealsAny()) {
+    if (!registered && cipher != null && batch.sealsAny()) {
       register.accept(cipher.currentKeyId());
       registered = true;
     }
