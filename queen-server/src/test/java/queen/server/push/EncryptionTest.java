@@ -26,7 +26,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.slf4j.LoggerFactory;
@@ -70,13 +69,13 @@ class EncryptionTest {
     }
   }
 
-  private static ObjectNode configure(String queue) {
+  static ObjectNode configure(String queue) {
     ObjectNode body = Wire.object().put("queue", queue);
     body.putObject("options").put("encryptionEnabled", true).put("retryLimit", 0);
     return body;
   }
 
-  private static ObjectNode secret(String queue, String txn) {
+  static ObjectNode secret(String queue, String txn) {
     return Wire.items(
         List.of(Wire.item(queue, "p", txn, Wire.object().put("card", MARKER + "-" + txn))));
   }
@@ -253,82 +252,8 @@ class EncryptionTest {
         .until(() -> broker.get("/api/v1/pop/queue/rotating?autoAck=true").status() == 204);
   }
 
-  @Test
-  void aKeyIsRegisteredByItsFirstSealSoABrokerGivenOneThatSealsNothingStopsNoPops()
-      throws Exception {
-    assertThat(broker.post("/api/v1/configure", configure("vault-registered")).status())
-        .isEqualTo(200);
-    assertThat(broker.post("/api/v1/push", secret("vault-registered", "r1")).status())
-        .isEqualTo(201);
-    assertThat(registered(KEY)).isTrue();
-
-    // a restart with a mistyped key: refused, for the stored payloads it could not open
-    String mistyped = "1e".repeat(32);
-    assertThatThrownBy(() -> broker.startAnother(Map.of("QUEEN_ENCRYPTION_KEY", mistyped)).close())
-        .isInstanceOf(BrokerConfig.InvalidConfigException.class);
-    // before, it registered its key first: every broker lacking it refused every pop, and every
-    // later start failed for it too, until the row was deleted by hand
-    assertThat(registered(mistyped)).isFalse();
-
-    // the first broker of a rollout given a new key, pushing to queues that do not encrypt
-    String rolled = "2d".repeat(32);
-    try (Broker first =
-        broker.startAnother(
-            Map.of(
-                "QUEEN_ENCRYPTION_KEY",
-                rolled,
-                "QUEEN_ENCRYPTION_KEYS_OLD",
-                KEY + "," + OLD_KEY))) {
-      ObjectNode plain =
-          Wire.items(List.of(Wire.item("plain-rollout", "p", "x1", Wire.object().put("n", 1))));
-      assertThat(broker.post(first, "/api/v1/push", plain).status()).isEqualTo(201);
-      assertThat(registered(rolled)).isFalse();
-      // configured through it: it knows at once that the queue encrypts
-      assertThat(broker.post(first, "/api/v1/configure", configure("vault-rolled")).status())
-          .isEqualTo(200);
-      try {
-        assertThat(broker.post(first, "/api/v1/push", secret("vault-rolled", "r2")).status())
-            .isEqualTo(201);
-        assertThat(registered(rolled)).as("registered before its first seal").isTrue();
-      } finally {
-        // nothing sealed with the rolled key stays behind its row
-        broker.send("DELETE", "/api/v1/resources/queues/vault-rolled", null);
-        broker.sql("delete from queen.payload_keys where key_id = " + keyId(rolled));
-      }
-    }
-    // this broker lacked the rolled key while it was registered: it pops again once it reads it
-    // gone
-    await()
-        .atMost(Duration.ofSeconds(10))
-        .until(() -> broker.get("/api/v1/pop/queue/plain-rollout?autoAck=true").status() != 503);
-
-    // a row deleted by hand while its key still seals: registered again by the next seal
-    broker.sql("delete from queen.payload_keys where key_id = " + keyId(KEY));
-    AtomicInteger pushes = new AtomicInteger();
-    await()
-        .atMost(Duration.ofSeconds(10))
-        .until(
-            () -> {
-              String txn = "r3-" + pushes.incrementAndGet();
-              assertThat(broker.post("/api/v1/push", secret("vault-registered", txn)).status())
-                  .isEqualTo(201);
-              return registered(KEY);
-            });
-  }
-
-  private static int keyId(String hex) {
+  static int keyId(String hex) {
     return new PayloadCipher(HexFormat.of().parseHex(hex), List.of()).currentKeyId();
-  }
-
-  private static boolean registered(String hex) throws Exception {
-    try (Connection c = broker.connect();
-        Statement st = c.createStatement();
-        ResultSet rs =
-            st.executeQuery(
-                "select count(*) from queen.payload_keys where key_id = " + keyId(hex))) {
-      rs.next();
-      return rs.getInt(1) == 1;
-    }
   }
 
   @Test
