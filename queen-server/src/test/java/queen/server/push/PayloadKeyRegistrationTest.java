@@ -5,9 +5,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import java.sql.Connection;
-import java.sql.ResultSet;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -105,15 +102,9 @@ class PayloadKeyRegistrationTest {
             });
   }
 
-  private static boolean registered(String hex) throws Exception {
-    try (Connection c = broker.connect();
-        Statement st = c.createStatement();
-        ResultSet rs =
-            st.executeQuery(
-                "select count(*) from queen.payload_keys where key_id = "
-                    + EncryptionTest.keyId(hex))) {
-      rs.next();
-      return rs.getInt(1) == 1;
-    }
+  private static boolean registered(String hex) {
+    return broker.sqlLong(
+            "select count(*) from queen.payload_keys where key_id = " + EncryptionTest.keyId(hex))
+        == 1;
   }
 }
