@@ -3,6 +3,7 @@ package queen.client;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Predicate;
 
 /**
@@ -12,6 +13,7 @@ import java.util.function.Predicate;
  * during an outage was delivered again at its lease's end. A consumer with {@code idleMillis} ends
  * when an ack has failed that long since it was first sent, as when its pops do; any other waits
  * for its broker, as its pops do (an ack that comes after the lease ended is refused, and says so).
+ * While an ack is being sent, its batch's lease is not renewed ({@link BatchRenewal}).
  */
 final class ConsumerAcks {
   private static final System.Logger LOG = System.getLogger("queen.client");
@@ -31,9 +33,19 @@ final class ConsumerAcks {
 
   /**
    * The broker's verdicts, in the messages' order; none when the ack was given up. Throws the last
-   * failure when a consumer with {@code idleMillis} should end.
+   * failure when a consumer with {@code idleMillis} should end. {@code acking} is set until the ack
+   * is answered or given up.
    */
-  List<AckResult> send(List<Message> messages, String status, String error) {
+  List<AckResult> send(List<Message> messages, String status, String error, AtomicBoolean acking) {
+    acking.set(true);
+    try {
+      return sendUntilAnswered(messages, status, error);
+    } finally {
+      acking.set(false);
+    }
+  }
+
+  private List<AckResult> sendUntilAnswered(List<Message> messages, String status, String error) {
     Duration backoff = Duration.ZERO;
     // from the first send: one try that times out may take the transport's whole retry budget
     long sent = System.nanoTime();

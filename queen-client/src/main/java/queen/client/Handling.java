@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -45,17 +46,19 @@ final class Handling {
 
   /** Runs the handler on a batch a worker popped, and acks it when auto-ack is on. */
   void handle(List<Message> batch, String workerName) {
+    AtomicBoolean acking = new AtomicBoolean();
     Thread renewer =
         BatchRenewal.start(
             settings.queen(),
             batch.getFirst().leaseId(),
             settings.renewLeaseMillis(),
+            acking::get,
             workerName + "-renew");
     try {
       if (onBatch != null) {
-        handleBatch(batch);
+        handleBatch(batch, acking);
       } else {
-        handleEach(batch);
+        handleEach(batch, acking);
       }
     } finally {
       if (renewer != null) {
@@ -72,7 +75,7 @@ final class Handling {
     Thread.interrupted();
   }
 
-  private void handleBatch(List<Message> batch) {
+  private void handleBatch(List<Message> batch, AtomicBoolean acking) {
     try {
       // the handler's own list: one it cleared or filtered was what got acked, the rest left
       // leased until their lease ran out, then handled again
@@ -81,12 +84,12 @@ final class Handling {
       handlerReturned();
       rethrowJvmFailure(e);
       failed.addAndGet(batch.size());
-      ack(batch, "failed", errorText(e));
+      ack(batch, "failed", errorText(e), acking);
       return;
     }
     handlerReturned();
     processed.addAndGet(batch.size());
-    ack(batch, "completed", null);
+    ack(batch, "completed", null, acking);
   }
 
   /**
@@ -95,14 +98,14 @@ final class Handling {
    * expire). A failed message that went to the dead letters leaves the rest of its partition under
    * the lease, which is handled after it (left, it waited for the lease's end).
    */
-  private void handleEach(List<Message> batch) {
+  private void handleEach(List<Message> batch, AtomicBoolean acking) {
     for (List<Message> left = batch; !left.isEmpty(); ) {
-      left = handleEachOnce(left);
+      left = handleEachOnce(left, acking);
     }
   }
 
   /** One pass of {@link #handleEach}; what is still to handle. */
-  private List<Message> handleEachOnce(List<Message> batch) {
+  private List<Message> handleEachOnce(List<Message> batch, AtomicBoolean acking) {
     List<Message> ok = new ArrayList<>(batch.size());
     Map<String, Throwable> failures = new LinkedHashMap<>();
     List<Message> failedMessages = new ArrayList<>();
@@ -135,10 +138,11 @@ final class Handling {
     List<Message> next = new ArrayList<>();
     try {
       if (!ok.isEmpty()) {
-        ack(ok, "completed", null);
+        ack(ok, "completed", null, acking);
       }
       for (Message m : failedMessages) {
-        List<AckResult> r = ack(List.of(m), "failed", errorText(failures.get(m.partitionId())));
+        List<AckResult> r =
+            ack(List.of(m), "failed", errorText(failures.get(m.partitionId())), acking);
         List<Message> rest = skipped.getOrDefault(m.partitionId(), List.of());
         if (jvmFailure == null
             && r.size() == 1
@@ -161,8 +165,9 @@ final class Handling {
     return next;
   }
 
-  private List<AckResult> ack(List<Message> messages, String status, String error) {
-    return settings.autoAck() ? acks.send(messages, status, error) : List.of();
+  private List<AckResult> ack(
+      List<Message> messages, String status, String error, AtomicBoolean acking) {
+    return settings.autoAck() ? acks.send(messages, status, error, acking) : List.of();
   }
 
   /**

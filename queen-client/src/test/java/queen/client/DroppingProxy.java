@@ -14,17 +14,36 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * An HTTP/1.1 proxy in front of a broker that, for its first {@code drops} requests, forwards the
  * request, lets the broker act on it, and then closes the client's connection without answering:
- * the worst case for a client, which cannot tell whether its request took effect.
+ * the worst case for a client, which cannot tell whether its request took effect. Made by {@link
+ * #refusing}, it answers every request whose path starts with a prefix with a 500 of its own
+ * instead, forwarding nothing of it: a broker that keeps failing one route.
  */
 final class DroppingProxy implements AutoCloseable {
+  private static final byte[] INTERNAL_ERROR =
+      ("HTTP/1.1 500 Internal Server Error\r\nContent-Type: application/json\r\n"
+              + "Content-Length: 19\r\n\r\n{\"error\":\"refused\"}")
+          .getBytes(StandardCharsets.ISO_8859_1);
+
   private final ServerSocket server;
   private final int brokerPort;
   private final int drops;
+  private final String refusedPath;
   final AtomicInteger requests = new AtomicInteger();
+  final AtomicInteger refused = new AtomicInteger();
 
   DroppingProxy(int brokerPort, int drops) {
+    this(brokerPort, drops, null);
+  }
+
+  /** A proxy answering 500 to every request whose path starts with {@code path}. */
+  static DroppingProxy refusing(int brokerPort, String path) {
+    return new DroppingProxy(brokerPort, 0, path);
+  }
+
+  private DroppingProxy(int brokerPort, int drops, String refusedPath) {
     this.brokerPort = brokerPort;
     this.drops = drops;
+    this.refusedPath = refusedPath;
     try {
       this.server = new ServerSocket(0);
     } catch (IOException e) {
@@ -56,6 +75,14 @@ final class DroppingProxy implements AutoCloseable {
         byte[] request = readMessage(in);
         if (request == null) {
           return;
+        }
+        if (refusedPath != null
+            && new String(request, StandardCharsets.ISO_8859_1)
+                .split(" ", 3)[1].startsWith(refusedPath)) {
+          refused.incrementAndGet();
+          out.write(INTERNAL_ERROR);
+          out.flush();
+          continue;
         }
         byte[] response;
         try (Socket broker = new Socket("127.0.0.1", brokerPort)) {

@@ -2,6 +2,7 @@ package queen.client;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -9,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
@@ -59,6 +61,35 @@ class ResilienceTest {
       assertThat(direct.queue("r-txn").wait(false).batch(10).pop())
           .extracting(Message::transactionId)
           .containsExactly("t-1");
+    }
+  }
+
+  @Test
+  void aBatchWhoseAckKeepsFailingIsNotRenewedAndIsDeliveredAgainAtItsLeaseEnd() throws Exception {
+    try (Queen direct = Queen.connect("http://127.0.0.1:" + broker.port());
+        DroppingProxy proxy = DroppingProxy.refusing(broker.port(), "/api/v1/ack");
+        Queen viaProxy =
+            Queen.builder().url(proxy.url()).retries(1, Duration.ofMillis(50)).build()) {
+      direct.queue("r-ack500").config(Map.of("leaseTime", 2)).create();
+      direct.queue("r-ack500").push(Map.of("n", 1));
+      CountDownLatch handled = new CountDownLatch(1);
+      // renewing every 300 ms, each renewal 60 s long, while the handler returns at once
+      Consumer consumer =
+          viaProxy
+              .queue("r-ack500")
+              .renewLease(true, 300)
+              .limit(1)
+              .consume(batch -> handled.countDown());
+      assertThat(handled.await(20, TimeUnit.SECONDS)).isTrue();
+
+      List<Message> again =
+          await()
+              .atMost(Duration.ofSeconds(20))
+              .until(() -> direct.queue("r-ack500").wait(false).pop(), m -> !m.isEmpty());
+      assertThat(again).extracting(m -> m.data().get("n").asInt()).containsExactly(1);
+      assertThat(proxy.refused.get()).as("the consumer's acks, all refused").isPositive();
+      consumer.stop();
+      assertThat(consumer.await(Duration.ofSeconds(20))).isTrue();
     }
   }
 
