@@ -2,6 +2,7 @@ package queen.server.pop;
 
 import java.util.concurrent.TimeUnit;
 import queen.server.store.Claim;
+import queen.server.store.StoreException;
 
 /**
  * One pop's looks and parks, run again each time its wait ends, until it answers. A parked pop
@@ -94,7 +95,21 @@ final class LongPoll implements Runnable, WakeGate.Resume {
         claim = claim.withWorkerId(pops.nextWorkerId());
       }
       looked = true;
-      PopService.Attempt a = pops.attempt(request, claim, deadline);
+      PopService.Attempt a;
+      StoreException failed = null;
+      try {
+        a = pops.attempt(request, claim, deadline);
+      } catch (StoreException e) {
+        if (!e.unavailable() || request.waitMillis() == 0) {
+          throw e;
+        }
+        // a long-poll waits out a database outage or conflict as it waits for messages: Queen's
+        // JS and Python consume() end on a 5xx that outlasts their three tries (old Queen answered
+        // such a pop 200 with no messages)
+        pops.countFailedLook();
+        failed = e;
+        a = PopService.Attempt.NOTHING;
+      }
       if (a.result() != null) {
         if (discovery && (woken || a.result().messages().size() >= request.batch())) {
           // without a ring a discovery pop cannot tell what is left: one woken that found work
@@ -118,7 +133,10 @@ final class LongPoll implements Runnable, WakeGate.Resume {
         return PopService.empty(request, claim.workerId());
       }
       attempt++;
-      long park = pops.parkNanos(a, picky, attempt, now, left);
+      long park =
+          failed == null
+              ? pops.parkNanos(a, picky, attempt, now, left)
+              : pops.retryNanos(failed, left);
       if (pops.stopping()) {
         return PopService.empty(request, claim.workerId()); // shutting down: parked pops answer 204
       }

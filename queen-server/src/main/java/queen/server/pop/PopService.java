@@ -11,8 +11,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import queen.server.codec.UuidV7;
 import queen.server.store.Claim;
+import queen.server.store.Database;
 import queen.server.store.PartitionClaim;
 import queen.server.store.PopStore;
+import queen.server.store.StoreException;
 import queen.server.store.Verdict;
 
 /**
@@ -45,6 +47,7 @@ public final class PopService {
   private final Counter wakes;
   private final Counter noPermit;
   private final Counter departed;
+  private final Counter failedLooks;
 
   /** Refuses a claim by throwing; see {@link #checkBeforeClaims}. */
   private volatile Runnable beforeClaim = () -> {};
@@ -80,6 +83,12 @@ public final class PopService {
     this.departed =
         Counter.builder("queen_pop_departed_total")
             .description("Long-polls ended unanswered because their client had gone")
+            .register(meters);
+    this.failedLooks =
+        Counter.builder("queen_pop_failed_looks_total")
+            .description(
+                "Looks of long-polls that met a database outage or conflict and waited to look"
+                    + " again, instead of answering 503")
             .register(meters);
     this.noPermit =
         Counter.builder("queen_pop_no_permit_total")
@@ -161,6 +170,20 @@ public final class PopService {
     return park;
   }
 
+  /**
+   * How long a long-poll whose look met a database failure waits before its next look: the
+   * backoff's longest interval, or the rest of its wait when, in an outage, the next look could not
+   * end by the deadline (it may wait the pool's connection timeout for a connection, and Queen's
+   * clients give up on a long-poll 5 s past its timeout).
+   */
+  long retryNanos(StoreException failed, long left) {
+    long retry = TimeUnit.MILLISECONDS.toNanos(waits.maxMs());
+    if (failed.outage() && left - retry < Database.CONNECTION_TIMEOUT.toNanos()) {
+      return left;
+    }
+    return Math.min(left, retry);
+  }
+
   boolean stopping() {
     return stopping;
   }
@@ -175,6 +198,10 @@ public final class PopService {
 
   void countDeparture() {
     departed.increment();
+  }
+
+  void countFailedLook() {
+    failedLooks.increment();
   }
 
   /** When a pop cannot wait for a serving permit: the HTTP layer answers 503. */

@@ -28,6 +28,9 @@ import org.slf4j.LoggerFactory;
  * never held outside those calls, so a parked long-poll never pins one.
  */
 public final class Database implements AutoCloseable {
+  /** How long a call waits for a connection: with the database away, each call waits this long. */
+  public static final Duration CONNECTION_TIMEOUT = Duration.ofSeconds(5);
+
   private final HikariDataSource pool;
   private final DbConfig config;
   private static final Logger log = LoggerFactory.getLogger(Database.class);
@@ -61,7 +64,7 @@ public final class Database implements AutoCloseable {
     hikari.setPassword(config.password());
     hikari.setMaximumPoolSize(config.poolSize());
     hikari.setMinimumIdle(minIdle);
-    hikari.setConnectionTimeout(5_000);
+    hikari.setConnectionTimeout(CONNECTION_TIMEOUT.toMillis());
     hikari.setInitializationFailTimeout(-1);
     hikari.addDataSourceProperty("ApplicationName", name);
     hikari.addDataSourceProperty("tcpKeepAlive", "true");

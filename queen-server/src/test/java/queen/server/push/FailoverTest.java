@@ -19,6 +19,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.slf4j.LoggerFactory;
 import queen.server.Broker;
+import queen.server.TcpProxy;
 import queen.server.TestBroker;
 import queen.server.Wire;
 

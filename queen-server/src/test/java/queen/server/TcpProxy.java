@@ -1,4 +1,4 @@
-package queen.server.push;
+package queen.server;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -15,14 +15,14 @@ import java.util.concurrent.ConcurrentHashMap;
  * every connection and refuses new ones, as a database that went away; {@link #restore()} accepts
  * again on the same port.
  */
-final class TcpProxy implements AutoCloseable {
+public final class TcpProxy implements AutoCloseable {
   private final int targetPort;
   private final Set<Socket> open = ConcurrentHashMap.newKeySet();
   private final Set<Socket> upstream = ConcurrentHashMap.newKeySet();
   private final int port;
   private volatile ServerSocket server;
 
-  TcpProxy(int targetPort) throws IOException {
+  public TcpProxy(int targetPort) throws IOException {
     this.targetPort = targetPort;
     this.server = listenBelowEphemeral();
     this.port = server.getLocalPort();
@@ -46,7 +46,7 @@ final class TcpProxy implements AutoCloseable {
     }
   }
 
-  int port() {
+  public int port() {
     return port;
   }
 
@@ -114,12 +114,12 @@ final class TcpProxy implements AutoCloseable {
   }
 
   /** The local ports of the connections to the target: its sessions' {@code client_port}. */
-  List<Integer> upstreamPorts() {
+  public List<Integer> upstreamPorts() {
     return upstream.stream().filter(u -> !u.isClosed()).map(Socket::getLocalPort).toList();
   }
 
   /** The database goes away: every connection drops, new ones are refused. */
-  void cut() throws IOException {
+  public void cut() throws IOException {
     server.close();
     for (Socket s : open) {
       close(s);
@@ -127,7 +127,7 @@ final class TcpProxy implements AutoCloseable {
   }
 
   /** The database is back, on the same port. */
-  void restore() throws IOException {
+  public void restore() throws IOException {
     server = listen(port);
   }
 
