@@ -91,15 +91,16 @@ final class Fields {
   static final int MAX_NAME = 255;
 
   /**
-   * A queue's namespace or task (may be empty): at most 255 characters, as a name. Longer, one
-   * failed the btree entry's size limit of the index that finds queues by them: a 500.
+   * A queue's namespace or task (may be empty): at most 255 characters, as a name, and an {@link
+   * #identifier}. Longer, one failed the btree entry's size limit of the index that finds queues by
+   * them: a 500; with a lone surrogate, stored as '?', no discovery pop could name it.
    */
   static String label(String value, String field) {
     if (value.length() > MAX_NAME) {
       throw ApiException.badRequest(
           field + " must be at most " + MAX_NAME + " characters, got " + value.length());
     }
-    return value;
+    return identifier(value, field);
   }
 
   /**
@@ -139,17 +140,26 @@ final class Fields {
 
   /**
    * A queue's name where a queue is made (push, configure, a stream's queues): a {@link #name}
-   * without '/'. Queen's clients put a queue's name in a path as it is, so a queue pushed as
-   * "tenant/orders" could be neither popped by name nor looked at. Partitions, groups and
-   * transaction ids may hold one: our clients and the dashboard encode it (%2F), and the query
-   * string and the bodies reach them.
+   * without the characters that change a URL path. Queen's clients put a queue's name in a path as
+   * it is: "tenant/orders" reached no route, "orders;v2" and "orders?v2" popped the queue "orders"
+   * (a path parameter, a query), "orders#2" the same, "50%41" the queue "50A", and "a\b" reached no
+   * route (Node's URL parser makes it "a/b"). Partitions, groups and transaction ids may hold them:
+   * our clients and the dashboard encode them, and the query string and the bodies reach them.
    */
   static String queueName(String value, String field) {
-    if (value != null && value.indexOf('/') >= 0) {
-      throw ApiException.badRequest(field + " must not contain '/'");
+    if (value != null) {
+      for (char c : URL_CHANGERS) {
+        if (value.indexOf(c) >= 0) {
+          throw ApiException.badRequest(
+              field + " must not contain any of " + URL_CHANGERS_TEXT + ", got '" + value + "'");
+        }
+      }
     }
     return name(value, field);
   }
+
+  private static final char[] URL_CHANGERS = {'/', '\\', ';', '?', '#', '%'};
+  private static final String URL_CHANGERS_TEXT = "/ \\ ; ? # %";
 
   /** True when text is a canonical 8-4-4-4-12 hex UUID. */
   static boolean isUuid(String text) {
@@ -195,15 +205,20 @@ final class Fields {
 
   /**
    * Rejects what jsonb cannot hold: NUL characters and lone surrogates, in texts or names, and
-   * numbers beyond PostgreSQL's numeric (131,072 digits before the point, 16,383 after).
+   * numbers of more than {@value #MAX_NUMBER_DIGITS} digits written out. jsonb writes a number out
+   * in full: {@code 1e131071} is 8 bytes in a request and 131,072 digits at every read, and a trace
+   * of a few thousand such made PostgreSQL run out of memory on each read of its message.
    */
+  static final int MAX_NUMBER_DIGITS = 1000;
+
   static void storableJson(JsonNode v, String at) {
     if (v.isTextual()) {
       storableText(v.asText(), at);
     } else if (v.isNumber()) {
       java.math.BigDecimal d = v.decimalValue();
-      if (d.precision() - d.scale() > 131_072 || d.scale() > 16_383) {
-        throw ApiException.badRequest(at + " holds a number beyond what PostgreSQL can store");
+      if (d.precision() - d.scale() > MAX_NUMBER_DIGITS || d.scale() > MAX_NUMBER_DIGITS) {
+        throw ApiException.badRequest(
+            at + " holds a number of more than " + MAX_NUMBER_DIGITS + " digits written out");
       }
     } else if (v.isContainerNode()) {
       for (var e : v.properties()) {

@@ -145,6 +145,11 @@ final class Json {
       if (p.nextToken() != JsonToken.START_OBJECT) {
         throw ApiException.badRequest("Request body must be a JSON object");
       }
+      if (p.currentTokenLocation().getByteOffset() < 0) {
+        // UTF-16 or UTF-32, which Jackson reads through a decoder: its positions are not offsets
+        // into the bytes that the payloads are taken from verbatim (a 500 on every such push)
+        throw ApiException.badRequest("Request body must be UTF-8 JSON");
+      }
       T value = null;
       while (p.nextToken() == JsonToken.FIELD_NAME) {
         String name = p.currentName();
@@ -174,7 +179,11 @@ final class Json {
 
   /** The request body as a JSON object; empty, malformed or not an object is a 400. */
   static JsonNode objectBody(Request req) {
-    byte[] body = req.body();
+    return objectBody(req.body());
+  }
+
+  /** As {@link #objectBody(Request)}, of a body already read. */
+  static JsonNode objectBody(byte[] body) {
     JsonNode node = parse(body);
     if (!node.isObject()) {
       throw ApiException.badRequest("Request body must be a JSON object");

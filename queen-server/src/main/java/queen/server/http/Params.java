@@ -25,6 +25,17 @@ final class Params {
     return v.isBlank() ? null : v;
   }
 
+  /**
+   * A name that chooses what a request consumes or removes (a pop's consumer group, the partition a
+   * clear empties): null when absent or empty, else a {@link Fields#name}. Blank is refused, not
+   * taken as absent: {@code consumerGroup=%20} popped and auto-acked queue mode's messages, and
+   * {@code partition=%20} cleared the whole queue.
+   */
+  String optionalName(String name) {
+    String v = string(name, "");
+    return v.isEmpty() ? null : Fields.name(v, name);
+  }
+
   /** A timestamp parameter (see {@link Fields#timestamp}): null when absent or blank. */
   Instant timestamp(String name) {
     String v = optional(name);

@@ -2,6 +2,7 @@ package queen.server.http;
 
 import java.time.Instant;
 import java.util.List;
+import java.util.Objects;
 import java.util.UUID;
 import queen.server.codec.Frame;
 import queen.server.http.auth.Access;
@@ -138,8 +139,7 @@ public final class PopRoutes implements Routes {
 
   private PopRequest request(Params p, PopTarget target, int partitions) {
     int batch = Math.min(Math.max(p.integer("batch", DEFAULT_BATCH), 1), MAX_BATCH);
-    String group = p.optional("consumerGroup");
-    group = group == null ? QUEUE_MODE : Fields.name(group, "consumerGroup");
+    String group = Objects.requireNonNullElse(p.optionalName("consumerGroup"), QUEUE_MODE);
     String mode = p.string("subscriptionMode", "all");
     String from = p.string("subscriptionFrom", "");
     boolean newOnly =

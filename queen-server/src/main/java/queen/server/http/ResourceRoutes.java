@@ -211,7 +211,7 @@ public final class ResourceRoutes implements Routes {
   private void clear(Request req, Response res) {
     Params p = new Params(req);
     String queue = p.name("queue");
-    String partition = p.optional("partition");
+    String partition = p.optionalName("partition");
     QueueRemoval.Cleared c = removal.clear(queue, partition);
     if (!c.queueFound()) {
       throw ApiException.notFound("Queue not found");

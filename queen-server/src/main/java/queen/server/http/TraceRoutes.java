@@ -113,7 +113,8 @@ public final class TraceRoutes implements Routes {
   }
 
   private static String name(JsonNode n) {
-    String s = Fields.notDotSegment(Fields.text(n.asText(), "traceNames"), "each of traceNames");
+    String s =
+        Fields.notDotSegment(Fields.identifier(n.asText(), "traceNames"), "each of traceNames");
     if (s.isEmpty() || s.length() > MAX_NAME_LENGTH) {
       throw ApiException.badRequest(
           "each of traceNames must be 1 to " + MAX_NAME_LENGTH + " characters");

@@ -244,6 +244,9 @@ class AckStatusTest {
     assertThat(ext.get(0).get("success").asBoolean()).isTrue();
     assertThat(ext.get(0).get("leaseId").asText()).isEqualTo(lease);
     assertThat(ext.get(0).get("expiresAt").asText()).endsWith("Z");
+    // Queen's Python client sends no body at all: the default 60 s
+    JsonNode bare = broker.post("/api/v1/lease/" + lease + "/extend", "").json();
+    assertThat(bare.get(0).get("success").asBoolean()).as(bare.toString()).isTrue();
     await()
         .atMost(Duration.ofSeconds(10))
         .until(
@@ -265,7 +268,7 @@ class AckStatusTest {
     assertThat(r.status()).isEqualTo(200);
     assertThat(r.json().get(0).get("success").asBoolean()).isFalse();
     assertThat(r.json().get(0).get("error").asText()).isEqualTo("Lease not found");
-    assertThat(broker.post("/api/v1/lease/x/extend", "").status()).isEqualTo(400);
+    assertThat(broker.post("/api/v1/lease/x/extend", "[]").status()).isEqualTo(400);
     assertThat(broker.post("/api/v1/lease/x/extend", "{\"seconds\":-1}").status()).isEqualTo(400);
   }
 

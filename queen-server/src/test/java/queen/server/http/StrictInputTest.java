@@ -60,7 +60,7 @@ class StrictInputTest {
     refused(broker.delete("/api/v1/consumer-groups/g/queues/%09"), 400, "queue", "group delete");
     assertThat(
             broker.sqlText(
-                "select string_agg(name, ',') from queen.queues where name not in ('lim', 'slashed', 'q-slash', 'long-ids', 'labelled')"
+                "select string_agg(name, ',') from queen.queues where name not in ('lim', 'slashed', 'q-slash', 'long-ids', 'labelled', 'blank-param')"
                     + " and name not like 'lone-%'"))
         .as("no queue but those the other tests push to")
         .isNull();
@@ -147,6 +147,58 @@ class StrictInputTest {
   }
 
   @Test
+  void aBlankConsumerGroupOrPartitionParameterIsRefusedNotTakenAsAbsent() {
+    broker.post("/api/v1/push", push("blank-param", "p"));
+    broker.post("/api/v1/push", push("blank-param", "other"));
+    // popped and auto-acked queue mode's message, and cleared every partition of the queue
+    refused(
+        broker.get("/api/v1/pop/queue/blank-param?autoAck=true&consumerGroup=%20%20"),
+        400,
+        "consumerGroup",
+        "pop");
+    refused(broker.delete("/api/v1/queues/blank-param/clear?partition=%20"), 400, "partition", "");
+    refused(broker.delete("/api/v1/queues/blank-param/clear?partition=%01"), 400, "partition", "");
+    TestBroker.Reply both =
+        broker.get("/api/v1/pop/queue/blank-param?consumerGroup=&batch=10&partitions=2");
+    assertThat(both.status()).as("an empty value is absent: queue mode").isEqualTo(200);
+    assertThat(both.json().get("messages")).as("both messages still there").hasSize(2);
+  }
+
+  @Test
+  void aBodyInUtf16IsRefusedAsNotUtf8() throws Exception {
+    byte[] utf16 =
+        push("utf16", "p").toString().getBytes(java.nio.charset.StandardCharsets.UTF_16LE);
+    for (String route : List.of("/api/v1/push", "/api/v1/transaction")) {
+      TestBroker.Reply r =
+          broker.send(
+              java.net.http.HttpRequest.newBuilder(broker.uri(route))
+                  .header("Content-Type", "application/json")
+                  .POST(java.net.http.HttpRequest.BodyPublishers.ofByteArray(utf16))
+                  .build());
+      refused(r, 400, "UTF-8", route);
+    }
+  }
+
+  @Test
+  void aNumberWrittenOutInMoreThanAThousandDigitsIsRefusedInTraceData() {
+    // 8 bytes here, 131,072 digits at every read of the trace and of its message's detail
+    for (String n : List.of("1e131071", "1e1001", "1e-1001")) {
+      String trace =
+          "{\"transactionId\":\"t\",\"partitionId\":\"00000000-0000-0000-0000-000000000000\","
+              + "\"data\":{\"n\":["
+              + n
+              + "]}}";
+      refused(broker.post("/api/v1/traces", trace), 400, "data holds a number", n);
+    }
+    String fine =
+        "{\"transactionId\":\"t\",\"partitionId\":\"00000000-0000-0000-0000-000000000000\","
+            + "\"data\":{\"n\":[1e999, 123.456]}}";
+    assertThat(broker.post("/api/v1/traces", fine).status())
+        .as("past the check, the message is unknown")
+        .isEqualTo(404);
+  }
+
+  @Test
   void namesAndTransactionIdsWithAnUnpairedSurrogateAreRefused() {
     // stored as '?': the queue read back was another (a 500), a retried transactionId a new one
     String queue = "{\"items\":[{\"queue\":\"q\\ud800\",\"payload\":{}}]}";
@@ -158,6 +210,20 @@ class StrictInputTest {
         "{\"transactionId\":\"t\",\"partitionId\":\"00000000-0000-0000-0000-000000000001\","
             + "\"status\":\"failed\",\"error\":\"cut \\ud83d\"}";
     assertThat(broker.post("/api/v1/ack", ack).status()).isEqualTo(200);
+    // stored as '?', a namespace no discovery pop could name, a trace name found as "?"
+    refused(
+        broker.post("/api/v1/configure", "{\"queue\":\"lone-ns\",\"namespace\":\"n\\ud800\"}"),
+        400,
+        "namespace",
+        "namespace");
+    refused(
+        broker.post(
+            "/api/v1/traces",
+            "{\"transactionId\":\"t\",\"partitionId\":\"00000000-0000-0000-0000-000000000000\","
+                + "\"traceNames\":[\"\\ud800\"],\"data\":{}}"),
+        400,
+        "traceNames",
+        "trace name");
     String paired = "{\"items\":[{\"queue\":\"lone-\\ud83d\\ude00\",\"payload\":{}}]}";
     assertThat(broker.post("/api/v1/push", paired).status())
         .as("a pair is a character")
@@ -195,6 +261,15 @@ class StrictInputTest {
         400,
         "queue",
         "configure /");
+    // nor any other character that changes a path: "orders;v2" popped the queue "orders"
+    for (String changer : List.of("orders;v2", "orders?v2", "orders#2", "50%41", "a\\b")) {
+      refused(broker.post("/api/v1/push", push(changer, "p")), 400, "queue", "queue " + changer);
+      refused(
+          broker.post("/api/v1/configure", Wire.object().put("queue", changer)),
+          400,
+          "queue",
+          "configure " + changer);
+    }
     // partitions and groups keep it: queue-mode pops and the query string reach them
     assertThat(broker.post("/api/v1/push", push("q-slash", "user/42")).status()).isEqualTo(201);
     assertThat(broker.get("/api/v1/pop/queue/q-slash?consumerGroup=team%2Fbilling").status())
