@@ -2,6 +2,7 @@ package queen.server.ack;
 
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -33,7 +34,7 @@ public final class TransactionService {
     this.released = released;
   }
 
-  /** One ack operation with its own consumer group. */
+  /** One ack operation with its own consumer group; null: its lease decides the group. */
   public record AckOp(int op, String group, AckRequest ack) {}
 
   /** The pushed items of the transaction, each remembering its operation index. */
@@ -43,10 +44,15 @@ public final class TransactionService {
   public record Outcome(
       boolean success, String error, List<AckOutcome> acks, List<PushResult> pushes) {}
 
+  /** Consumer groups by name, null (an ack's lease decides) first. */
+  private static final Comparator<String> GROUP_ORDER =
+      Comparator.nullsFirst(Comparator.naturalOrder());
+
   public Outcome commit(List<AckOp> acks, List<PushOp> pushes) {
-    // groups in name order and partitions in id order within each: one lock order for all
-    Map<String, List<AckItem>> byGroup = new TreeMap<>();
-    Map<String, List<Integer>> positions = new TreeMap<>();
+    // groups in name order and partitions in id order within each: one lock order for all (the
+    // acks whose lease decides the group come first)
+    Map<String, List<AckItem>> byGroup = new TreeMap<>(GROUP_ORDER);
+    Map<String, List<Integer>> positions = new TreeMap<>(GROUP_ORDER);
     UUID[] leases = new UUID[acks.size()];
     for (int i = 0; i < acks.size(); i++) {
       AckOp a = acks.get(i);

@@ -9,6 +9,7 @@ import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.time.format.DateTimeParseException;
 import java.time.temporal.TemporalAccessor;
+import java.util.Locale;
 import java.util.UUID;
 import java.util.regex.Pattern;
 
@@ -173,22 +174,18 @@ final class Fields {
     return UUID.fromString(text);
   }
 
-  /** ISO-8601 with or without an offset (none means UTC), or a bare date; else a 400. */
+  /**
+   * ISO-8601 with or without an offset (none means UTC), or a bare date; or a JavaScript Date's
+   * text, which Queen's JS client sends for a Date given as a dead-letter filter ({@code Sat May 16
+   * 2026 08:42:27 GMT+0200 (Central European Summer Time)}, or {@code toUTCString()}'s RFC 1123
+   * form): refused, the client's listing answered no dead letters at all. Anything else is a 400.
+   */
   static Instant timestamp(String param, String text) {
     try {
-      String t = text.trim().replace(' ', 'T');
-      if (t.length() == 10) {
-        return LocalDate.parse(t).atStartOfDay(ZoneOffset.UTC).toInstant();
-      }
-      TemporalAccessor parsed =
-          DateTimeFormatter.ISO_DATE_TIME.parseBest(t, OffsetDateTime::from, LocalDateTime::from);
-      Instant instant =
-          parsed instanceof OffsetDateTime odt
-              ? odt.toInstant()
-              : ((LocalDateTime) parsed).toInstant(ZoneOffset.UTC);
+      Instant instant = instant(text.trim());
       int year = instant.atOffset(ZoneOffset.UTC).getYear();
       if (year < 1 || year > 9999) {
-        throw new DateTimeParseException("year out of range", t, 0);
+        throw new DateTimeParseException("year out of range", text, 0);
       }
       return instant;
     } catch (java.time.DateTimeException e) {
@@ -203,34 +200,71 @@ final class Fields {
     }
   }
 
-  /**
-   * Rejects what jsonb cannot hold: NUL characters and lone surrogates, in texts or names, and
-   * numbers of more than {@value #MAX_NUMBER_DIGITS} digits written out. jsonb writes a number out
-   * in full: {@code 1e131071} is 8 bytes in a request and 131,072 digits at every read, and a trace
-   * of a few thousand such made PostgreSQL run out of memory on each read of its message.
-   */
-  static final int MAX_NUMBER_DIGITS = 1000;
+  private static Instant instant(String text) {
+    if (!text.isEmpty() && Character.isLetter(text.charAt(0))) {
+      String bare = JS_ZONE_NAME.matcher(text).replaceFirst("");
+      DateTimeFormatter form =
+          bare.indexOf(',') >= 0 ? DateTimeFormatter.RFC_1123_DATE_TIME : JS_DATE;
+      return form.parse(bare, OffsetDateTime::from).toInstant();
+    }
+    String t = text.replace(' ', 'T');
+    if (t.length() == 10) {
+      return LocalDate.parse(t).atStartOfDay(ZoneOffset.UTC).toInstant();
+    }
+    TemporalAccessor parsed =
+        DateTimeFormatter.ISO_DATE_TIME.parseBest(t, OffsetDateTime::from, LocalDateTime::from);
+    return parsed instanceof OffsetDateTime odt
+        ? odt.toInstant()
+        : ((LocalDateTime) parsed).toInstant(ZoneOffset.UTC);
+  }
 
+  private static final DateTimeFormatter JS_DATE =
+      DateTimeFormatter.ofPattern("EEE MMM dd yyyy HH:mm:ss 'GMT'xx", Locale.ENGLISH);
+  private static final Pattern JS_ZONE_NAME = Pattern.compile(" \\([^)]*\\)$");
+
+  /**
+   * Rejects what jsonb cannot hold: NUL characters and lone surrogates, in texts or names, numbers
+   * beyond PostgreSQL's numeric (131,072 digits before the point, 16,383 after), and numbers of
+   * more than {@value #MAX_WRITTEN_DIGITS} digits written out in all. jsonb writes a number out in
+   * full: {@code 1e131071} is 8 bytes in a request and 131,072 digits at every read, and a trace of
+   * a few thousand such made PostgreSQL run out of memory on each read of its message.
+   */
   static void storableJson(JsonNode v, String at) {
+    if (writtenDigits(v, at) > MAX_WRITTEN_DIGITS) {
+      throw ApiException.badRequest(
+          at
+              + " holds numbers of more than "
+              + MAX_WRITTEN_DIGITS
+              + " digits written out in all (1e1000 is 1,001 digits)");
+    }
+  }
+
+  static final int MAX_WRITTEN_DIGITS = 1_000_000;
+
+  /** Checks {@code v} as {@link #storableJson} does, answering its numbers' digits written out. */
+  private static long writtenDigits(JsonNode v, String at) {
     if (v.isTextual()) {
       storableText(v.asText(), at);
     } else if (v.isNumber()) {
       java.math.BigDecimal d = v.decimalValue();
-      if (d.precision() - d.scale() > MAX_NUMBER_DIGITS || d.scale() > MAX_NUMBER_DIGITS) {
-        throw ApiException.badRequest(
-            at + " holds a number of more than " + MAX_NUMBER_DIGITS + " digits written out");
+      if (d.precision() - d.scale() > 131_072 || d.scale() > 16_383) {
+        throw ApiException.badRequest(at + " holds a number beyond what PostgreSQL can store");
       }
+      return Math.max(d.precision() - d.scale(), 1) + Math.max(d.scale(), 0);
     } else if (v.isContainerNode()) {
+      long digits = 0;
       for (var e : v.properties()) {
         storableText(e.getKey(), at);
-        storableJson(e.getValue(), at);
+        digits += writtenDigits(e.getValue(), at);
       }
       if (v.isArray()) {
         for (JsonNode item : v) {
-          storableJson(item, at);
+          digits += writtenDigits(item, at);
         }
       }
+      return digits;
     }
+    return 0;
   }
 
   static void storableText(String s, String at) {

@@ -20,6 +20,8 @@ import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.List;
 
 /** The broker's one JSON mapper and the timestamp formats of the wire contract. */
 final class Json {
@@ -172,6 +174,39 @@ final class Json {
       return value;
     } catch (JsonProcessingException e) {
       throw ApiException.badRequest("Invalid JSON: " + e.getOriginalMessage());
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /**
+   * The strings of the array under the top-level {@code field} of a JSON object body (empty when
+   * absent or null), read with the streaming parser; anything but an array of strings is a 400. For
+   * a body {@link #arrayField} read already: the other fields are skipped unread.
+   */
+  static List<String> topLevelStrings(byte[] body, String field) {
+    List<String> out = new ArrayList<>();
+    try (JsonParser p = MAPPER.createParser(body)) {
+      p.nextToken();
+      while (p.nextToken() == JsonToken.FIELD_NAME) {
+        String name = p.currentName();
+        JsonToken t = p.nextToken();
+        if (!name.equals(field) || t == JsonToken.VALUE_NULL) {
+          p.skipChildren();
+          continue;
+        }
+        if (t != JsonToken.START_ARRAY) {
+          throw ApiException.badRequest(field + " must be an array of strings");
+        }
+        out.clear();
+        while (p.nextToken() != JsonToken.END_ARRAY) {
+          if (p.currentToken() != JsonToken.VALUE_STRING) {
+            throw ApiException.badRequest(field + " must be an array of strings");
+          }
+          out.add(p.getText());
+        }
+      }
+      return out;
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }

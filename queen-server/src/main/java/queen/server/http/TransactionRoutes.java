@@ -1,6 +1,5 @@
 package queen.server.http;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -40,11 +39,13 @@ public final class TransactionRoutes implements Routes {
           String id = UUID.randomUUID().toString();
           List<TransactionService.AckOp> acks = new ArrayList<>();
           List<TransactionService.PushOp> pushes = new ArrayList<>();
-          for (TransactionBody.Operation op :
-              TransactionBody.read(body, Gate.subject(req), limits)) {
+          List<TransactionBody.Operation> ops =
+              TransactionBody.read(body, Gate.subject(req), limits);
+          String onlyLease = onlyLease(Json.topLevelStrings(body, "requiredLeases"));
+          for (TransactionBody.Operation op : ops) {
             String type = op.fields().path("type").asText("");
             switch (type) {
-              case "ack" -> acks.add(ack(op));
+              case "ack" -> acks.add(ack(op, onlyLease));
               case "push" -> {
                 if (op.items() == null) {
                   throw ApiException.badRequest("items array is required" + op.at());
@@ -101,8 +102,21 @@ public final class TransactionRoutes implements Routes {
         });
   }
 
-  private static TransactionService.AckOp ack(TransactionBody.Operation operation) {
-    JsonNode op = operation.fields();
+  /** The lease of {@code requiredLeases} when it names one only (repeated or not), else null. */
+  private static String onlyLease(List<String> required) {
+    return required.stream().distinct().count() == 1 ? required.getFirst() : null;
+  }
+
+  /**
+   * An ack operation. Without a consumer group, its lease decides the group, as on the ack route;
+   * one that names no lease either, in a transaction whose {@code requiredLeases} name one lease,
+   * is that lease's ack: Queen's clients send the leases of the messages they ack there and not in
+   * the operations, and the group only when the caller repeats it, so a consumer of a named group
+   * had every such transaction refused as queue mode's ack. With several leases, or none, queue
+   * mode's cursor.
+   */
+  private static TransactionService.AckOp ack(TransactionBody.Operation operation, String lease) {
+    ObjectNode op = operation.fields();
     String at = operation.at();
     if (!op.path("transactionId").isTextual()) {
       throw ApiException.badRequest("transactionId is required" + at);
@@ -111,10 +125,18 @@ public final class TransactionRoutes implements Routes {
       throw ApiException.badRequest("partitionId is required" + at);
     }
     String group = Fields.optionalString(op, "consumerGroup", "");
+    if (!group.isEmpty()) {
+      return new TransactionService.AckOp(
+          operation.index(),
+          Fields.name(group, "consumerGroup" + at),
+          AckRoutes.request(op, at, null));
+    }
+    boolean ownLease = !Fields.optionalString(op, "leaseId", "").isEmpty();
+    ObjectNode fields = ownLease || lease == null ? op : op.deepCopy().put("leaseId", lease);
+    // null: the lease decides, as on the ack route
+    String decided = ownLease || lease != null ? null : PopRoutes.QUEUE_MODE;
     return new TransactionService.AckOp(
-        operation.index(),
-        group.isEmpty() ? PopRoutes.QUEUE_MODE : Fields.name(group, "consumerGroup" + at),
-        AckRoutes.request(op, at, null));
+        operation.index(), decided, AckRoutes.request(fields, at, null));
   }
 
   private static ObjectNode failure(String id, String error) {

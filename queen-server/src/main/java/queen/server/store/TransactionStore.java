@@ -1,6 +1,7 @@
 package queen.server.store;
 
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -58,7 +59,8 @@ public final class TransactionStore {
                           Map.of()));
                 }
               }
-              Map<String, List<AckOutcome>> acked = new TreeMap<>();
+              Map<String, List<AckOutcome>> acked =
+                  new TreeMap<>(Comparator.nullsFirst(Comparator.naturalOrder()));
               for (Map.Entry<String, List<AckItem>> e : acksByGroup.entrySet()) {
                 List<AckOutcome> outcomes =
                     AckStore.call(c, e.getKey(), e.getValue(), true, offsets.get(e.getKey()));

@@ -99,6 +99,30 @@ class TransactionTest {
   }
 
   @Test
+  void anAckNamingNoGroupIsTheAckOfTheOneRequiredLeaseWhoseGroupDecides() {
+    // Queen's clients send the message's lease in requiredLeases only, and its group only when
+    // the caller repeats it: a consumer of a named group had every such transaction refused
+    wire.pushNumbered("tx-group", "Default", 0, 2);
+    JsonNode popped = wire.popPartition("tx-group", "Default", "batch=1&consumerGroup=g").json();
+    JsonNode r = broker.post("/api/v1/transaction", forwardUnderLease(popped, "g-1")).json();
+    assertThat(r.get("success").asBoolean()).as(r.toString()).isTrue();
+    assertThat(broker.sqlLong(Wire.cursorOf("tx-group", "g", "committed")))
+        .as("group g's cursor moved past its message")
+        .isZero();
+    assertThat(Wire.numbers(wire.popPartition("tx-group", "Default", "batch=10").json()))
+        .as("queue mode untouched")
+        .containsExactly(0, 1);
+
+    // the lease has ended with its batch: the same ack again is refused, and nothing is pushed
+    ObjectNode again = forwardUnderLease(popped, "g-2");
+    JsonNode refused = broker.post("/api/v1/transaction", again).json();
+    assertThat(refused.get("success").asBoolean()).as(refused.toString()).isFalse();
+    assertThat(wire.popPartition("tx-group-out", "Default", "batch=10").json().get("messages"))
+        .extracting(m -> m.get("transactionId").asText())
+        .containsExactly("g-1");
+  }
+
+  @Test
   void aPushOfAStoredTransactionIdAppliesNothing() {
     wire.pushNumbered("tx-dup-in", "Default", 0, 1);
     broker.post("/api/v1/push", Wire.items(java.util.List.of(item("tx-dup-out", "taken"))));
@@ -220,6 +244,19 @@ class TransactionTest {
   }
 
   /** An ack operation of a popped message, as Queen's TransactionBuilder sends it. */
+  /**
+   * A transaction as Queen's clients send it: the popped message's ack, with no group nor lease, a
+   * push to tx-group-out, and the pop's lease in requiredLeases.
+   */
+  private static ObjectNode forwardUnderLease(JsonNode popped, String pushed) {
+    ObjectNode body = object();
+    ArrayNode ops = body.putArray("operations");
+    ack(ops, popped.get("messages").get(0));
+    ops.addObject().put("type", "push").putArray("items").add(item("tx-group-out", pushed));
+    body.putArray("requiredLeases").add(popped.get("leaseId").asText());
+    return body;
+  }
+
   private static void ack(ArrayNode ops, JsonNode m) {
     ops.addObject()
         .put("type", "ack")
