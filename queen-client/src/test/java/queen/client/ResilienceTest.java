@@ -70,14 +70,14 @@ class ResilienceTest {
         DroppingProxy proxy = DroppingProxy.refusing(broker.port(), "/api/v1/ack");
         Queen viaProxy =
             Queen.builder().url(proxy.url()).retries(1, Duration.ofMillis(50)).build()) {
-      direct.queue("r-ack500").config(Map.of("leaseTime", 2)).create();
+      direct.queue("r-ack500").config(Map.of("leaseTime", 3)).create();
       direct.queue("r-ack500").push(Map.of("n", 1));
       CountDownLatch handled = new CountDownLatch(1);
-      // renewing every 300 ms, each renewal 60 s long, while the handler returns at once
+      // renewing every 1.5 s, each renewal 60 s long, while the handler returns at once
       Consumer consumer =
           viaProxy
               .queue("r-ack500")
-              .renewLease(true, 300)
+              .renewLease(true, 1500)
               .limit(1)
               .consume(batch -> handled.countDown());
       assertThat(handled.await(20, TimeUnit.SECONDS)).isTrue();

@@ -49,8 +49,9 @@ public final class TransactionService {
       Comparator.nullsFirst(Comparator.naturalOrder());
 
   public Outcome commit(List<AckOp> acks, List<PushOp> pushes) {
-    // groups in name order and partitions in id order within each: one lock order for all (the
-    // acks whose lease decides the group come first)
+    // groups in name order and partitions in id order within each: one lock order for all, but
+    // for the acks whose lease decides their group, which come first whatever that group is (two
+    // such transactions may deadlock: a 503 that the client retries)
     Map<String, List<AckItem>> byGroup = new TreeMap<>(GROUP_ORDER);
     Map<String, List<Integer>> positions = new TreeMap<>(GROUP_ORDER);
     UUID[] leases = new UUID[acks.size()];

@@ -227,7 +227,8 @@ final class Fields {
    * beyond PostgreSQL's numeric (131,072 digits before the point, 16,383 after), and numbers of
    * more than {@value #MAX_WRITTEN_DIGITS} digits written out in all. jsonb writes a number out in
    * full: {@code 1e131071} is 8 bytes in a request and 131,072 digits at every read, and a trace of
-   * a few thousand such made PostgreSQL run out of memory on each read of its message.
+   * a few thousand such made PostgreSQL run out of memory on each read of its message. The bound is
+   * per value, and a page lists up to 1,000 traces: 10 MB of digits at most.
    */
   static void storableJson(JsonNode v, String at) {
     if (writtenDigits(v, at) > MAX_WRITTEN_DIGITS) {
@@ -239,7 +240,7 @@ final class Fields {
     }
   }
 
-  static final int MAX_WRITTEN_DIGITS = 1_000_000;
+  static final int MAX_WRITTEN_DIGITS = 10_000;
 
   /** Checks {@code v} as {@link #storableJson} does, answering its numbers' digits written out. */
   private static long writtenDigits(JsonNode v, String at) {

@@ -180,36 +180,43 @@ final class Json {
   }
 
   /**
-   * The strings of the array under the top-level {@code field} of a JSON object body (empty when
-   * absent or null), read with the streaming parser; anything but an array of strings is a 400. For
-   * a body {@link #arrayField} read already: the other fields are skipped unread.
+   * The strings of the array under the top-level {@code field} of a JSON object body, read with the
+   * streaming parser: none when it is absent or anything but an array of strings (Queen ignored the
+   * field, so a client's odd value there must not start failing its requests). For a body {@link
+   * #arrayField} read already: the other fields are skipped unread.
    */
   static List<String> topLevelStrings(byte[] body, String field) {
-    List<String> out = new ArrayList<>();
+    List<String> out = List.of();
     try (JsonParser p = MAPPER.createParser(body)) {
       p.nextToken();
       while (p.nextToken() == JsonToken.FIELD_NAME) {
         String name = p.currentName();
         JsonToken t = p.nextToken();
-        if (!name.equals(field) || t == JsonToken.VALUE_NULL) {
+        if (name.equals(field) && t == JsonToken.START_ARRAY) {
+          out = strings(p);
+        } else {
           p.skipChildren();
-          continue;
-        }
-        if (t != JsonToken.START_ARRAY) {
-          throw ApiException.badRequest(field + " must be an array of strings");
-        }
-        out.clear();
-        while (p.nextToken() != JsonToken.END_ARRAY) {
-          if (p.currentToken() != JsonToken.VALUE_STRING) {
-            throw ApiException.badRequest(field + " must be an array of strings");
-          }
-          out.add(p.getText());
         }
       }
       return out;
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
+  }
+
+  /** The array the parser stands on, when it holds strings only; else none. */
+  private static List<String> strings(JsonParser p) throws IOException {
+    List<String> out = new ArrayList<>();
+    boolean strings = true;
+    while (p.nextToken() != JsonToken.END_ARRAY) {
+      if (p.currentToken() == JsonToken.VALUE_STRING) {
+        out.add(p.getText());
+      } else {
+        strings = false;
+        p.skipChildren();
+      }
+    }
+    return strings ? out : List.of();
   }
 
   /** The request body as a JSON object; empty, malformed or not an object is a 400. */

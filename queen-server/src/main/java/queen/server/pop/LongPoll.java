@@ -1,6 +1,8 @@
 package queen.server.pop;
 
 import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import queen.server.store.Claim;
 import queen.server.store.StoreException;
 
@@ -10,6 +12,8 @@ import queen.server.store.StoreException;
  * thread.
  */
 final class LongPoll implements Runnable, WakeGate.Resume {
+  private static final Logger log = LoggerFactory.getLogger(LongPoll.class);
+
   private final PopService pops;
   private final PopRequest request;
   private final Caller caller;
@@ -21,6 +25,9 @@ final class LongPoll implements Runnable, WakeGate.Resume {
   private int attempt;
   private boolean woken;
   private boolean looked;
+
+  /** When the look after a failed one may start (System.nanoTime); 0: the last did not fail. */
+  private long retryAt;
 
   LongPoll(
       PopService pops, PopRequest request, Caller caller, Claim claim, PopService.Answer answer) {
@@ -88,6 +95,33 @@ final class LongPoll implements Runnable, WakeGate.Resume {
         // switched on while this pop waited: it answers as a pop begun now, taking nothing
         return PopService.empty(request, claim.workerId());
       }
+      if (retryAt != 0) {
+        if (pops.stopping()) {
+          return PopService.empty(request, claim.workerId());
+        }
+        long wait = retryAt - System.nanoTime();
+        if (wait > 0) {
+          // a wake does not cut it short: the failed look gave its partitions back and woke the
+          // gate, and the parked pops looked again at once, failing in a tight loop
+          Boolean ended =
+              gate.park(
+                  gate.generation(),
+                  wait,
+                  TimeUnit.NANOSECONDS,
+                  request.group(),
+                  picky,
+                  caller,
+                  this);
+          if (ended == null) {
+            return null;
+          }
+          continue;
+        }
+        retryAt = 0;
+        if (deadline - System.nanoTime() <= 0) {
+          return PopService.empty(request, claim.workerId()); // waited out to its deadline
+        }
+      }
       pops.checkBeforeClaim();
       if (looked) {
         // a lease id carries the time of its claim, not of the request: a cursor created while
@@ -96,19 +130,23 @@ final class LongPoll implements Runnable, WakeGate.Resume {
       }
       looked = true;
       PopService.Attempt a;
-      StoreException failed = null;
       try {
         a = pops.attempt(request, claim, deadline);
       } catch (StoreException e) {
-        if (!e.unavailable() || request.waitMillis() == 0) {
+        if (!(e.outage() || e.conflict()) || request.waitMillis() == 0) {
           throw e;
         }
         // a long-poll waits out a database outage or conflict as it waits for messages: Queen's
         // JS and Python consume() end on a 5xx that outlasts their three tries (old Queen answered
-        // such a pop 200 with no messages)
+        // such a pop 200 with no messages). Not a server that takes no writes or lacks room: that
+        // lasts, and its 503 moves a client to another broker
         pops.countFailedLook();
-        failed = e;
-        a = PopService.Attempt.NOTHING;
+        if (e.conflict()) {
+          log.warn("pop of group {}: conflict, looking again: {}", request.group(), e.getMessage());
+        }
+        long now = System.nanoTime();
+        retryAt = now + pops.retryNanos(e, deadline - now);
+        continue;
       }
       if (a.result() != null) {
         if (discovery && (woken || a.result().messages().size() >= request.batch())) {
@@ -133,10 +171,7 @@ final class LongPoll implements Runnable, WakeGate.Resume {
         return PopService.empty(request, claim.workerId());
       }
       attempt++;
-      long park =
-          failed == null
-              ? pops.parkNanos(a, picky, attempt, now, left)
-              : pops.retryNanos(failed, left);
+      long park = pops.parkNanos(a, picky, attempt, now, left);
       if (pops.stopping()) {
         return PopService.empty(request, claim.workerId()); // shutting down: parked pops answer 204
       }

@@ -87,8 +87,8 @@ public final class PopService {
     this.failedLooks =
         Counter.builder("queen_pop_failed_looks_total")
             .description(
-                "Looks of long-polls that met a database outage or conflict and waited to look"
-                    + " again, instead of answering 503")
+                "Looks of long-polls that met a database outage or conflict: the pop looked again"
+                    + " after POP_WAIT_MAX_INTERVAL_MS, or answered 204 at its deadline, not 503")
             .register(meters);
     this.noPermit =
         Counter.builder("queen_pop_no_permit_total")
@@ -171,10 +171,10 @@ public final class PopService {
   }
 
   /**
-   * How long a long-poll whose look met a database failure waits before its next look: the
-   * backoff's longest interval, or the rest of its wait when, in an outage, the next look could not
-   * end by the deadline (it may wait the pool's connection timeout for a connection, and Queen's
-   * clients give up on a long-poll 5 s past its timeout).
+   * How long a long-poll whose look met a database outage or conflict waits before its next look,
+   * whatever wakes it: the backoff's longest interval, or the rest of its wait when, in an outage,
+   * the next look could not end by the deadline (it may wait the pool's connection timeout for a
+   * connection, and Queen's clients give up on a long-poll 5 s past its timeout).
    */
   long retryNanos(StoreException failed, long left) {
     long retry = TimeUnit.MILLISECONDS.toNanos(waits.maxMs());

@@ -6,14 +6,8 @@ import static queen.server.Wire.object;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import java.net.URLEncoder;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.time.ZoneOffset;
-import java.time.ZonedDateTime;
-import java.time.format.DateTimeFormatter;
 import java.util.List;
-import java.util.Locale;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -69,31 +63,6 @@ class AckStatusTest {
     assertThat(newest.get("partition").asText()).isEqualTo("Default");
     assertThat(newest.get("consumerGroup").asText()).isEqualTo("__QUEUE_MODE__");
     assertThat(cursor("dead", "retry_count")).as("the failed range is done").isZero();
-  }
-
-  @Test
-  void deadLettersAreFilteredByADateAsQueensJsClientSendsIt() {
-    wire.configure("dead-dated", object().put("retryLimit", 0));
-    wire.pushNumbered("dead-dated", "Default", 0, 1);
-    wire.ackAll(pop("dead-dated", "batch=10"), "failed", "once");
-    ZonedDateTime now = ZonedDateTime.now(ZoneOffset.ofHours(2));
-    // String(new Date()), and Date.toUTCString()
-    String hourAgo =
-        DateTimeFormatter.ofPattern("EEE MMM dd yyyy HH:mm:ss 'GMT'xx", Locale.ENGLISH)
-                .format(now.minusHours(1))
-            + " (Central European Summer Time)";
-    String inAnHour = DateTimeFormatter.RFC_1123_DATE_TIME.format(now.plusHours(1));
-    assertThat(deadLetters("from", hourAgo)).as(hourAgo).isEqualTo(1);
-    assertThat(deadLetters("to", hourAgo)).as(hourAgo).isZero();
-    assertThat(deadLetters("from", inAnHour)).as(inAnHour).isZero();
-    assertThat(deadLetters("to", inAnHour)).as(inAnHour).isEqualTo(1);
-  }
-
-  private int deadLetters(String bound, String date) {
-    String encoded = URLEncoder.encode(date, StandardCharsets.UTF_8).replace("+", "%20");
-    TestBroker.Reply r = broker.get("/api/v1/dlq?queue=dead-dated&" + bound + "=" + encoded);
-    assertThat(r.status()).as(r.text()).isEqualTo(200);
-    return r.json().get("total").asInt();
   }
 
   @Test

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -60,7 +62,7 @@ class StrictInputTest {
     refused(broker.delete("/api/v1/consumer-groups/g/queues/%09"), 400, "queue", "group delete");
     assertThat(
             broker.sqlText(
-                "select string_agg(name, ',') from queen.queues where name not in ('lim', 'slashed', 'q-slash', 'long-ids', 'labelled', 'blank-param')"
+                "select string_agg(name, ',') from queen.queues where name not in ('lim', 'slashed', 'q-slash', 'long-ids', 'labelled', 'blank-param', 'dead-dated')"
                     + " and name not like 'lone-%'"))
         .as("no queue but those the other tests push to")
         .isNull();
@@ -180,21 +182,51 @@ class StrictInputTest {
   }
 
   @Test
-  void numbersOfMoreThanAMillionDigitsWrittenOutAreRefusedInTraceData() {
-    // 8 bytes each here, 131,072 digits at every read of the trace and of its message's detail
-    String eight = String.join(",", java.util.Collections.nCopies(8, "1e131071"));
+  void numbersOfMoreThanTenThousandDigitsWrittenOutAreRefusedInTraceData() {
+    // 8 bytes here, 131,072 digits at every read of the trace and of its message's detail
     String trace =
         "{\"transactionId\":\"t\",\"partitionId\":\"00000000-0000-0000-0000-000000000000\","
             + "\"data\":{\"n\":[%s]}}";
-    refused(
-        broker.post("/api/v1/traces", trace.formatted(eight)),
-        400,
-        "data holds numbers of more than 1000000 digits written out",
-        "eight");
-    String seven = String.join(",", java.util.Collections.nCopies(7, "1e131071"));
-    assertThat(broker.post("/api/v1/traces", trace.formatted(seven)).status())
+    for (String over : List.of("1e131071", "1e5000, 1e4999", "1e-5000, 1e4999")) {
+      refused(
+          broker.post("/api/v1/traces", trace.formatted(over)),
+          400,
+          "data holds numbers of more than 10000 digits written out",
+          over);
+    }
+    assertThat(broker.post("/api/v1/traces", trace.formatted("1e4999, 1e4999")).status())
         .as("past the check, the message is unknown")
         .isEqualTo(404);
+  }
+
+  @Test
+  void aDateAsQueensJsClientSendsItFiltersDeadLetters() {
+    Wire wire = new Wire(broker);
+    wire.configure("dead-dated", Wire.object().put("retryLimit", 0));
+    wire.pushNumbered("dead-dated", "Default", 0, 1);
+    wire.ackAll(wire.popPartition("dead-dated", "Default", "batch=10").json(), "failed", "once");
+    // String(date) in Chicago, and date.toUTCString(): both long before the dead letter
+    String jsText = "Sat May 02 2026 08:42:27 GMT-0500 (Central Daylight Time)";
+    String utc = "Sat, 02 May 2026 13:42:27 GMT";
+    String future = "Fri, 01 Jan 2100 00:00:00 GMT";
+    for (String before : List.of(jsText, utc)) {
+      assertThat(deadLetters("from", before)).as(before).isEqualTo(1);
+      assertThat(deadLetters("to", before)).as(before).isZero();
+    }
+    assertThat(deadLetters("from", future)).isZero();
+    assertThat(deadLetters("to", future)).isEqualTo(1);
+    refused(
+        broker.get("/api/v1/dlq?from=Sun%20May%2002%202026%2008:42:27%20GMT-0500"),
+        400,
+        "from",
+        "a wrong day");
+  }
+
+  private static int deadLetters(String bound, String date) {
+    String encoded = URLEncoder.encode(date, StandardCharsets.UTF_8).replace("+", "%20");
+    TestBroker.Reply r = broker.get("/api/v1/dlq?queue=dead-dated&" + bound + "=" + encoded);
+    assertThat(r.status()).as(r.text()).isEqualTo(200);
+    return r.json().get("total").asInt();
   }
 
   @Test

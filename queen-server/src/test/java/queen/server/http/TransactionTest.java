@@ -243,7 +243,6 @@ class TransactionTest {
     assertThat(popped).contains("\"data\":" + payload, "\"data\":2.50");
   }
 
-  /** An ack operation of a popped message, as Queen's TransactionBuilder sends it. */
   /**
    * A transaction as Queen's clients send it: the popped message's ack, with no group nor lease, a
    * push to tx-group-out, and the pop's lease in requiredLeases.
@@ -257,6 +256,7 @@ class TransactionTest {
     return body;
   }
 
+  /** An ack operation of a popped message, as Queen's TransactionBuilder sends it. */
   private static void ack(ArrayNode ops, JsonNode m) {
     ops.addObject()
         .put("type", "ack")
