@@ -228,7 +228,8 @@ final class Fields {
    * more than {@value #MAX_WRITTEN_DIGITS} digits written out in all. jsonb writes a number out in
    * full: {@code 1e131071} is 8 bytes in a request and 131,072 digits at every read, and a trace of
    * a few thousand such made PostgreSQL run out of memory on each read of its message. The bound is
-   * per value, and a page lists up to 1,000 traces: 10 MB of digits at most.
+   * per value: a page of 1,000 traces reads 10 MB of digits at most, but a message's traces are
+   * read whole, each up to 10 KB of digits.
    */
   static void storableJson(JsonNode v, String at) {
     if (writtenDigits(v, at) > MAX_WRITTEN_DIGITS) {
@@ -248,10 +249,12 @@ final class Fields {
       storableText(v.asText(), at);
     } else if (v.isNumber()) {
       java.math.BigDecimal d = v.decimalValue();
-      if (d.precision() - d.scale() > 131_072 || d.scale() > 16_383) {
+      // in long: 1e2147483647 has 1 - -2147483647 digits before the point, which wrapped in int
+      long whole = (long) d.precision() - d.scale();
+      if (whole > 131_072 || d.scale() > 16_383) {
         throw ApiException.badRequest(at + " holds a number beyond what PostgreSQL can store");
       }
-      return Math.max(d.precision() - d.scale(), 1) + Math.max(d.scale(), 0);
+      return Math.max(whole, 1) + Math.max(d.scale(), 0);
     } else if (v.isContainerNode()) {
       long digits = 0;
       for (var e : v.properties()) {

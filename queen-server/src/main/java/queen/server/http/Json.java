@@ -192,10 +192,13 @@ final class Json {
       while (p.nextToken() == JsonToken.FIELD_NAME) {
         String name = p.currentName();
         JsonToken t = p.nextToken();
-        if (name.equals(field) && t == JsonToken.START_ARRAY) {
-          out = strings(p);
+        if (!name.equals(field)) {
+          p.skipChildren();
+        } else if (t == JsonToken.START_ARRAY) {
+          out = strings(p); // the last of a repeated field, as arrayField reads
         } else {
           p.skipChildren();
+          out = List.of();
         }
       }
       return out;

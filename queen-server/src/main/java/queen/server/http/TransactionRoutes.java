@@ -102,9 +102,14 @@ public final class TransactionRoutes implements Routes {
         });
   }
 
-  /** The lease of {@code requiredLeases} when it names one only (repeated or not), else null. */
+  /**
+   * The lease of {@code requiredLeases} when it names one only (repeated or not) and it is a lease
+   * id, else null: a value the broker could not have issued is ignored, as the field was.
+   */
   private static String onlyLease(List<String> required) {
-    return required.stream().distinct().count() == 1 ? required.getFirst() : null;
+    return required.stream().distinct().count() == 1 && Fields.isUuid(required.getFirst())
+        ? required.getFirst()
+        : null;
   }
 
   /**

@@ -101,21 +101,10 @@ final class LongPoll implements Runnable, WakeGate.Resume {
         }
         long wait = retryAt - System.nanoTime();
         if (wait > 0) {
-          // a wake does not cut it short: the failed look gave its partitions back and woke the
-          // gate, and the parked pops looked again at once, failing in a tight loop
-          Boolean ended =
-              gate.park(
-                  gate.generation(),
-                  wait,
-                  TimeUnit.NANOSECONDS,
-                  request.group(),
-                  picky,
-                  caller,
-                  this);
-          if (ended == null) {
-            return null;
-          }
-          continue;
+          // on a timer, not on the gate: parked there, the pop was woken by the failed look's own
+          // give-back and looked again at once, and it took the wakes meant for pops that can look
+          WakeGate.after(wait, this);
+          return null;
         }
         retryAt = 0;
         if (deadline - System.nanoTime() <= 0) {

@@ -172,12 +172,13 @@ public final class PopService {
 
   /**
    * How long a long-poll whose look met a database outage or conflict waits before its next look,
-   * whatever wakes it: the backoff's longest interval, or the rest of its wait when, in an outage,
-   * the next look could not end by the deadline (it may wait the pool's connection timeout for a
-   * connection, and Queen's clients give up on a long-poll 5 s past its timeout).
+   * whatever wakes the others: the backoff's longest interval, at most a second (a raised one kept
+   * a pop from looking again for its whole wait after one deadlock), or the rest of its wait when,
+   * in an outage, the next look could not end by the deadline (it may wait the pool's connection
+   * timeout for a connection, and Queen's clients give up on a long-poll 5 s past its timeout).
    */
   long retryNanos(StoreException failed, long left) {
-    long retry = TimeUnit.MILLISECONDS.toNanos(waits.maxMs());
+    long retry = TimeUnit.MILLISECONDS.toNanos(Math.min(waits.maxMs(), 1000));
     if (failed.outage() && left - retry < Database.CONNECTION_TIMEOUT.toNanos()) {
       return left;
     }

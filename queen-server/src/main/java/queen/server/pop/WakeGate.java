@@ -73,6 +73,14 @@ public final class WakeGate {
     return timer;
   }
 
+  /**
+   * Resumes {@code resume}, unwoken, after {@code nanos}, on no gate: no wake ends the wait, and
+   * none is taken from the long-polls parked on a gate.
+   */
+  static void after(long nanos, Resume resume) {
+    DEADLINES.schedule(() -> resume.resume(false), nanos, TimeUnit.NANOSECONDS);
+  }
+
   /** Read before looking for work; pass to {@link #park}. */
   public long generation() {
     return generation;

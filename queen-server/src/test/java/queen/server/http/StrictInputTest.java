@@ -194,6 +194,12 @@ class StrictInputTest {
           "data holds numbers of more than 10000 digits written out",
           over);
     }
+    // its digits before the point overflowed an int, and PostgreSQL's refusal was a 500
+    refused(
+        broker.post("/api/v1/traces", trace.formatted("1e2147483647")),
+        400,
+        "beyond what PostgreSQL can store",
+        "1e2147483647");
     assertThat(broker.post("/api/v1/traces", trace.formatted("1e4999, 1e4999")).status())
         .as("past the check, the message is unknown")
         .isEqualTo(404);

@@ -6,6 +6,7 @@ import static queen.server.Wire.object;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import queen.server.TestBroker;
@@ -120,6 +121,20 @@ class TransactionTest {
     assertThat(wire.popPartition("tx-group-out", "Default", "batch=10").json().get("messages"))
         .extracting(m -> m.get("transactionId").asText())
         .containsExactly("g-1");
+  }
+
+  @Test
+  void requiredLeasesThatNameNoLeaseAreIgnoredAsTheyWere() {
+    wire.pushNumbered("tx-odd", "Default", 0, 3);
+    JsonNode messages = wire.popPartition("tx-odd", "Default", "batch=3&autoAck=true").json();
+    int n = 0;
+    for (String odd : List.of("[\"not-a-lease\"]", "\"x\"", "[null]")) {
+      ObjectNode body = object();
+      ack(body.putArray("operations"), messages.get("messages").get(n++));
+      String text = body.toString().replaceFirst("}$", ",\"requiredLeases\":" + odd + "}");
+      JsonNode r = broker.post("/api/v1/transaction", text).json();
+      assertThat(r.get("success").asBoolean()).as(odd + ": " + r).isTrue();
+    }
   }
 
   @Test
