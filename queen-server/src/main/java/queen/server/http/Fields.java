@@ -148,15 +148,15 @@ final class Fields {
    * our clients and the dashboard encode them, and the query string and the bodies reach them.
    */
   static String queueName(String value, String field) {
-    if (value != null) {
-      for (char c : URL_CHANGERS) {
-        if (value.indexOf(c) >= 0) {
-          throw ApiException.badRequest(
-              field + " must not contain any of " + URL_CHANGERS_TEXT + ", got '" + value + "'");
-        }
+    // named first: its length is bound before the name goes into the error below
+    String named = name(value, field);
+    for (char c : URL_CHANGERS) {
+      if (named.indexOf(c) >= 0) {
+        throw ApiException.badRequest(
+            field + " must not contain any of " + URL_CHANGERS_TEXT + ", got '" + named + "'");
       }
     }
-    return name(value, field);
+    return named;
   }
 
   private static final char[] URL_CHANGERS = {'/', '\\', ';', '?', '#', '%'};

@@ -8,8 +8,8 @@ import queen.server.store.StoreException;
 
 /**
  * One pop's looks and parks, run again each time its wait ends, until it answers. A parked pop
- * holds no thread: it waits in its gate's queue ({@link WakeGate}) and continues on a new virtual
- * thread.
+ * holds no thread: it waits in its gate's queue ({@link WakeGate}), or on a timer after a look that
+ * met a database failure, and continues on a new virtual thread.
  */
 final class LongPoll implements Runnable, WakeGate.Resume {
   private static final Logger log = LoggerFactory.getLogger(LongPoll.class);
@@ -101,9 +101,9 @@ final class LongPoll implements Runnable, WakeGate.Resume {
         }
         long wait = retryAt - System.nanoTime();
         if (wait > 0) {
-          // on a timer, not on the gate: parked there, the pop was woken by the failed look's own
-          // give-back and looked again at once, and it took the wakes meant for pops that can look
-          WakeGate.after(wait, this);
+          // on a timer, not on the gate: a gate's wakes are for pops that can look. A second at a
+          // time, so that a stop or the client's departure is seen within one
+          WakeGate.after(Math.min(wait, TimeUnit.SECONDS.toNanos(1)), this);
           return null;
         }
         retryAt = 0;

@@ -88,7 +88,8 @@ public final class PopService {
         Counter.builder("queen_pop_failed_looks_total")
             .description(
                 "Looks of long-polls that met a database outage or conflict: the pop looked again"
-                    + " after POP_WAIT_MAX_INTERVAL_MS, or answered 204 at its deadline, not 503")
+                    + " after POP_WAIT_MAX_INTERVAL_MS (at most 1 s), or waited out its wait and"
+                    + " answered 204, not 503")
             .register(meters);
     this.noPermit =
         Counter.builder("queen_pop_no_permit_total")
@@ -171,11 +172,11 @@ public final class PopService {
   }
 
   /**
-   * How long a long-poll whose look met a database outage or conflict waits before its next look,
-   * whatever wakes the others: the backoff's longest interval, at most a second (a raised one kept
-   * a pop from looking again for its whole wait after one deadlock), or the rest of its wait when,
-   * in an outage, the next look could not end by the deadline (it may wait the pool's connection
-   * timeout for a connection, and Queen's clients give up on a long-poll 5 s past its timeout).
+   * How long a long-poll whose look met a database outage or conflict waits before its next look:
+   * the backoff's longest interval, at most a second (a raised one kept a pop from looking again
+   * for its whole wait after one deadlock), or the rest of its wait when, in an outage, the next
+   * look could not end by the deadline (it may wait the pool's connection timeout for a connection,
+   * and Queen's clients give up on a long-poll 5 s past its timeout).
    */
   long retryNanos(StoreException failed, long left) {
     long retry = TimeUnit.MILLISECONDS.toNanos(Math.min(waits.maxMs(), 1000));
@@ -351,7 +352,8 @@ public final class PopService {
 
   /**
    * Shutting down: every parked long-poll stops waiting and answers 204 (its client polls again,
-   * elsewhere); pops still looking finish their look.
+   * elsewhere), one waiting out a database failure within a second; pops still looking finish their
+   * look.
    */
   public void stopWaiting() {
     stopping = true;

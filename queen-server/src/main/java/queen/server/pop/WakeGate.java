@@ -51,7 +51,10 @@ public final class WakeGate {
     }
   }
 
-  /** Ends the waits that run out, for every gate: one daemon thread that only hands work on. */
+  /**
+   * Ends the waits that run out, for every gate, and the timed waits of {@link #after}: one daemon
+   * thread that only hands work on.
+   */
   private static final ScheduledThreadPoolExecutor DEADLINES = deadlines();
 
   private final ReentrantLock lock = new ReentrantLock();

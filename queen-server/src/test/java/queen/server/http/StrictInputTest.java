@@ -168,8 +168,7 @@ class StrictInputTest {
 
   @Test
   void aBodyInUtf16IsRefusedAsNotUtf8() throws Exception {
-    byte[] utf16 =
-        push("utf16", "p").toString().getBytes(java.nio.charset.StandardCharsets.UTF_16LE);
+    byte[] utf16 = push("utf16", "p").toString().getBytes(StandardCharsets.UTF_16LE);
     for (String route : List.of("/api/v1/push", "/api/v1/transaction")) {
       TestBroker.Reply r =
           broker.send(
