@@ -20,8 +20,6 @@ import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
-import java.util.ArrayList;
-import java.util.List;
 
 /** The broker's one JSON mapper and the timestamp formats of the wire contract. */
 final class Json {
@@ -134,12 +132,25 @@ final class Json {
     T read(JsonParser p) throws IOException;
   }
 
+  /** Reads, or skips, the value of a top-level field the parser stands on. */
+  interface FieldReader {
+    void read(String name, JsonParser p) throws IOException;
+  }
+
   /**
    * The array under {@code field} of a body that is a JSON object, read by {@code reader} with the
    * streaming parser (no tree of the body); other fields are skipped. Empty, malformed, not an
    * object, or without that array is a 400 ({@code missing} says the last).
    */
   static <T> T arrayField(byte[] body, String field, String missing, ArrayReader<T> reader) {
+    return arrayField(body, field, missing, reader, (name, p) -> p.skipChildren());
+  }
+
+  /**
+   * As {@link #arrayField}, the other top-level fields given to {@code others} in the same pass.
+   */
+  static <T> T arrayField(
+      byte[] body, String field, String missing, ArrayReader<T> reader, FieldReader others) {
     if (body.length == 0) {
       throw ApiException.badRequest("Empty request body");
     }
@@ -156,12 +167,12 @@ final class Json {
       while (p.nextToken() == JsonToken.FIELD_NAME) {
         String name = p.currentName();
         p.nextToken();
-        if (name.equals(field) && p.currentToken() == JsonToken.START_ARRAY) {
+        if (!name.equals(field)) {
+          others.read(name, p);
+        } else if (p.currentToken() == JsonToken.START_ARRAY) {
           value = reader.read(p);
         } else {
-          if (name.equals(field)) {
-            value = null;
-          }
+          value = null;
           p.skipChildren();
         }
       }
@@ -177,49 +188,6 @@ final class Json {
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
-  }
-
-  /**
-   * The strings of the array under the top-level {@code field} of a JSON object body, read with the
-   * streaming parser: none when it is absent or anything but an array of strings (Queen ignored the
-   * field, so a client's odd value there must not start failing its requests). For a body {@link
-   * #arrayField} read already: the other fields are skipped unread.
-   */
-  static List<String> topLevelStrings(byte[] body, String field) {
-    List<String> out = List.of();
-    try (JsonParser p = MAPPER.createParser(body)) {
-      p.nextToken();
-      while (p.nextToken() == JsonToken.FIELD_NAME) {
-        String name = p.currentName();
-        JsonToken t = p.nextToken();
-        if (!name.equals(field)) {
-          p.skipChildren();
-        } else if (t == JsonToken.START_ARRAY) {
-          out = strings(p); // the last of a repeated field, as arrayField reads
-        } else {
-          p.skipChildren();
-          out = List.of();
-        }
-      }
-      return out;
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
-  }
-
-  /** The array the parser stands on, when it holds strings only; else none. */
-  private static List<String> strings(JsonParser p) throws IOException {
-    List<String> out = new ArrayList<>();
-    boolean strings = true;
-    while (p.nextToken() != JsonToken.END_ARRAY) {
-      if (p.currentToken() == JsonToken.VALUE_STRING) {
-        out.add(p.getText());
-      } else {
-        strings = false;
-        p.skipChildren();
-      }
-    }
-    return strings ? out : List.of();
   }
 
   /** The request body as a JSON object; empty, malformed or not an object is a 400. */

@@ -8,6 +8,7 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicReference;
 import queen.server.push.PushItem;
 
 /**
@@ -36,19 +37,48 @@ final class TransactionBody {
   private static final Set<String> FIELDS =
       Set.of("type", "transactionId", "partitionId", "consumerGroup", "status", "leaseId", "error");
 
+  /**
+   * The operations, and the strings of {@code requiredLeases}: none when it is absent or anything
+   * but an array of strings (Queen ignored the field, so a client's odd value there must not start
+   * failing its requests); the last of a repeated field, as for {@code operations}.
+   */
+  record Read(List<Operation> operations, List<String> requiredLeases) {}
+
   private TransactionBody() {}
 
-  static List<Operation> read(byte[] body, String producer, PushLimits limits) {
+  static Read read(byte[] body, String producer, PushLimits limits) {
+    AtomicReference<List<String>> leases = new AtomicReference<>(List.of());
     List<Operation> ops =
         Json.arrayField(
             body,
             "operations",
             "operations array required",
-            p -> operations(p, body, producer, limits));
+            p -> operations(p, body, producer, limits),
+            (name, p) -> {
+              if (name.equals("requiredLeases")) {
+                leases.set(p.currentToken() == JsonToken.START_ARRAY ? strings(p) : List.of());
+              }
+              p.skipChildren();
+            });
     if (ops.isEmpty()) {
       throw ApiException.badRequest("operations array cannot be empty");
     }
-    return ops;
+    return new Read(ops, leases.get());
+  }
+
+  /** The array the parser stands on, when it holds strings only; else none. */
+  private static List<String> strings(JsonParser p) throws IOException {
+    List<String> out = new ArrayList<>();
+    boolean strings = true;
+    while (p.nextToken() != JsonToken.END_ARRAY) {
+      if (p.currentToken() == JsonToken.VALUE_STRING) {
+        out.add(p.getText());
+      } else {
+        strings = false;
+        p.skipChildren();
+      }
+    }
+    return strings ? out : List.of();
   }
 
   private static List<Operation> operations(

@@ -39,10 +39,9 @@ public final class TransactionRoutes implements Routes {
           String id = UUID.randomUUID().toString();
           List<TransactionService.AckOp> acks = new ArrayList<>();
           List<TransactionService.PushOp> pushes = new ArrayList<>();
-          List<TransactionBody.Operation> ops =
-              TransactionBody.read(body, Gate.subject(req), limits);
-          String onlyLease = onlyLease(Json.topLevelStrings(body, "requiredLeases"));
-          for (TransactionBody.Operation op : ops) {
+          TransactionBody.Read read = TransactionBody.read(body, Gate.subject(req), limits);
+          String onlyLease = onlyLease(read.requiredLeases());
+          for (TransactionBody.Operation op : read.operations()) {
             String type = op.fields().path("type").asText("");
             switch (type) {
               case "ack" -> acks.add(ack(op, onlyLease));
