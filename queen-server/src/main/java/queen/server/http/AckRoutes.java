@@ -123,14 +123,14 @@ public final class AckRoutes implements Routes {
   }
 
   static AckRequest request(JsonNode item, String at, String missingError) {
-    String status = Fields.optionalString(item, "status", "completed");
-    String lease = Fields.optionalString(item, "leaseId", null);
+    String status = Fields.optionalString(item, "status", "completed", at);
+    String lease = Fields.optionalString(item, "leaseId", null, at);
     return new AckRequest(
         Fields.uuid(item.get("partitionId").asText(), "partitionId" + at),
         Fields.identifier(item.get("transactionId").asText(), "transactionId" + at),
         status,
         lease,
-        Fields.optionalString(item, "error", missingError));
+        Fields.optionalString(item, "error", missingError, at));
   }
 
   private static ArrayNode render(List<AckRequest> requests, List<AckOutcome> outcomes) {

@@ -68,6 +68,17 @@ public final class ConfigureRoutes implements Routes {
           String task = Fields.label(Fields.optionalString(body, "task", ""), "task");
           ObjectNode options = validOptions(body.get("options"));
           boolean wasEncrypted = sealing.encrypts(name.asText());
+          if (wasEncrypted
+              && !options.path("encryptionEnabled").asBoolean(false)
+              && !req.grants(Access.ADMIN)) {
+            // a read-write token (any consumer's create()) would store later payloads in the clear
+            options.put("encryptionEnabled", true);
+            log.warn(
+                "queue {} keeps encrypting its payloads: a configure without the admin role left"
+                    + " out options.encryptionEnabled or sent false, and only an admin switches it"
+                    + " off",
+                name.asText());
+          }
           ConfiguredQueue q = queues.configure(name.asText(), namespace, task, options.toString());
           if (wasEncrypted && !q.options().encryptionEnabled()) {
             // a full replace: a client's create() sending its default false switches it off

@@ -5,6 +5,7 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.time.Instant;
 import java.util.Optional;
 import java.util.UUID;
 import queen.server.ack.DeadLetterService;
@@ -37,13 +38,16 @@ public final class DeadLetterRoutes implements Routes {
           int limit = p.limit(100, 1000);
           // past it, each page read every dead letter before it; the filters narrow a search
           int offset = p.offset(MAX_OFFSET);
+          Instant from = p.timestamp("from");
+          Instant to = p.timestamp("to");
+          TimeWindow.ordered(from, to);
           DeadLetterStore.Filter filter =
               new DeadLetterStore.Filter(
                   p.optional("queue"),
                   p.optional("consumerGroup"),
                   p.optional("partition"),
-                  p.timestamp("from"),
-                  p.timestamp("to"));
+                  from,
+                  to);
           Replies.json(res, 200, render(letters.list(filter, limit, offset), limit, offset));
         });
     rules.post(

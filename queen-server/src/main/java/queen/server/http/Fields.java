@@ -23,14 +23,19 @@ final class Fields {
 
   /** A string field that may be absent or null (then {@code fallback}), but not another type. */
   static String optionalString(JsonNode obj, String field, String fallback) {
+    return optionalString(obj, field, fallback, "");
+  }
+
+  /** As above, {@code at} saying where in the body the field is (" (operations[2])"). */
+  static String optionalString(JsonNode obj, String field, String fallback, String at) {
     JsonNode v = obj.get(field);
     if (v == null || v.isNull()) {
       return fallback;
     }
     if (!v.isTextual()) {
-      throw ApiException.badRequest(field + " must be a string");
+      throw ApiException.badRequest(field + " must be a string" + at);
     }
-    return text(v.asText(), field);
+    return text(v.asText(), field + at);
   }
 
   /**

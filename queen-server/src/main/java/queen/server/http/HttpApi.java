@@ -157,6 +157,11 @@ public final class HttpApi extends Handler.Abstract {
       return;
     }
     gate.admit(req, match.access());
+    if (method.equals("HEAD") && !match.safe()) {
+      res.header("Allow", "GET");
+      Replies.error(res, 405, "HEAD is not served here: a GET of this route claims messages");
+      return;
+    }
     match.handler().handle(req, res);
   }
 

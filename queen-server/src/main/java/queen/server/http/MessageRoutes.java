@@ -23,6 +23,10 @@ import queen.server.store.TraceStore;
 public final class MessageRoutes implements Routes {
   private static final Set<String> STATUSES =
       Set.of("pending", "processing", "completed", "dead_letter");
+
+  /** Queen's Go CLI lists {@code --status failed}: the messages that ended in the dead letters. */
+  private static final String FAILED = "failed";
+
   private static final String QUEUE_MODE = MessageStore.QUEUE_MODE;
 
   /**
@@ -98,13 +102,17 @@ public final class MessageRoutes implements Routes {
   private void list(Request req, Response res) {
     Params p = new Params(req);
     String status = p.optional("status");
+    if (FAILED.equals(status)) {
+      status = "dead_letter";
+    }
     if (status != null && !STATUSES.contains(status)) {
       throw ApiException.badRequest(
-          "status must be one of pending, processing, completed, dead_letter");
+          "status must be one of pending, processing, completed, dead_letter (or failed)");
     }
     Instant now = clock.instant();
     Instant from = p.timestamp("from");
     Instant to = p.timestamp("to");
+    TimeWindow.ordered(from, to);
     if (from == null) {
       from = now.minus(Duration.ofHours(1));
     }

@@ -55,21 +55,21 @@ public final class PopRoutes implements Routes {
 
   @Override
   public void declare(RouteTable rules) {
-    rules.get(
+    rules.claim(
         "/api/v1/pop/queue/{queue}/partition/{partition}",
         Access.READ_WRITE,
         (req, res) -> {
           Params p = new Params(req);
           serve(req, res, p, new PopTarget.Partition(p.name("queue"), p.name("partition")), 1);
         });
-    rules.get(
+    rules.claim(
         "/api/v1/pop/queue/{queue}",
         Access.READ_WRITE,
         (req, res) -> {
           Params p = new Params(req);
           serve(req, res, p, new PopTarget.Queue(p.name("queue")), partitions(p));
         });
-    rules.get(
+    rules.claim(
         "/api/v1/pop",
         Access.READ_WRITE,
         (req, res) -> {

@@ -8,6 +8,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 import org.eclipse.jetty.util.Fields;
+import queen.server.http.auth.Access;
 import queen.server.http.auth.Caller;
 
 /**
@@ -106,9 +107,17 @@ public final class Request {
     return org.eclipse.jetty.server.Request.getLocalPort(req);
   }
 
-  /** The verified caller, when authentication is on and admitted this request; else null. */
+  /**
+   * The caller: the verified one when authentication is on and admitted this request with a token,
+   * {@link Caller#OPEN} when it is off; else null.
+   */
   Caller caller() {
     return caller;
+  }
+
+  /** Whether the caller was granted {@code access}: false for one let in without a token. */
+  boolean grants(Access access) {
+    return caller != null && caller.access().grants(access);
   }
 
   void admitted(Caller caller) {

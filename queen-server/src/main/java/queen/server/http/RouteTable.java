@@ -12,7 +12,9 @@ import queen.server.http.auth.Access;
  * walk the whole table.
  *
  * <p>A path pattern is literal segments, {@code {name}} segments that match any one segment, and an
- * optional last {@code *} that matches the rest. Requests are matched in declaration order.
+ * optional last {@code *} that matches the rest. Requests are matched in declaration order. A HEAD
+ * request matches the GET routes, and is answered by them unless they claim messages (see {@link
+ * #claim}).
  */
 public final class RouteTable {
   /** One declared route: its method, its path pattern and the access it requires. */
@@ -25,31 +27,39 @@ public final class RouteTable {
   }
 
   /** A route a request matched, with the values of its {@code {name}} segments. */
-  record Match(Access access, Handler handler, Map<String, String> params) {}
+  record Match(Access access, Handler handler, Map<String, String> params, boolean safe) {}
 
   private record Compiled(
-      String method, String[] segments, boolean rest, Access access, Handler h) {}
+      String method, String[] segments, boolean rest, Access access, Handler h, boolean safe) {}
 
   private final List<Route> declared = new ArrayList<>();
   private final List<Compiled> compiled = new ArrayList<>();
 
   public RouteTable get(String path, Access access, Handler handler) {
-    return add("GET", path, access, handler);
+    return add("GET", path, access, handler, true);
+  }
+
+  /**
+   * A GET that claims messages (the pops, as in Queen): a HEAD, which load balancers and monitors
+   * send expecting nothing to change, is not let through to it.
+   */
+  public RouteTable claim(String path, Access access, Handler handler) {
+    return add("GET", path, access, handler, false);
   }
 
   public RouteTable post(String path, Access access, Handler handler) {
-    return add("POST", path, access, handler);
+    return add("POST", path, access, handler, false);
   }
 
   public RouteTable delete(String path, Access access, Handler handler) {
-    return add("DELETE", path, access, handler);
+    return add("DELETE", path, access, handler, false);
   }
 
-  private RouteTable add(String method, String path, Access access, Handler handler) {
+  private RouteTable add(String method, String path, Access access, Handler handler, boolean safe) {
     declared.add(new Route(method, path, access));
     boolean rest = path.endsWith("/*");
     String[] segments = segments(rest ? path.substring(0, path.length() - 2) : path);
-    compiled.add(new Compiled(method, segments, rest, access, handler));
+    compiled.add(new Compiled(method, segments, rest, access, handler, safe));
     return this;
   }
 
@@ -58,13 +68,15 @@ public final class RouteTable {
   }
 
   /**
-   * The first route declared for this method whose pattern matches the path, or null.
+   * The first route declared for this method (GET's for HEAD) whose pattern matches the path, or
+   * null.
    *
    * @param parts the path's segments, each percent-decoded on its own (see {@link #segments})
    */
   Match match(String method, String[] parts) {
+    String as = method.equals("HEAD") ? "GET" : method;
     for (Compiled c : compiled) {
-      if (!c.method.equals(method)
+      if (!c.method.equals(as)
           || parts.length < c.segments.length
           || (!c.rest && parts.length != c.segments.length)
           || (c.rest && parts.length == c.segments.length)) {
@@ -85,7 +97,7 @@ public final class RouteTable {
         }
       }
       if (matches) {
-        return new Match(c.access, c.h, params);
+        return new Match(c.access, c.h, params, c.safe);
       }
     }
     return null;

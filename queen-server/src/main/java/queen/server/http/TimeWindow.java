@@ -17,6 +17,16 @@ record TimeWindow(Instant from, Instant to) {
     return new TimeWindow(from, to);
   }
 
+  /**
+   * A list's {@code from} and {@code to}, either absent: a {@code from} after {@code to} is a 400,
+   * as on the status routes, not an empty page that looks like no data.
+   */
+  static void ordered(Instant from, Instant to) {
+    if (from != null && to != null && from.isAfter(to)) {
+      throw ApiException.badRequest("from must not be after to");
+    }
+  }
+
   long minutes() {
     return Math.max(1, Duration.between(from, to).toMinutes());
   }

@@ -72,7 +72,9 @@ public final class TraceRoutes implements Routes {
     }
     Fields.storableJson(data, "data");
     List<String> names = names(body.get("traceNames"));
-    String eventType = Fields.optionalString(body, "eventType", "info");
+    // a lone surrogate was stored as '?', another type than the one sent
+    String eventType =
+        Fields.identifier(Fields.optionalString(body, "eventType", "info"), "eventType");
     String group = Fields.optionalString(body, "consumerGroup", null);
     String worker = Fields.optionalString(body, "workerId", null);
     MessageStore.Stored message =

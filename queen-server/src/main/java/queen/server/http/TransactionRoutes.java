@@ -128,14 +128,14 @@ public final class TransactionRoutes implements Routes {
     if (!op.path("partitionId").isTextual()) {
       throw ApiException.badRequest("partitionId is required" + at);
     }
-    String group = Fields.optionalString(op, "consumerGroup", "");
+    String group = Fields.optionalString(op, "consumerGroup", "", at);
     if (!group.isEmpty()) {
       return new TransactionService.AckOp(
           operation.index(),
           Fields.name(group, "consumerGroup" + at),
           AckRoutes.request(op, at, null));
     }
-    boolean ownLease = !Fields.optionalString(op, "leaseId", "").isEmpty();
+    boolean ownLease = !Fields.optionalString(op, "leaseId", "", at).isEmpty();
     ObjectNode fields = ownLease || lease == null ? op : op.deepCopy().put("leaseId", lease);
     // null: the lease decides, as on the ack route
     String decided = ownLease || lease != null ? null : PopRoutes.QUEUE_MODE;

@@ -74,7 +74,7 @@ class HttpBasicsTest {
     TestBroker.Reply r = broker.post("/api/v1/push", big);
     assertThat(r.status()).isEqualTo(413);
     assertThat(r.json().get("error").asText()).isEqualTo("Request body too large");
-    assertThat(broker.sqlLong("select count(*) from queen.queues")).isZero();
+    assertThat(broker.sqlLong("select count(*) from queen.queues where name = 'q'")).isZero();
   }
 
   @Test
@@ -86,6 +86,26 @@ class HttpBasicsTest {
                 .build());
     assertThat(r.status()).isEqualTo(413);
     assertThat(r.json().get("error").asText()).isEqualTo("Request body too large");
+  }
+
+  @Test
+  void headIsAnsweredAsAGetWithoutItsBodyButNotOnAPopWhichWouldClaimMessages() {
+    TestBroker.Reply health =
+        broker.send(HttpRequest.newBuilder(broker.uri("/health")).HEAD().build());
+    assertThat(health.status()).isEqualTo(200);
+    assertThat(health.text()).isEmpty();
+    assertThat(health.headers().firstValue("content-type")).hasValue("application/json");
+    new queen.server.Wire(broker).pushNumbered("headed", "Default", 0, 1);
+    TestBroker.Reply pop =
+        broker.send(
+            HttpRequest.newBuilder(broker.uri("/api/v1/pop/queue/headed?wait=false"))
+                .HEAD()
+                .build());
+    assertThat(pop.status()).isEqualTo(405);
+    assertThat(pop.headers().firstValue("allow")).hasValue("GET");
+    assertThat(broker.get("/api/v1/pop/queue/headed?wait=false").json().get("messages"))
+        .as("the HEAD claimed nothing")
+        .hasSize(1);
   }
 
   @Test

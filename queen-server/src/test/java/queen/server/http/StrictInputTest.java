@@ -260,6 +260,14 @@ class StrictInputTest {
         400,
         "traceNames",
         "trace name");
+    refused(
+        broker.post(
+            "/api/v1/traces",
+            "{\"transactionId\":\"t\",\"partitionId\":\"00000000-0000-0000-0000-000000000000\","
+                + "\"eventType\":\"\\udc00\",\"data\":{}}"),
+        400,
+        "eventType",
+        "event type");
     String paired = "{\"items\":[{\"queue\":\"lone-\\ud83d\\ude00\",\"payload\":{}}]}";
     assertThat(broker.post("/api/v1/push", paired).status())
         .as("a pair is a character")

@@ -235,7 +235,9 @@ class TransactionTest {
     for (String[] bad :
         new String[][] {
           {"consumerGroup", ack.formatted(txn, "\\u0001g")},
-          {"transactionId", ack.formatted("\\ud800", "g")}
+          {"transactionId", ack.formatted("\\ud800", "g")},
+          {"status must be a string", ack.formatted(txn, "g").replace("}]}", ",\"status\":5}]}")},
+          {"leaseId must be a string", ack.formatted(txn, "").replace("}]}", ",\"leaseId\":[]}]}")}
         }) {
       TestBroker.Reply r = broker.post("/api/v1/transaction", bad[1]);
       assertThat(r.status()).as(bad[1]).isEqualTo(400);

@@ -27,14 +27,7 @@ import queen.server.http.RouteTable;
  * badly signed, expired, for another issuer or audience, or of an algorithm not configured are 401.
  */
 class RouteAccessTest {
-  @RegisterExtension
-  static final TestBroker broker =
-      new TestBroker(
-          Map.of(
-              "JWT_ENABLED", "true",
-              "JWT_SECRET", Tokens.SECRET,
-              "JWT_ISSUER", Tokens.ISSUER,
-              "JWT_AUDIENCE", Tokens.AUDIENCE));
+  @RegisterExtension static final TestBroker broker = new TestBroker(Tokens.brokerEnv());
 
   /** A token whose roles grant exactly the level (PUBLIC: a valid token with no known role). */
   private static final Map<Access, String> TOKENS = new EnumMap<>(Access.class);

@@ -15,6 +15,8 @@ import java.security.Signature;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Date;
+import java.util.HashMap;
+import java.util.Map;
 
 /** Tokens for tests, signed the way identity providers sign them. */
 public final class Tokens {
@@ -23,6 +25,19 @@ public final class Tokens {
   public static final String AUDIENCE = "queen";
 
   private Tokens() {}
+
+  /** A broker's settings that verify these tokens, and {@code more} (name, value, ...). */
+  public static Map<String, String> brokerEnv(String... more) {
+    Map<String, String> env = new HashMap<>();
+    env.put("JWT_ENABLED", "true");
+    env.put("JWT_SECRET", SECRET);
+    env.put("JWT_ISSUER", ISSUER);
+    env.put("JWT_AUDIENCE", AUDIENCE);
+    for (int i = 0; i < more.length; i += 2) {
+      env.put(more[i], more[i + 1]);
+    }
+    return env;
+  }
 
   /** Claims valid for five minutes, with the test issuer and audience. */
   public static JWTClaimsSet.Builder claims(String subject, String role) {
