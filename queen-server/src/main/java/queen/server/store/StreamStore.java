@@ -19,6 +19,12 @@ public final class StreamStore {
   private static final String STATE =
       "select * from queen.streams_cycle_state_v1(?, ?, ?, ?::jsonb[])";
   private static final String ACK = "select * from queen.streams_ack_v2(?, ?, ?, ?, ?, ?, ?)";
+
+  /** Whether the group's cursor of the partition holds a live lease; locked against a claim. */
+  private static final String LEASED =
+      "select c.worker_id is not null and c.lease_expires_at > now() from queen.log_consumers c"
+          + " where c.partition_id = ? and c.consumer_group = ? for share";
+
   private static final String STATE_GET = "select * from queen.streams_state_get_v2(?, ?, ?, ?, ?)";
 
   private final Database db;
@@ -156,7 +162,9 @@ public final class StreamStore {
               String source = applyState(c, queryId, partitionId, ops);
               List<AppendOutcome> appended = pending.write(c);
               Acked acked = null;
-              if (ack != null) {
+              if (ack == null) {
+                unleased(c, partitionId, group);
+              } else {
                 boolean effects = !ops.isEmpty() || !pushes.isEmpty();
                 acked = checkedAck(c, partitionId, group, ack, release, known, effects);
                 if (!acked.outcome().success()) {
@@ -211,6 +219,29 @@ public final class StreamStore {
           throw new Refused(rs.getString("error"));
         }
         return rs.getString("source_queue");
+      }
+    }
+  }
+
+  /**
+   * Refuses a cycle without an ack (the runners' idle flush of ripe windows) while a worker of its
+   * group holds the partition's lease: that worker read the state before the flush deleted a
+   * window, and its acking cycle would write the window back, to be flushed a second time. Locked
+   * where an acking cycle locks the cursor, after the pushes, so the lock order is the same.
+   */
+  private static void unleased(Connection c, UUID partitionId, String group) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(LEASED)) {
+      ps.setObject(1, partitionId);
+      ps.setString(2, group);
+      try (ResultSet rs = ps.executeQuery()) {
+        if (rs.next() && rs.getBoolean(1)) {
+          throw new Refused(
+              "partition "
+                  + partitionId
+                  + " is leased by a worker of consumer group "
+                  + group
+                  + ": a cycle without an ack waits for the lease to end");
+        }
       }
     }
   }
