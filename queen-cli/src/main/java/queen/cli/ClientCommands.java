@@ -238,12 +238,14 @@ final class ClientCommands {
     @Option(names = "--transaction-id", description = "the message's transactionId")
     String transactionId;
 
-    @Option(names = "--lease-id", description = "the lease it was popped under")
+    @Option(
+        names = "--lease-id",
+        description = "the lease it was popped under (with --partition-id only)")
     String leaseId;
 
     @Option(
         names = {"-g", "--group"},
-        description = "consumer group (default: queue mode)")
+        description = "consumer group (default: queue mode; with --partition-id only)")
     String group;
 
     @Override
@@ -260,6 +262,12 @@ final class ClientCommands {
         n.put("consumerGroup", group == null ? Queen.QUEUE_MODE : group);
         messages.add(Message.fromJson(n));
       } else {
+        if (leaseId != null || group != null) {
+          // a popped message read from stdin names its own lease and group
+          throw new IllegalArgumentException(
+              "-g and --lease-id go with --partition-id and --transaction-id; messages read"
+                  + " from stdin carry their own");
+        }
         for (JsonNode n : Ndjson.readStdin()) {
           messages.add(Ndjson.readMessage(n));
         }

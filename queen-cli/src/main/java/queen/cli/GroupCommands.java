@@ -26,7 +26,7 @@ import queen.client.Queen;
     mixinStandardHelpOptions = true,
     description = {
       "List consumer groups per queue with their lag.",
-      "Subcommands show, delete, seek and subscription inspect and reset one group."
+      "Subcommands show, lagging, delete, seek and subscription inspect and reset one group."
     },
     subcommands = {
       GroupCommands.Show.class,
@@ -175,8 +175,8 @@ final class GroupCommands extends Listing {
       name = "delete",
       mixinStandardHelpOptions = true,
       description = {
-        "Delete a group's cursors (on every queue, or on --queue) and leases:",
-        "its next consume starts over from its subscription."
+        "Delete a group's cursors (on every queue, or on --queue) and leases.",
+        "Its next consume starts over from its subscription."
       },
       footer = {"", ClientCommands.EXIT_CODES})
   static final class Delete extends Change {
@@ -200,8 +200,9 @@ final class GroupCommands extends Listing {
       name = "seek",
       mixinStandardHelpOptions = true,
       description = {
-        "Move a group's cursors on a queue: --to-end skips the backlog; --to TIME delivers",
-        "again every message created at or after TIME. Live leases are released."
+        "Move a group's cursors on a queue, releasing its live leases.",
+        "--to-end skips the backlog; --to TIME delivers again every message created at or after"
+            + " TIME."
       },
       footer = {"", ClientCommands.EXIT_CODES})
   static final class Seek extends Change {

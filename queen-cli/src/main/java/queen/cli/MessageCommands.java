@@ -37,7 +37,9 @@ final class MessageCommands {
 
     @Option(
         names = "--status",
-        description = "pending, processing, completed or dead_letter (queue-mode status)")
+        description =
+            "pending, processing, completed or dead_letter (failed: dead_letter): queue mode's"
+                + " status, or the slowest group's where only groups read the partition")
     String status;
 
     @Option(names = "--from", description = "created at or after (ISO-8601; default an hour ago)")
@@ -121,8 +123,9 @@ final class MessageCommands {
       name = "traces",
       mixinStandardHelpOptions = true,
       description = {
-        "Print traces, one JSON object per line: of one message (PARTITION_ID TRANSACTION_ID),",
-        "carrying a name (--name), or the names in use (no arguments)."
+        "Print traces, one JSON object per line.",
+        "Those of one message (PARTITION_ID TRANSACTION_ID), those carrying a name (--name),",
+        "or the 50 names used last (no arguments)."
       },
       footer = {"", ClientCommands.EXIT_CODES})
   static final class Traces implements Callable<Integer> {

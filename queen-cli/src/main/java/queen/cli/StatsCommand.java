@@ -58,7 +58,7 @@ final class StatsCommand implements Callable<Integer> {
 
   @Option(
       names = {"-q", "--queue"},
-      description = "only this queue")
+      description = "only this queue (not for system-metrics, worker-metrics, postgres-stats)")
   String queue;
 
   @Option(

@@ -64,6 +64,10 @@ class CliTest {
         .extracting(n -> n.get("success").asBoolean())
         .containsExactly(true, true);
     assertThat(run("", "pop", url(), "cli-q").out()).isEmpty();
+
+    Run grouped = run(popped.out(), "ack", url(), "-g", "other");
+    assertThat(grouped.exit()).as("the messages name their own group").isEqualTo(2);
+    assertThat(grouped.err()).contains("messages read from stdin carry their own");
   }
 
   @Test

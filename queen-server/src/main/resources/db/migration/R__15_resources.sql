@@ -70,8 +70,11 @@ begin
 end;
 $$;
 
--- One row per queue, newest first. pending and processing are those of the queue-mode cursors
--- (__QUEUE_MODE__): what no queue-mode consumer has acked, and what is leased right now.
+-- One row per queue, newest first, counted as a queue's detail counts its partitions
+-- (queen.queue_partitions_v2): the retained messages (retention and clears deleted the rest),
+-- pending and processing by the queue-mode cursor (__QUEUE_MODE__), or the slowest consumer
+-- group's where only groups read the partition. Before, every message ever pushed was counted,
+-- and a queue read only by groups showed all of it as pending.
 create or replace function queen.queue_list_v1()
 returns table (id uuid, name text, namespace text, task text, created_at timestamptz,
                partitions bigint, total bigint, pending bigint, processing bigint)
@@ -79,20 +82,35 @@ language plpgsql
 stable
 as $$
 #variable_conflict use_column
+declare
+    -- a variable, not now() in the lateral below: Citus takes only immutable functions there
+    v_now timestamptz := now();
 begin
     return query
     select q.id, q.name, q.namespace, q.task, q.created_at,
            count(p.id),
-           coalesce(sum(p.last_offset + 1), 0)::bigint,
-           coalesce(sum(p.last_offset - coalesce(c.committed, -1) - l.leased), 0)::bigint,
-           coalesce(sum(l.leased), 0)::bigint
+           coalesce(sum(t.total), 0)::bigint,
+           coalesce(sum(greatest(t.total - t.completed - t.leased, 0)), 0)::bigint,
+           coalesce(sum(t.leased), 0)::bigint
       from queen.queues q
       left join queen.log_partitions p on p.queue_id = q.id
-      left join queen.log_consumers c
-             on c.partition_id = p.id and c.consumer_group = '__QUEUE_MODE__'
-      cross join lateral (
-          select case when c.lease_expires_at > now()
-                      then greatest(c.batch_end - c.committed, 0) else 0 end as leased) l
+      left join queen.log_consumers qm
+             on qm.partition_id = p.id and qm.consumer_group = '__QUEUE_MODE__'
+      left join lateral (select c.committed, c.batch_end, c.lease_expires_at, c.worker_id
+                           from queen.log_consumers c
+                          where c.partition_id = p.id
+                          order by c.committed
+                          limit 1) slow on true
+      left join lateral (
+          select p.last_offset + 1 - p.retained_from as total,
+                 greatest(coalesce(qm.committed, slow.committed, -1) + 1 - p.retained_from, 0)
+                     as completed,
+                 case when qm.partition_id is not null
+                      then case when qm.lease_expires_at > v_now and qm.worker_id is not null
+                                then greatest(qm.batch_end - qm.committed, 0) else 0 end
+                      when slow.lease_expires_at > v_now and slow.worker_id is not null
+                      then greatest(slow.batch_end - slow.committed, 0) else 0 end as leased) t
+             on true
      group by q.id
      order by q.created_at desc, q.name;
 end;

@@ -140,10 +140,13 @@ class ResourceRoutesTest {
   }
 
   @Test
-  void aGroupsLagLeavesOutWhatAClearDeleted() {
+  void aGroupsLagAndTheQueueListLeaveOutWhatAClearDeleted() {
     wire.pushNumbered("res-cleared", "p", 0, 5);
     wire.ackAll(wire.popPartition("res-cleared", "p", "batch=2&consumerGroup=g").json());
     assertThat(group("g", "res-cleared").get("totalLag").asInt()).isEqualTo(3);
+    JsonNode listed = queue("res-cleared").get("messages");
+    assertThat(listed.get("total").asInt()).isEqualTo(5);
+    assertThat(listed.get("pending").asInt()).as("read only by g: g's cursor").isEqualTo(3);
     assertThat(
             broker
                 .send(
@@ -154,6 +157,9 @@ class ResourceRoutesTest {
         .isEqualTo(200);
     JsonNode g = group("g", "res-cleared");
     assertThat(g.get("totalLag").asInt()).as("the 3 unread were deleted").isZero();
+    JsonNode stored = queue("res-cleared").get("messages");
+    assertThat(stored.get("total").asInt()).as("the list counts what is stored").isZero();
+    assertThat(stored.get("pending").asInt()).isZero();
     assertThat(g.get("state").asText()).isEqualTo("Stable");
     JsonNode detail = broker.get("/api/v1/consumer-groups/g").json();
     assertThat(detail.at("/res-cleared/partitions/0/offsetLag").asInt()).isZero();
