@@ -280,7 +280,12 @@ begin
 
         continue when cur.partition_id is null;
         v_changed := v_release or v_charged or v_commit_to is not null
-                     or cardinality(v_acked) > cardinality(coalesce(cur.acked_offsets, '{}'));
+                     or cardinality(v_acked) > cardinality(coalesce(cur.acked_offsets, '{}'))
+                     -- retention or a clear deleted messages of this live lease past the cursor:
+                     -- its acks of them find nothing, and a lease over only deleted messages
+                     -- held the partition from its group until it expired
+                     or (g.lease is not null and v_live
+                         and v_retained > greatest(cur.committed + 1, cur.attempt_offset));
         continue when not v_changed;
         v_new := greatest(cur.committed, coalesce(v_commit_to, cur.committed));
         if cur.worker_id is not null and cur.lease_expires_at > v_now then

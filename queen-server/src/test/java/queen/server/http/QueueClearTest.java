@@ -34,4 +34,23 @@ class QueueClearTest {
     assertThat(broker.delete("/api/v1/queues/none/clear").status()).isEqualTo(404);
     assertThat(broker.delete("/api/v1/queues/clr/clear?partition=zz").status()).isEqualTo(404);
   }
+
+  @Test
+  void anAckOfALeaseWhoseWholeBatchAClearDeletedReleasesItForWhatIsPushedNext() {
+    wire.configure("clr-leased", Wire.object().put("leaseTime", 120));
+    wire.pushNumbered("clr-leased", "a", 0, 2);
+    JsonNode popped = wire.popPartition("clr-leased", "a", "batch=10&consumerGroup=g").json();
+    assertThat(popped.get("messages")).hasSize(2);
+    assertThat(broker.delete("/api/v1/queues/clr-leased/clear").status()).isEqualTo(200);
+
+    JsonNode first = popped.get("messages").get(0);
+    TestBroker.Reply acked = wire.ackOne(first, first.get("leaseId").asText(), "g");
+    assertThat(acked.text()).contains("Message not found");
+    wire.pushNumbered("clr-leased", "a", 2, 1);
+    TestBroker.Reply next = wire.popPartition("clr-leased", "a", "batch=10&consumerGroup=g");
+    assertThat(next.status())
+        .as("the lease held nothing left to ack: it ended at the ack, not 120 s later")
+        .isEqualTo(200);
+    assertThat(Wire.numbers(next.json())).containsExactly(2);
+  }
 }
