@@ -42,7 +42,9 @@ final class MessageCommands {
                 + " status, or the slowest group's where only groups read the partition")
     String status;
 
-    @Option(names = "--from", description = "created at or after (ISO-8601; default an hour ago)")
+    @Option(
+        names = "--from",
+        description = "created at or after (ISO-8601; default an hour before --to)")
     String from;
 
     @Option(names = "--to", description = "created at or before (ISO-8601; default now)")

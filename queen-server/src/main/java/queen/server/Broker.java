@@ -285,10 +285,7 @@ public final class Broker implements AutoCloseable {
                   new DashboardRoutes(),
                   new MetricsRoutes(meters, db, config.db().poolSize(), clock),
                   new ConfigureRoutes(
-                      queues,
-                      changed,
-                      config.cipher() != null && config.cipher().canSeal(),
-                      sealing),
+                      queues, changed, config.cipher() != null && config.cipher().canSeal()),
                   new PushRoutes(buffered, config.pushLimits()),
                   new PopRoutes(
                       pop, statistics, payloads, departures, config.popMaxTimeout().toMillis()),

@@ -1,18 +1,25 @@
 -- Queues and partitions: configuration and the lazy creation that pushes rely on.
 
+drop function if exists queen.configure_queue_v1(text, text, text, jsonb);
+
 -- Create or replace a queue's options (a full replace, as Queen's configure is), and make sure its
 -- Default partition exists. Keys absent from p_options take the column defaults, except
--- minPopWaitTime, which keeps its stored value: Queen's clients never send it.
-create or replace function queen.configure_queue_v1(
-    p_name text, p_namespace text, p_task text, p_options jsonb)
-returns table (queue queen.queues, default_partition_id uuid)
+-- minPopWaitTime, which keeps its stored value: Queen's clients never send it, and
+-- encryptionEnabled, which only a caller that p_may_disable_encryption names switches off: decided
+-- here, on the row as stored, not on a broker's copy of it, which another broker's configure may
+-- have overtaken. was_encrypted: as it was before.
+create or replace function queen.configure_queue_v2(
+    p_name text, p_namespace text, p_task text, p_options jsonb, p_may_disable_encryption boolean)
+returns table (queue queen.queues, default_partition_id uuid, was_encrypted boolean)
 language plpgsql
 as $$
 #variable_conflict use_column
 declare
     v_queue queen.queues;
     v_pid   uuid;
+    v_was   boolean;
 begin
+    select q.encryption_enabled into v_was from queen.queues q where q.name = p_name for update;
     insert into queen.queues as q (
         name, namespace, task, lease_time, retry_limit, retry_delay, priority, max_size, ttl,
         dead_letter_queue, dlq_after_max_retries, delayed_processing, window_buffer,
@@ -53,7 +60,8 @@ begin
         retention_seconds = excluded.retention_seconds,
         completed_retention_seconds = excluded.completed_retention_seconds,
         max_wait_time_seconds = excluded.max_wait_time_seconds,
-        encryption_enabled = excluded.encryption_enabled,
+        encryption_enabled = excluded.encryption_enabled
+                             or (q.encryption_enabled and not p_may_disable_encryption),
         min_pop_wait_time = case when p_options ? 'minPopWaitTime'
                                  then excluded.min_pop_wait_time else q.min_pop_wait_time end,
         updated_at = excluded.updated_at
@@ -63,7 +71,7 @@ begin
     insert into queen.log_partitions (id, queue_id, name) values (v_pid, v_queue.id, 'Default')
     on conflict (id) do nothing;
 
-    return query select v_queue, v_pid;
+    return query select v_queue, v_pid, coalesce(v_was, false);
 end;
 $$;
 

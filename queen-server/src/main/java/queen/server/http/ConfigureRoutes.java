@@ -6,7 +6,6 @@ import java.util.List;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import queen.server.http.auth.Access;
-import queen.server.push.PayloadSealing;
 import queen.server.store.ConfiguredQueue;
 import queen.server.store.QueueOptions;
 import queen.server.store.QueueStore;
@@ -37,18 +36,15 @@ public final class ConfigureRoutes implements Routes {
   private final QueueStore queues;
   private final Runnable configured;
   private final boolean canEncrypt;
-  private final PayloadSealing sealing;
 
   /**
    * @param configured run after each configure, so that this broker applies a new minimum pop wait
    *     and a queue's encryption at once rather than at its next state refresh
    */
-  public ConfigureRoutes(
-      QueueStore queues, Runnable configured, boolean canEncrypt, PayloadSealing sealing) {
+  public ConfigureRoutes(QueueStore queues, Runnable configured, boolean canEncrypt) {
     this.queues = queues;
     this.configured = configured;
     this.canEncrypt = canEncrypt;
-    this.sealing = sealing;
   }
 
   @Override
@@ -67,20 +63,21 @@ public final class ConfigureRoutes implements Routes {
               Fields.label(Fields.optionalString(body, "namespace", ""), "namespace");
           String task = Fields.label(Fields.optionalString(body, "task", ""), "task");
           ObjectNode options = validOptions(body.get("options"));
-          boolean wasEncrypted = sealing.encrypts(name.asText());
-          if (wasEncrypted
-              && !options.path("encryptionEnabled").asBoolean(false)
-              && !req.grants(Access.ADMIN)) {
-            // a read-write token (any consumer's create()) would store later payloads in the clear
-            options.put("encryptionEnabled", true);
+          // a read-write token (any consumer's create()) would store later payloads in the clear
+          QueueStore.Configured done =
+              queues.configure(
+                  name.asText(), namespace, task, options.toString(), req.grants(Access.ADMIN));
+          ConfiguredQueue q = done.queue();
+          if (done.wasEncrypted()
+              && q.options().encryptionEnabled()
+              && !options.path("encryptionEnabled").asBoolean(false)) {
             log.warn(
                 "queue {} keeps encrypting its payloads: a configure without the admin role left"
                     + " out options.encryptionEnabled or sent false, and only an admin switches it"
                     + " off",
-                name.asText());
+                q.name());
           }
-          ConfiguredQueue q = queues.configure(name.asText(), namespace, task, options.toString());
-          if (wasEncrypted && !q.options().encryptionEnabled()) {
+          if (done.wasEncrypted() && !q.options().encryptionEnabled()) {
             // a full replace: a client's create() sending its default false switches it off
             log.warn(
                 "queue {} no longer encrypts its payloads: options.encryptionEnabled was absent or"

@@ -114,7 +114,8 @@ public final class MessageRoutes implements Routes {
     Instant to = p.timestamp("to");
     TimeWindow.ordered(from, to);
     if (from == null) {
-      from = now.minus(Duration.ofHours(1));
+      // the hour before to: a past to alone was an empty page, its hour before now
+      from = (to == null ? now : to).minus(Duration.ofHours(1));
     }
     if (to == null) {
       to = now.truncatedTo(ChronoUnit.MINUTES).plus(Duration.ofMinutes(1));

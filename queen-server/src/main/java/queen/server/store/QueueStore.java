@@ -16,21 +16,33 @@ public final class QueueStore {
     this.db = db;
   }
 
+  /** A configured queue, and whether it encrypted its payloads before the configure. */
+  public record Configured(ConfiguredQueue queue, boolean wasEncrypted) {}
+
   /**
    * Creates or fully replaces a queue's options. {@code optionsJson} must already be validated:
    * every known key of the right JSON type.
+   *
+   * @param mayDisableEncryption whether the configure may switch the queue's encryption off; when
+   *     not, an encrypting queue keeps encrypting whatever the options say
    */
-  public ConfiguredQueue configure(String name, String namespace, String task, String optionsJson) {
+  public Configured configure(
+      String name,
+      String namespace,
+      String task,
+      String optionsJson,
+      boolean mayDisableEncryption) {
     return db.transaction(
         c -> {
           try (PreparedStatement ps =
               c.prepareStatement(
-                  "select (queue).*, default_partition_id"
-                      + " from queen.configure_queue_v1(?, ?, ?, ?::jsonb)")) {
+                  "select (queue).*, default_partition_id, was_encrypted"
+                      + " from queen.configure_queue_v2(?, ?, ?, ?::jsonb, ?)")) {
             ps.setString(1, name);
             ps.setString(2, namespace);
             ps.setString(3, task);
             ps.setString(4, optionsJson);
+            ps.setBoolean(5, mayDisableEncryption);
             try (ResultSet rs = ps.executeQuery()) {
               rs.next();
               QueueOptions options =
@@ -51,13 +63,15 @@ public final class QueueStore {
                       rs.getInt("max_wait_time_seconds"),
                       rs.getBoolean("encryption_enabled"),
                       rs.getInt("min_pop_wait_time"));
-              return new ConfiguredQueue(
-                  rs.getObject("id", UUID.class),
-                  rs.getObject("default_partition_id", UUID.class),
-                  rs.getString("name"),
-                  rs.getString("namespace"),
-                  rs.getString("task"),
-                  options);
+              return new Configured(
+                  new ConfiguredQueue(
+                      rs.getObject("id", UUID.class),
+                      rs.getObject("default_partition_id", UUID.class),
+                      rs.getString("name"),
+                      rs.getString("namespace"),
+                      rs.getString("task"),
+                      options),
+                  rs.getBoolean("was_encrypted"));
             }
           }
         });

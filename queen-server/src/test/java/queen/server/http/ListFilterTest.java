@@ -2,6 +2,7 @@ package queen.server.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.time.Instant;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -41,5 +42,17 @@ class ListFilterTest {
     TestBroker.Reply unknown = broker.get("/api/v1/messages?queue=failing&status=lost");
     assertThat(unknown.status()).isEqualTo(400);
     assertThat(unknown.json().get("error").asText()).contains("status must be one of");
+  }
+
+  @Test
+  void aToAloneListsTheHourBeforeIt() {
+    new Wire(broker).pushNumbered("hour-before", "Default", 0, 1);
+    Instant now = Instant.now();
+    String list = "/api/v1/messages?queue=hour-before&to=";
+    assertThat(new Wire(broker).messageIds(list + now.plusSeconds(1_800)))
+        .containsExactly("hour-before-Default-0");
+    assertThat(new Wire(broker).messageIds(list + now.plusSeconds(3 * 3_600)))
+        .as("the hour before to, not the hour before now")
+        .isEmpty();
   }
 }

@@ -17,17 +17,26 @@ class EncryptionSwitchTest {
       new TestBroker(
           Tokens.brokerEnv(
               "QUEEN_ENCRYPTION_KEY",
-              "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"));
+              "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff",
+              // what another broker configures is learned late here, as without hints
+              "QUEEN_HINTS",
+              "false",
+              "QUEEN_STATE_REFRESH_MS",
+              "3600000"));
 
   private static final String ADMIN = Tokens.hs256("ops", "admin");
   private static final String WRITER = Tokens.hs256("svc", "read-write");
 
   private static JsonNode configure(String token, String options) {
+    return configure(token, "sealed", options);
+  }
+
+  private static JsonNode configure(String token, String queue, String options) {
     TestBroker.Reply r =
         broker.send(
             "POST",
             "/api/v1/configure",
-            "{\"queue\":\"sealed\",\"options\":" + options + "}",
+            "{\"queue\":\"" + queue + "\",\"options\":" + options + "}",
             "Authorization",
             "Bearer " + token);
     assertThat(r.status()).as(r.text()).isEqualTo(200);
@@ -67,5 +76,18 @@ class EncryptionSwitchTest {
     assertThat(pushedSealed("after-writer")).isTrue();
     assertThat(configure(ADMIN, "{}").get("encryptionEnabled").asBoolean()).isFalse();
     assertThat(pushedSealed("after-admin")).isFalse();
+  }
+
+  @Test
+  void encryptionSwitchedOnThroughAnotherBrokerIsKeptThoughThisOneHasNotLearnedItYet() {
+    configure(WRITER, "sealed-elsewhere", "{}");
+    // another broker's configure, which this broker will learn of only at its next state refresh
+    broker.sql("update queen.queues set encryption_enabled = true where name = 'sealed-elsewhere'");
+    JsonNode kept = configure(WRITER, "sealed-elsewhere", "{\"encryptionEnabled\":false}");
+    assertThat(kept.get("encryptionEnabled").asBoolean()).isTrue();
+    assertThat(
+            broker.sqlText(
+                "select encryption_enabled::text from queen.queues where name = 'sealed-elsewhere'"))
+        .isEqualTo("true");
   }
 }
