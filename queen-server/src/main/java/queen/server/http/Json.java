@@ -47,9 +47,6 @@ final class Json {
           .disable(JsonNodeFeature.STRIP_TRAILING_BIGDECIMAL_ZEROES)
           .build();
 
-  /** Characters of one number: PostgreSQL's numeric, 131,072 digits, a point and 16,383 more. */
-  private static final int MAX_NUMBER_LENGTH = 147_457;
-
   /** JSON tokens in a body read whole into a tree (every route but push and transaction). */
   static final long MAX_TREE_TOKENS = 1_000_000;
 
@@ -58,9 +55,6 @@ final class Json {
    * by tokens rather than by the body limit alone (10,000 acks are about 150,000 tokens).
    */
   private static final ObjectMapper TREES = MAPPER.copy();
-
-  /** The mapper of JSON the broker stored itself and reads back from PostgreSQL. */
-  static final ObjectMapper STORED = MAPPER.copy();
 
   static {
     // payloads are the users' own documents: allow big ones, the body limit bounds them
@@ -74,16 +68,6 @@ final class Json {
             StreamReadConstraints.builder()
                 .maxStringLength(Integer.MAX_VALUE)
                 .maxTokenCount(MAX_TREE_TOKENS)
-                .build());
-    // what PostgreSQL prints is trusted: a number as long as its numeric (a stream state of
-    // 1e1000 reads back as 1,001 digits, past Jackson's 1,000, which requests keep: parsing a
-    // number costs time quadratic in its length)
-    STORED
-        .getFactory()
-        .setStreamReadConstraints(
-            StreamReadConstraints.builder()
-                .maxStringLength(Integer.MAX_VALUE)
-                .maxNumberLength(MAX_NUMBER_LENGTH)
                 .build());
   }
 

@@ -1,8 +1,12 @@
 package queen.server.http;
 
+import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -54,15 +58,41 @@ public final class StreamRoutes implements Routes {
           JsonNode body = Json.objectBody(req);
           UUID query = uuid(body, "query_id");
           UUID partition = uuid(body, "partition_id");
-          ObjectNode out = Json.object().put("success", true);
-          ArrayNode rows = out.putArray("rows");
-          for (StreamStore.StateRow r : streams.state(query, partition, stateFilter(body))) {
-            ObjectNode row = rows.addObject().put("key", r.key());
-            row.set("value", parse(r.json()));
-            row.put("updated_at", Json.millis(r.updatedAt()));
-          }
-          Replies.json(res, 200, out);
+          Replies.json(res, 200, state(query, partition, stateFilter(body)));
         });
+  }
+
+  /**
+   * {@code {success, rows: [{key, value, updated_at}]}}, each value written as PostgreSQL gives it:
+   * the answer is the only copy of the rows in memory.
+   */
+  private byte[] state(UUID query, UUID partition, StreamStore.StateFilter filter)
+      throws IOException {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    try (JsonGenerator g = Json.MAPPER.getFactory().createGenerator(out)) {
+      g.writeStartObject();
+      g.writeBooleanField("success", true);
+      g.writeArrayFieldStart("rows");
+      streams.state(
+          query,
+          partition,
+          filter,
+          r -> {
+            try {
+              g.writeStartObject();
+              g.writeStringField("key", r.key());
+              g.writeFieldName("value");
+              g.writeRawValue(r.json());
+              g.writeStringField("updated_at", Json.millis(r.updatedAt()));
+              g.writeEndObject();
+            } catch (IOException e) {
+              throw new UncheckedIOException(e);
+            }
+          });
+      g.writeEndArray();
+      g.writeEndObject();
+    }
+    return out.toByteArray();
   }
 
   private void register(Request req, Response res) {
@@ -335,13 +365,5 @@ public final class StreamRoutes implements Routes {
     }
     Fields.storableText(v.asText(), at + "." + field);
     return v.asText();
-  }
-
-  private static JsonNode parse(String json) {
-    try {
-      return Json.STORED.readTree(json);
-    } catch (java.io.IOException e) {
-      throw new java.io.UncheckedIOException(e);
-    }
   }
 }

@@ -6,9 +6,9 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import java.util.function.Consumer;
 
 /**
  * Streams: registered queries, their state per (query, source partition, key), and the cycle that
@@ -82,11 +82,19 @@ public final class StreamStore {
    */
   public record StateFilter(List<String> keys, String prefix, BigDecimal ripeBefore) {}
 
-  /** The stored values of one (query, partition) that the filter keeps, in key order. */
-  public List<StateRow> state(UUID queryId, UUID partitionId, StateFilter filter) {
-    return db.autocommit(
+  /** Rows of a state read fetched from PostgreSQL at a time. */
+  private static final int STATE_FETCH = 500;
+
+  /**
+   * Hands the stored values of one (query, partition) that the filter keeps to {@code each}, in key
+   * order, fetched a page at a time: the runners read every key at each cycle, and a list of them
+   * all, then a tree of it, held a big query's state three times over.
+   */
+  public void state(UUID queryId, UUID partitionId, StateFilter filter, Consumer<StateRow> each) {
+    db.transaction(
         c -> {
           try (PreparedStatement ps = c.prepareStatement(STATE_GET)) {
+            ps.setFetchSize(STATE_FETCH); // a cursor: only inside a transaction
             ps.setObject(1, queryId);
             ps.setObject(2, partitionId);
             ps.setArray(
@@ -94,15 +102,14 @@ public final class StreamStore {
                 filter.keys().isEmpty() ? null : c.createArrayOf("text", filter.keys().toArray()));
             ps.setString(4, filter.prefix());
             ps.setBigDecimal(5, filter.ripeBefore());
-            List<StateRow> out = new ArrayList<>();
             try (ResultSet rs = ps.executeQuery()) {
               while (rs.next()) {
-                out.add(
+                each.accept(
                     new StateRow(
                         rs.getString("key"), rs.getString("value"), Sql.instant(rs, "updated_at")));
               }
             }
-            return out;
+            return null;
           }
         });
   }

@@ -2,6 +2,7 @@ package queen.server.streams;
 
 import java.util.List;
 import java.util.UUID;
+import java.util.function.Consumer;
 import queen.server.ack.AckRegistry;
 import queen.server.ack.AckService;
 import queen.server.ack.ReleaseListener;
@@ -41,9 +42,12 @@ public final class StreamCycles {
   }
 
   /** The stored values of one (query, partition) that the filter keeps, in key order. */
-  public List<StreamStore.StateRow> state(
-      UUID queryId, UUID partitionId, StreamStore.StateFilter filter) {
-    return store.state(queryId, partitionId, filter);
+  public void state(
+      UUID queryId,
+      UUID partitionId,
+      StreamStore.StateFilter filter,
+      Consumer<StreamStore.StateRow> each) {
+    store.state(queryId, partitionId, filter, each);
   }
 
   /**
