@@ -1,7 +1,5 @@
 -- Queues and partitions: configuration and the lazy creation that pushes rely on.
 
-drop function if exists queen.configure_queue_v1(text, text, text, jsonb);
-
 -- Create or replace a queue's options (a full replace, as Queen's configure is), and make sure its
 -- Default partition exists. Keys absent from p_options take the column defaults, except
 -- minPopWaitTime, which keeps its stored value: Queen's clients never send it, and
@@ -73,6 +71,17 @@ begin
 
     return query select v_queue, v_pid, coalesce(v_was, false);
 end;
+$$;
+
+-- configure_queue_v2 as the build before called it, kept for its brokers during a rolling upgrade
+-- (operations.md): they decide no role, so their configure switches encryption as it says.
+create or replace function queen.configure_queue_v1(
+    p_name text, p_namespace text, p_task text, p_options jsonb)
+returns table (queue queen.queues, default_partition_id uuid)
+language sql
+as $$
+    select c.queue, c.default_partition_id
+      from queen.configure_queue_v2(p_name, p_namespace, p_task, p_options, true) c;
 $$;
 
 -- Resolve (queue, partition) names to ids, creating what is missing. Called in its own short
