@@ -17,7 +17,10 @@ declare
     v_pid   uuid;
     v_was   boolean;
 begin
-    select q.encryption_enabled into v_was from queen.queues q where q.name = p_name for update;
+    -- no key update: a push creating the Default partition checks its queue by a key share lock,
+    -- which for update blocked while this inserted the same partition (a deadlock)
+    select q.encryption_enabled into v_was from queen.queues q where q.name = p_name
+       for no key update;
     insert into queen.queues as q (
         name, namespace, task, lease_time, retry_limit, retry_delay, priority, max_size, ttl,
         dead_letter_queue, dlq_after_max_retries, delayed_processing, window_buffer,

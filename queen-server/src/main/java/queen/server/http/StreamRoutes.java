@@ -64,7 +64,7 @@ public final class StreamRoutes implements Routes {
 
   /**
    * {@code {success, rows: [{key, value, updated_at}]}}, each value written as PostgreSQL gives it:
-   * the answer is the only copy of the rows in memory.
+   * no list or tree of the rows is held beside the answer.
    */
   private byte[] state(UUID query, UUID partition, StreamStore.StateFilter filter)
       throws IOException {

@@ -220,10 +220,25 @@ public final class Database implements AutoCloseable {
         rollbackQuietly(c, e);
         throw e;
       } finally {
-        c.setAutoCommit(true);
+        autocommitAgain(c);
       }
     } catch (SQLException e) {
       throw failed(e);
+    }
+  }
+
+  /**
+   * Puts a connection back in autocommit; on one the server closed, whose error would take the
+   * place of the work's own (a 57P01 read as an outage, 503, became an error without SQLSTATE,
+   * 500), nothing: the pool drops it, and resets what it hands out again anyway.
+   */
+  private static void autocommitAgain(Connection c) {
+    try {
+      if (!c.isClosed()) {
+        c.setAutoCommit(true);
+      }
+    } catch (SQLException e) {
+      log.debug("a connection could not be put back in autocommit: {}", e.toString());
     }
   }
 

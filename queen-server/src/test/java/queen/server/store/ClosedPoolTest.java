@@ -24,4 +24,25 @@ class ClosedPoolTest {
               assertThat(e.unavailable()).isTrue();
             });
   }
+
+  // the connection the server closed threw again when put back in autocommit, an error without
+  // SQLSTATE that took the place of the 57P01: a 500 instead of a 503 (a state read of streams)
+  @Test
+  void aTransactionWhoseConnectionTheServerEndsIsAnOutage() {
+    try (Database db = Database.open(broker.db())) {
+      assertThatThrownBy(
+              () ->
+                  db.transaction(
+                      c -> {
+                        try (var ps =
+                            c.prepareStatement("select pg_terminate_backend(pg_backend_pid())")) {
+                          return ps.execute();
+                        }
+                      }))
+          .isInstanceOfSatisfying(
+              StoreException.class, e -> assertThat(e.outage()).as(e.toString()).isTrue());
+      boolean valid = db.autocommit(c -> c.isValid(1));
+      assertThat(valid).as("the pool hands out a good one next").isTrue();
+    }
+  }
 }
