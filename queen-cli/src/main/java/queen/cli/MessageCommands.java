@@ -127,7 +127,7 @@ final class MessageCommands {
       description = {
         "Print traces, one JSON object per line.",
         "Those of one message (PARTITION_ID TRANSACTION_ID), those carrying a name (--name),",
-        "or the 50 names used last (no arguments)."
+        "or the names used last (no arguments)."
       },
       footer = {"", ClientCommands.EXIT_CODES})
   static final class Traces implements Callable<Integer> {
@@ -143,7 +143,8 @@ final class MessageCommands {
     @Option(
         names = {"-n", "--limit"},
         defaultValue = "100",
-        description = "at most this many by name (default ${DEFAULT-VALUE})")
+        description =
+            "at most this many traces by --name, or names (default ${DEFAULT-VALUE}; at most 1000)")
     int limit;
 
     @Override
@@ -162,7 +163,7 @@ final class MessageCommands {
         } else if (name != null) {
           lines = queen.admin().tracesByName(name, limit, 0).path("traces");
         } else {
-          lines = queen.admin().traceNames().path("trace_names");
+          lines = queen.admin().traceNames(limit, 0).path("trace_names");
         }
         for (JsonNode t : lines) {
           Ndjson.print(ClientCommands.out(spec), t);

@@ -115,13 +115,14 @@ class CliAdminTest {
             + txn
             + "\",\"partitionId\":\""
             + pid
-            + "\",\"traceNames\":\"cli-flow\",\"data\":{\"ok\":true}}");
+            + "\",\"traceNames\":[\"cli-flow\",\"cli-other\"],\"data\":{\"ok\":true}}");
     assertThat(run("", "traces", url(), pid, txn).lines()).hasSize(1);
     assertThat(run("", "traces", url(), "--name", "cli-flow").lines()).hasSize(1);
     assertThat(run("", "traces", url(), pid, txn, "--name", "cli-flow").exit())
         .as("a message and a name: the name was ignored")
         .isEqualTo(2);
-    assertThat(run("", "traces", url()).out()).contains("cli-flow");
+    assertThat(run("", "traces", url()).out()).contains("cli-flow", "cli-other");
+    assertThat(run("", "traces", url(), "-n", "1").lines()).as("-n pages the names").hasSize(1);
 
     assertThat(run("", "message", url(), pid, txn, "--delete").exit()).isZero();
     assertThat(run("", "message", url(), pid, txn).exit()).as("gone").isEqualTo(1);

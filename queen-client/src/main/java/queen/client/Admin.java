@@ -151,9 +151,16 @@ public final class Admin {
         Map.of("limit", Integer.toString(limit), "offset", Integer.toString(offset)));
   }
 
-  /** {@code GET /api/v1/traces/names}: the trace names in use. */
+  /** {@code GET /api/v1/traces/names}: the 50 trace names used last. */
   public JsonNode traceNames() {
     return get("/api/v1/traces/names", Map.of());
+  }
+
+  /** {@code GET /api/v1/traces/names}: a page of the trace names in use, last used first. */
+  public JsonNode traceNames(int limit, int offset) {
+    return get(
+        "/api/v1/traces/names",
+        Map.of("limit", Integer.toString(limit), "offset", Integer.toString(offset)));
   }
 
   /** {@code GET /api/v1/status}: throughput, counts, leases and dead letters of the last hour. */
