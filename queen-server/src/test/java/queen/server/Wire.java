@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Random;
 
 /** Request bodies and calls of the wire contract, built the way Queen's clients build them. */
 public final class Wire {
@@ -46,6 +47,26 @@ public final class Wire {
       throw new AssertionError("push answered " + r.status() + ": " + r.text());
     }
     return r.json();
+  }
+
+  /**
+   * One push of 40 messages {"n": 0..39} to partition p, each padded with about 600 random
+   * characters: a blob over 8 KiB compressed, of which the pops after the first get a stub.
+   */
+  public void pushBig(String queue) {
+    java.util.Random random = new Random(42);
+    List<ObjectNode> items = new ArrayList<>();
+    for (int n = 0; n < 40; n++) {
+      StringBuilder pad = new StringBuilder();
+      for (int i = 0; i < 600; i++) {
+        pad.append((char) ('!' + random.nextInt(90)));
+      }
+      items.add(item(queue, "p", queue + "-" + n, object().put("n", n).put("pad", pad.toString())));
+    }
+    TestBroker.Reply r = broker.post("/api/v1/push", items(items));
+    if (r.status() != 201) {
+      throw new AssertionError("push answered " + r.status() + ": " + r.text());
+    }
   }
 
   /** GET on the single-partition pop route with a raw query string. */

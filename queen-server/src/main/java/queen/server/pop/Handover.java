@@ -2,6 +2,7 @@ package queen.server.pop;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.UUID;
@@ -17,7 +18,7 @@ import queen.server.store.Verdict;
  * What follows a claim that PostgreSQL committed: its slices read and cut into the messages to
  * answer, and the deleted ones its lease covers acknowledged. A push that cannot be decoded fails
  * its own partition, not the others' messages; a leased pop that fails after its claim gives its
- * leases back.
+ * leases back, as does one whose claimed segments of a partition were deleted before it read them.
  */
 final class Handover {
   private static final Logger log = LoggerFactory.getLogger(Handover.class);
@@ -71,6 +72,16 @@ final class Handover {
       if (fails) {
         throw unreadable.getFirst();
       }
+      if (!request.autoAck()) {
+        Set<UUID> cut = cutShort(unreadable);
+        Map<UUID, Long> ends = answer.ends();
+        giveBack(
+            claim,
+            readable.stream()
+                .filter(c -> !ends.containsKey(c.partitionId()) && !cut.contains(c.partitionId()))
+                .toList(),
+            null);
+      }
       return unreadable.isEmpty() ? answer : answer.heldBack(cutShort(unreadable));
     } catch (RuntimeException e) {
       if (!request.autoAck()) {
@@ -91,9 +102,11 @@ final class Handover {
 
   /**
    * A leased pop that failed after its claim (a stub's blob read, or the acks of deleted messages,
-   * met a database outage) ends its leases now: nobody received the batch, which kept its
-   * partitions from every consumer of the group for a lease time. Best effort: a give-back that
-   * fails leaves the leases to expire.
+   * met a database outage), or whose claimed segments of a partition were all deleted before their
+   * stubs' blobs were read (retention, a clear), ends those leases now: nobody received the batch,
+   * which kept its partitions from every consumer of the group for a lease time. Best effort: a
+   * give-back that fails leaves the leases to expire, and is added to {@code cause} when there is
+   * one.
    */
   private void giveBack(Claim claim, List<PartitionClaim> claims, Exception cause) {
     List<PartitionClaim> leased =
@@ -107,8 +120,10 @@ final class Handover {
           claim.workerId(),
           leased.stream().map(PartitionClaim::partitionId).toList());
     } catch (RuntimeException e) {
-      cause.addSuppressed(e);
-      log.debug("giving back the leases of a failed pop failed: {}", e.toString());
+      if (cause != null) {
+        cause.addSuppressed(e);
+      }
+      log.debug("giving back the leases of a pop failed: {}", e.toString());
       return;
     }
     leased.forEach(

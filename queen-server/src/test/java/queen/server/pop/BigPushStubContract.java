@@ -6,7 +6,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Random;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 import queen.server.Broker;
@@ -24,20 +23,8 @@ abstract class BigPushStubContract {
 
   private static final String READS = "queen_segment_blob_reads_total";
 
-  /** 40 messages of about 600 random characters in one push: a blob over 8 KiB compressed. */
   private void pushBig(String queue) {
-    Random random = new Random(42);
-    List<ObjectNode> items = new ArrayList<>();
-    for (int n = 0; n < 40; n++) {
-      StringBuilder pad = new StringBuilder();
-      for (int i = 0; i < 600; i++) {
-        pad.append((char) ('!' + random.nextInt(90)));
-      }
-      items.add(
-          Wire.item(
-              queue, "p", queue + "-" + n, Wire.object().put("n", n).put("pad", pad.toString())));
-    }
-    assertThat(broker().post("/api/v1/push", Wire.items(items)).status()).isEqualTo(201);
+    new Wire(broker()).pushBig(queue);
     assertThat(broker().sqlLong(blobLength(queue))).as("a big blob").isGreaterThan(8192);
   }
 
