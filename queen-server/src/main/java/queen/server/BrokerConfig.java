@@ -1,7 +1,5 @@
 package queen.server;
 
-import java.net.URI;
-import java.net.URISyntaxException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -110,7 +108,7 @@ public record BrokerConfig(
   public record TlsFiles(Path certificate, Path key) {}
 
   public static BrokerConfig fromEnv(Map<String, String> env) {
-    Reader r = new Reader(env);
+    EnvReader r = new EnvReader(env);
     DbConfig db =
         new DbConfig(
             r.string("PG_HOST", "localhost"),
@@ -182,7 +180,7 @@ public record BrokerConfig(
         Duration.ofMillis(r.integer("SHUTDOWN_TIMEOUT_MS", 10_000, 0, 600_000)));
   }
 
-  private static Cors cors(Reader r) {
+  private static Cors cors(EnvReader r) {
     try {
       return Cors.parse(r.string("QUEEN_CORS_ORIGINS", "*"));
     } catch (IllegalArgumentException e) {
@@ -190,7 +188,7 @@ public record BrokerConfig(
     }
   }
 
-  private static TlsFiles tls(Reader r) {
+  private static TlsFiles tls(EnvReader r) {
     String cert = r.string("TLS_CERT_FILE", null);
     String key = r.string("TLS_KEY_FILE", null);
     if (cert == null && key == null) {
@@ -208,7 +206,7 @@ public record BrokerConfig(
     return new TlsFiles(Path.of(cert), Path.of(key));
   }
 
-  private static PayloadCipher cipher(Reader r) {
+  private static PayloadCipher cipher(EnvReader r) {
     String current = r.string("QUEEN_ENCRYPTION_KEY", null);
     String old = r.string("QUEEN_ENCRYPTION_KEYS_OLD", null);
     if (current == null && old == null) {
@@ -237,7 +235,7 @@ public record BrokerConfig(
     return new PayloadCipher(key, olds);
   }
 
-  private static AuthSettings auth(Reader r, Map<String, String> env) {
+  private static AuthSettings auth(EnvReader r, Map<String, String> env) {
     AuthSettings off = AuthSettings.disabled();
     String skip = env.get("JWT_SKIP_PATHS");
     String jwks = r.string("JWT_JWKS_URL", null);
@@ -285,7 +283,7 @@ public record BrokerConfig(
     // the default fits a small heap too: 16 MiB refused to start a 256 MiB container's broker,
     // whose heap the JVM caps near 64 MiB
     int mb =
-        new Reader(env)
+        new EnvReader(env)
             .integer("QUEEN_SEGMENT_CACHE_MB", (int) Math.min(16, heapMb / 4), 0, 65_536);
     if (mb > heapMb / 4) {
       throw new InvalidConfigException(
@@ -298,7 +296,7 @@ public record BrokerConfig(
     return (long) mb << 20;
   }
 
-  private static Duration departureScan(Reader r) {
+  private static Duration departureScan(EnvReader r) {
     int ms = r.integer("QUEEN_DEPARTURE_SCAN_MS", 1_000, 0, 60_000);
     if (ms > 0 && ms < 100) {
       // each read walks every TCP connection in the kernel
@@ -308,7 +306,7 @@ public record BrokerConfig(
     return Duration.ofMillis(ms);
   }
 
-  private static WaitPolicy popWait(Reader r) {
+  private static WaitPolicy popWait(EnvReader r) {
     int initial = r.integer("POP_WAIT_INITIAL_INTERVAL_MS", 100, 1, 60_000);
     int max = r.integer("POP_WAIT_MAX_INTERVAL_MS", 1_000, 1, 600_000);
     if (max < initial) {
@@ -330,95 +328,6 @@ public record BrokerConfig(
   public static final class InvalidConfigException extends RuntimeException {
     InvalidConfigException(String message) {
       super(message);
-    }
-  }
-
-  private record Reader(Map<String, String> env) {
-    String string(String name, String fallback) {
-      String v = env.get(name);
-      if (v == null || v.isBlank()) {
-        return fallback;
-      }
-      return v.trim();
-    }
-
-    boolean bool(String name, boolean fallback) {
-      String v = string(name, null);
-      if (v == null) {
-        return fallback;
-      }
-      if (v.equalsIgnoreCase("true") || v.equalsIgnoreCase("false")) {
-        return Boolean.parseBoolean(v);
-      }
-      throw new InvalidConfigException(name + " must be true or false, got '" + v + "'");
-    }
-
-    URI uri(String name, String value) {
-      try {
-        URI u = new URI(value);
-        if (!"http".equals(u.getScheme()) && !"https".equals(u.getScheme())) {
-          throw new InvalidConfigException(
-              name + " must be an http or https URL, got '" + value + "'");
-        }
-        return u;
-      } catch (URISyntaxException e) {
-        throw new InvalidConfigException(name + " is not a URL: '" + value + "'");
-      }
-    }
-
-    int integer(String name, int fallback, int min, int max) {
-      String v = env.get(name);
-      if (v == null || v.isBlank()) {
-        return fallback;
-      }
-      try {
-        int n = Integer.parseInt(v.trim());
-        if (n < min || n > max) {
-          throw new InvalidConfigException(
-              name + " must be between " + min + " and " + max + ", got " + v);
-        }
-        return n;
-      } catch (NumberFormatException e) {
-        throw new InvalidConfigException(name + " must be an integer, got '" + v + "'");
-      }
-    }
-
-    <E extends Enum<E>> E choice(String name, E fallback) {
-      String v = env.get(name);
-      if (v == null || v.isBlank()) {
-        return fallback;
-      }
-      for (E e : fallback.getDeclaringClass().getEnumConstants()) {
-        if (e.name().equalsIgnoreCase(v.trim())) {
-          return e;
-        }
-      }
-      throw new InvalidConfigException(
-          name
-              + " must be one of "
-              + java.util.Arrays.stream(fallback.getDeclaringClass().getEnumConstants())
-                  .map(e -> e.name().toLowerCase(java.util.Locale.ROOT))
-                  .toList()
-              + ", got '"
-              + v
-              + "'");
-    }
-
-    double decimal(String name, double fallback, double min, double max) {
-      String v = env.get(name);
-      if (v == null || v.isBlank()) {
-        return fallback;
-      }
-      try {
-        double d = Double.parseDouble(v.trim());
-        if (!(d >= min && d <= max)) {
-          throw new InvalidConfigException(
-              name + " must be between " + min + " and " + max + ", got " + v);
-        }
-        return d;
-      } catch (NumberFormatException e) {
-        throw new InvalidConfigException(name + " must be a number, got '" + v + "'");
-      }
     }
   }
 }
