@@ -124,6 +124,39 @@ class TransactionTest {
   }
 
   @Test
+  void anAckNamingItsGroupIsCheckedUnderTheOneRequiredLease() {
+    // lease-less, a consumer whose lease had expired forwarded the message a second time, beside
+    // the consumer that took it over: one input, two outputs
+    wire.configure("tx-stale", object().put("leaseTime", 1));
+    wire.pushNumbered("tx-stale", "Default", 0, 1);
+    JsonNode stale = wire.popPartition("tx-stale", "Default", "batch=1&consumerGroup=g").json();
+    // parks until the first lease ends, and takes the message over
+    JsonNode live =
+        wire.popPartition("tx-stale", "Default", "batch=1&consumerGroup=g&wait=true&timeout=10000")
+            .json();
+    assertThat(Wire.numbers(live)).containsExactly(0);
+
+    JsonNode refused = broker.post("/api/v1/transaction", forwardAs(stale, "from-stale")).json();
+    assertThat(refused.get("success").asBoolean()).as(refused.toString()).isFalse();
+    JsonNode applied = broker.post("/api/v1/transaction", forwardAs(live, "from-live")).json();
+    assertThat(applied.get("success").asBoolean()).as(applied.toString()).isTrue();
+    assertThat(wire.popPartition("tx-stale-out", "Default", "batch=10").json().get("messages"))
+        .extracting(m -> m.get("transactionId").asText())
+        .containsExactly("from-live");
+  }
+
+  /** The popped message's ack naming group g, a push to tx-stale-out, the pop's lease required. */
+  private static ObjectNode forwardAs(JsonNode popped, String pushed) {
+    ObjectNode body = object();
+    ArrayNode ops = body.putArray("operations");
+    ack(ops, popped.get("messages").get(0));
+    ((ObjectNode) ops.get(0)).put("consumerGroup", "g");
+    ops.addObject().put("type", "push").putArray("items").add(item("tx-stale-out", pushed));
+    body.putArray("requiredLeases").add(popped.get("leaseId").asText());
+    return body;
+  }
+
+  @Test
   void requiredLeasesThatNameNoLeaseAreIgnoredAsTheyWere() {
     wire.pushNumbered("tx-odd", "Default", 0, 3);
     JsonNode messages = wire.popPartition("tx-odd", "Default", "batch=3&autoAck=true").json();
