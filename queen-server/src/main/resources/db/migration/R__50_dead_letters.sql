@@ -70,16 +70,19 @@ $$;
 
 -- Requeue: appends a dead-lettered message to its partition again as a one-message segment (the
 -- blob the broker built from the dead letter, under a new transactionId p_new_transaction_id) and
--- removes its dead letters. The original transactionId keeps pointing at the original offset: a
--- group that has not reached it yet must still be able to ack it there. Every consumer group
--- reading the partition sees the copy. Returns the new offset, or null when no dead letter has
--- that transactionId. p_raw_bytes: the blob's decoded size, for the pops' byte budget.
+-- removes its dead letters, those of every group at p_offset. The original transactionId keeps
+-- pointing at the original offset: a group that has not reached it yet must still be able to ack
+-- it there. Every consumer group reading the partition sees the copy. Returns the new offset, or
+-- null when no dead letter has that transactionId (at p_offset). p_raw_bytes: the blob's decoded
+-- size, for the pops' byte budget. Pinned to the offset: a transactionId pushed again once the
+-- first message was gone (retention, a clear) may have two dead letters, and a requeue of one
+-- deleted the other's.
 drop function if exists queen.log_requeue_v1(uuid, text, text, bytea, uuid);
 drop function if exists queen.log_requeue_v1(uuid, text, text, bytea);
 
-create or replace function queen.log_requeue_v1(
+create or replace function queen.log_requeue_v2(
     p_partition_id uuid, p_transaction_id text, p_new_transaction_id text, p_blob bytea,
-    p_raw_bytes integer)
+    p_raw_bytes integer, p_offset bigint)
 returns bigint
 language plpgsql
 as $$
@@ -92,6 +95,7 @@ declare
 begin
     perform 1 from queen.dead_letters d
       where d.partition_id = p_partition_id and d.transaction_id = p_transaction_id
+        and (p_offset is null or d.msg_offset = p_offset)
       limit 1;
     if not found then
         return null;
@@ -111,9 +115,21 @@ begin
     perform queen.log_txn_add_v1(array[p_partition_id], array[queen.txn_hash(p_new_transaction_id)],
                                  array[v_offset], array[v_retained]);
     delete from queen.dead_letters d
-     where d.partition_id = p_partition_id and d.transaction_id = p_transaction_id;
+     where d.partition_id = p_partition_id and d.transaction_id = p_transaction_id
+       and (p_offset is null or d.msg_offset = p_offset);
     return v_offset;
 end;
+$$;
+
+-- Brokers of the build before v2, during a rolling upgrade: every dead letter of the transactionId.
+create or replace function queen.log_requeue_v1(
+    p_partition_id uuid, p_transaction_id text, p_new_transaction_id text, p_blob bytea,
+    p_raw_bytes integer)
+returns bigint
+language sql
+as $$
+    select queen.log_requeue_v2(p_partition_id, p_transaction_id, p_new_transaction_id, p_blob,
+                                p_raw_bytes, null);
 $$;
 
 -- maxWaitTimeSeconds: messages that waited longer than their queue allows are dead-lettered, not

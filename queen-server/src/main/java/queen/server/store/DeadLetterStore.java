@@ -20,13 +20,13 @@ public final class DeadLetterStore {
   private static final String LIST = "select * from queen.dead_letters_v1(?, ?, ?, ?, ?, ?, ?, ?)";
   private static final String COUNT = "select queen.dead_letters_count_v1(?, ?, ?, ?, ?)";
   private static final String FIND =
-      "select d.trace_id, d.producer_sub, d.flags, d.payload, q.name as queue_name,"
+      "select d.msg_offset, d.trace_id, d.producer_sub, d.flags, d.payload, q.name as queue_name,"
           + " p.name as partition_name from queen.dead_letters d"
           + " join queen.log_partitions p on p.id = d.partition_id"
           + " join queen.queues q on q.id = p.queue_id"
           + " where d.partition_id = ? and d.transaction_id = ?"
           + " order by d.failed_at desc limit 1 for update of d";
-  private static final String REQUEUE = "select queen.log_requeue_v1(?, ?, ?, ?, ?)";
+  private static final String REQUEUE = "select queen.log_requeue_v2(?, ?, ?, ?, ?, ?)";
 
   /** The suffixes of earlier requeues, at the end of a transactionId. */
   private static final Pattern REQUEUED =
@@ -40,7 +40,7 @@ public final class DeadLetterStore {
   private static final String UNSETTLED =
       "select d.consumer_group from queen.dead_letters d join queen.log_consumers c"
           + " on c.partition_id = d.partition_id and c.consumer_group = d.consumer_group"
-          + " where d.partition_id = ? and d.transaction_id = ? and c.committed < d.msg_offset"
+          + " where d.partition_id = ? and d.msg_offset = ? and c.committed < d.msg_offset"
           + " and c.batch_end is not null and d.msg_offset <= c.batch_end"
           + " and d.msg_offset = any (c.acked_offsets) and d.leased"
           + " limit 1";
@@ -137,7 +137,9 @@ public final class DeadLetterStore {
    * Appends the newest dead letter of (partition, transactionId) to its partition again, as a new
    * message (a new offset, so a new id) with the transactionId {@code <original>:requeued:<newId>}
    * (one suffix however often it is requeued: a suffix each, an id grew past what the dead letters'
-   * index holds), and removes the dead letters. Empty when there is no such dead letter.
+   * index holds), and removes the dead letters of that message (every group's, at its offset): an
+   * older message of the same transactionId (pushed again once the first was gone) keeps its own,
+   * for the next requeue. Empty when there is no such dead letter.
    *
    * @throws Unsettled while a group's cursor has not passed one of its dead letters: requeued, the
    *     message went out twice when the batch came again
@@ -148,6 +150,7 @@ public final class DeadLetterStore {
           Frame frame;
           String queue;
           String partition;
+          long offset;
           try (PreparedStatement ps = c.prepareStatement(FIND)) {
             ps.setObject(1, partitionId);
             ps.setString(2, transactionId);
@@ -155,6 +158,7 @@ public final class DeadLetterStore {
               if (!rs.next()) {
                 return Optional.empty();
               }
+              offset = rs.getLong("msg_offset");
               queue = rs.getString("queue_name");
               partition = rs.getString("partition_name");
               frame =
@@ -168,7 +172,7 @@ public final class DeadLetterStore {
           }
           try (PreparedStatement ps = c.prepareStatement(UNSETTLED)) {
             ps.setObject(1, partitionId);
-            ps.setString(2, transactionId);
+            ps.setLong(2, offset);
             try (ResultSet rs = ps.executeQuery()) {
               if (rs.next()) {
                 throw new Unsettled(rs.getString(1));
@@ -182,6 +186,7 @@ public final class DeadLetterStore {
             byte[] blob = SegmentCodec.encode(List.of(frame));
             ps.setBytes(4, blob);
             ps.setInt(5, SegmentCodec.rawLength(blob));
+            ps.setLong(6, offset);
             try (ResultSet rs = ps.executeQuery()) {
               rs.next();
               return Optional.of(

@@ -88,6 +88,34 @@ class RequeueUnsettledTest {
     }
   }
 
+  // a transactionId pushed again once the first message was cleared: two letters, one requeued
+  @Test
+  void aRequeueRemovesTheLettersOfItsOwnMessageOnly() {
+    wire.configure("reused", Wire.object().put("retryLimit", 0));
+    JsonNode first = null;
+    for (int n = 1; n <= 2; n++) {
+      if (n == 2) {
+        assertThat(broker.delete("/api/v1/queues/reused/clear").status()).isEqualTo(200);
+      }
+      broker.post(
+          "/api/v1/push",
+          Wire.items(List.of(Wire.item("reused", "p", "x", Wire.object().put("n", n)))));
+      JsonNode batch = wire.popPartition("reused", "p", "batch=1").json();
+      first = batch.get("messages").get(0);
+      assertThat(wire.ackAll(batch, "failed", "round " + n).get(0).get("dlq").asBoolean()).isTrue();
+    }
+    String letters = "select count(*) from queen.dead_letters where transaction_id = 'x'";
+    assertThat(broker.sqlLong(letters)).isEqualTo(2);
+
+    assertThat(broker.post(path(first) + "/retry", "{}").status()).isEqualTo(200);
+    assertThat(broker.sqlLong(letters)).as("the older message's letter stays").isEqualTo(1);
+    assertThat(broker.post(path(first) + "/retry", "{}").status()).isEqualTo(200);
+    assertThat(broker.sqlLong(letters)).isZero();
+    assertThat(Wire.numbers(wire.popPartition("reused", "p", "batch=10").json()))
+        .as("both requeued, the newer first")
+        .containsExactly(2, 1);
+  }
+
   // taken back with the batch, the operator's letter went and the batch skipped the moved frame
   @Test
   void anOperatorsMoveOutOfALeasedBatchSurvivesTheBatchGivenBack() {
