@@ -253,6 +253,18 @@ class ConsumeTest {
   }
 
   @Test
+  void theRenewerIsAPlatformThreadThatHandlersHoldingEveryCarrierCannotStarve()
+      throws InterruptedException {
+    // a virtual renewer waited for CPU-bound handlers to return, and their leases ended meanwhile
+    Thread renewer = BatchRenewal.start(queen, "a-lease", 60_000, () -> false, "renew-test");
+    assertThat(renewer.isVirtual()).isFalse();
+    assertThat(renewer.isDaemon()).as("never holds the JVM open").isTrue();
+    renewer.interrupt();
+    renewer.join(Duration.ofSeconds(5));
+    assertThat(renewer.isAlive()).as("ends when the handler returns").isFalse();
+  }
+
+  @Test
   void aRenewalAsksForItsSecondsAndALongerLeaseKeepsItsEnd() {
     queen.queue("c-renew-s").config(Map.of("leaseTime", 10)).create();
     queen.queue("c-renew-s").push(Map.of("n", 1));
