@@ -144,9 +144,11 @@ final class Handling {
         List<AckResult> r =
             ack(List.of(m), "failed", errorText(failures.get(m.partitionId())), acking);
         List<Message> rest = skipped.getOrDefault(m.partitionId(), List.of());
+        // dead-lettered, or repeated after its answer was lost (then "already consumed", dlq
+        // false): the lease still holds the rest, which waited a lease time when taken as gone
         if (jvmFailure == null
             && r.size() == 1
-            && r.getFirst().dlq()
+            && r.getFirst().success()
             && !r.getFirst().leaseReleased()) {
           next.addAll(rest);
         }

@@ -12,11 +12,12 @@ import java.util.Locale;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * An HTTP/1.1 proxy in front of a broker that, for its first {@code drops} requests, forwards the
- * request, lets the broker act on it, and then closes the client's connection without answering:
- * the worst case for a client, which cannot tell whether its request took effect. Made by {@link
- * #refusing}, it answers every request whose path starts with a prefix with a 500 of its own
- * instead, forwarding nothing of it: a broker that keeps failing one route.
+ * An HTTP/1.1 proxy in front of a broker that, for its first {@code drops} requests (of those whose
+ * path starts with a prefix, made by {@link #dropping}), forwards the request, lets the broker act
+ * on it, and then closes the client's connection without answering: the worst case for a client,
+ * which cannot tell whether its request took effect. Made by {@link #refusing}, it answers every
+ * request whose path starts with a prefix with a 500 of its own instead, forwarding nothing of it:
+ * a broker that keeps failing one route.
  */
 final class DroppingProxy implements AutoCloseable {
   private static final byte[] INTERNAL_ERROR =
@@ -27,22 +28,31 @@ final class DroppingProxy implements AutoCloseable {
   private final ServerSocket server;
   private final int brokerPort;
   private final int drops;
+  private final String droppedPath;
   private final String refusedPath;
   final AtomicInteger requests = new AtomicInteger();
   final AtomicInteger refused = new AtomicInteger();
 
   DroppingProxy(int brokerPort, int drops) {
-    this(brokerPort, drops, null);
+    this(brokerPort, drops, "/", null);
   }
 
   /** A proxy answering 500 to every request whose path starts with {@code path}. */
   static DroppingProxy refusing(int brokerPort, String path) {
-    return new DroppingProxy(brokerPort, 0, path);
+    return new DroppingProxy(brokerPort, 0, "/", path);
   }
 
-  private DroppingProxy(int brokerPort, int drops, String refusedPath) {
+  /**
+   * A proxy dropping the answers of the first {@code drops} requests to paths under {@code path}.
+   */
+  static DroppingProxy dropping(int brokerPort, String path, int drops) {
+    return new DroppingProxy(brokerPort, drops, path, null);
+  }
+
+  private DroppingProxy(int brokerPort, int drops, String droppedPath, String refusedPath) {
     this.brokerPort = brokerPort;
     this.drops = drops;
+    this.droppedPath = droppedPath;
     this.refusedPath = refusedPath;
     try {
       this.server = new ServerSocket(0);
@@ -76,9 +86,8 @@ final class DroppingProxy implements AutoCloseable {
         if (request == null) {
           return;
         }
-        if (refusedPath != null
-            && new String(request, StandardCharsets.ISO_8859_1)
-                .split(" ", 3)[1].startsWith(refusedPath)) {
+        String path = new String(request, StandardCharsets.ISO_8859_1).split(" ", 3)[1];
+        if (refusedPath != null && path.startsWith(refusedPath)) {
           refused.incrementAndGet();
           out.write(INTERNAL_ERROR);
           out.flush();
@@ -90,7 +99,7 @@ final class DroppingProxy implements AutoCloseable {
           broker.getOutputStream().flush();
           response = readMessage(broker.getInputStream());
         }
-        if (requests.getAndIncrement() < drops) {
+        if (path.startsWith(droppedPath) && requests.getAndIncrement() < drops) {
           return;
         }
         out.write(response);

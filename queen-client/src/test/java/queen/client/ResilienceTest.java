@@ -65,6 +65,38 @@ class ResilienceTest {
   }
 
   @Test
+  void eachGoesOnWithThePartitionWhenTheAnswerToADeadLetteringAckWasLost() throws Exception {
+    // the repeat of the failed ack is answered "already consumed" (dlq false), with the lease
+    // still held: the rest of the partition waited for the lease of 60 s to end
+    try (Queen direct = Queen.connect("http://127.0.0.1:" + broker.port());
+        DroppingProxy proxy = DroppingProxy.dropping(broker.port(), "/api/v1/ack", 1);
+        Queen viaProxy = Queen.connect(proxy.url())) {
+      direct.queue("r-dlqlost").config(Map.of("retryLimit", 0, "leaseTime", 60)).create();
+      direct.queue("r-dlqlost").push(Map.of("n", 0), Map.of("n", 1), Map.of("n", 2));
+      CountDownLatch rest = new CountDownLatch(2);
+      Consumer consumer =
+          viaProxy
+              .queue("r-dlqlost")
+              .batch(3)
+              .limit(3)
+              .each()
+              .consume(
+                  m -> {
+                    if (m.data().get("n").asInt() == 0) {
+                      throw new IllegalStateException("poison");
+                    }
+                    rest.countDown();
+                  });
+      assertThat(rest.await(20, TimeUnit.SECONDS)).as("within the lease, not after it").isTrue();
+      assertThat(consumer.await(Duration.ofSeconds(20))).isTrue();
+      assertThat(proxy.requests.get())
+          .as("the dropped ack and its repeat, then the rest's")
+          .isEqualTo(3);
+      assertThat(direct.queue("r-dlqlost").wait(false).pop()).isEmpty();
+    }
+  }
+
+  @Test
   void aBatchWhoseAckKeepsFailingIsNotRenewedAndIsDeliveredAgainAtItsLeaseEnd() throws Exception {
     try (Queen direct = Queen.connect("http://127.0.0.1:" + broker.port());
         DroppingProxy proxy = DroppingProxy.refusing(broker.port(), "/api/v1/ack");
