@@ -140,7 +140,6 @@ $$;
 -- which took the queue whole has not read yet, the group gets the cursor its first pop would
 -- (created only where messages waited too long): without it, those messages waited for ever, and
 -- went out however old.
-drop function if exists queen.log_expire_waiting_v1(integer, timestamptz);
 
 create or replace function queen.log_expire_waiting_v2(
     p_max_messages integer, p_now timestamptz default null)
@@ -299,4 +298,15 @@ begin
         end if;
     end loop;
 end;
+$$;
+
+-- Brokers of the builds before v2, during a rolling upgrade: v2 without the queue's name.
+create or replace function queen.log_expire_waiting_v1(
+    p_max_messages integer, p_now timestamptz default null)
+returns table (partition_id uuid, consumer_group text, base_offset bigint, start_idx integer,
+               take integer, max_wait integer)
+language sql
+as $$
+    select e.partition_id, e.consumer_group, e.base_offset, e.start_idx, e.take, e.max_wait
+      from queen.log_expire_waiting_v2(p_max_messages, p_now) e;
 $$;

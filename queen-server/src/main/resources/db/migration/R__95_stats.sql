@@ -304,8 +304,6 @@ $$;
 -- The dead letters of the named queues (null: of every queue): how many partitions hold some, and
 -- the most frequent errors among the newest 1,000. Their count comes from the snapshot
 -- (queue_stats.dead_letter): counting the table at every dashboard refresh read all of it.
-drop function if exists queen.dead_letter_summary_v1();
-
 create or replace function queen.dead_letter_summary_v2(p_queues text[])
 returns table (partitions bigint, error_message text, error_count bigint)
 language plpgsql
@@ -331,6 +329,16 @@ begin
     select c.partitions, e.error_message, e.n
       from counts c left join errors e on true;
 end;
+$$;
+
+-- Brokers of the builds before v2, during a rolling upgrade: every queue's, and the table counted.
+create or replace function queen.dead_letter_summary_v1()
+returns table (total bigint, partitions bigint, error_message text, error_count bigint)
+language sql
+stable
+as $$
+    select (select count(*) from queen.dead_letters), s.partitions, s.error_message, s.error_count
+      from queen.dead_letter_summary_v2(null) s;
 $$;
 
 -- One broker's statistics tick in one call: its counts added to the current minute, then the

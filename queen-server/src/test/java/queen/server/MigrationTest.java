@@ -64,6 +64,28 @@ class MigrationTest {
     assertThat(scalar("select count(*) from queen.flyway_schema_history")).isEqualTo(applied);
   }
 
+  // upgrades roll: brokers of the build before keep calling what they called (operations.md)
+  @Test
+  void whatBrokersOfEarlierBuildsCallIsStillThereBesideItsSuccessors() throws Exception {
+    try (Broker first = Broker.start(config())) {
+      assertThat(first.port()).isPositive();
+    }
+    assertThat(scalar("select total from queen.dead_letter_summary_v1()")).isZero();
+    assertThat(scalar("select count(*) from queen.log_expire_waiting_v1(10)")).isZero();
+    assertThat(scalar("select count(*) from queen.queue_clear_v1('none', null)")).isEqualTo(1);
+    assertThat(
+            scalar(
+                "select count(*) from queen.queue_clear_page_v1('none', null, null, 10, null,"
+                    + " null)"))
+        .isEqualTo(1);
+    assertThat(
+            scalar(
+                "select count(*) from (select queen.log_requeue_v1(gen_random_uuid(), 'x', 'y',"
+                    + " '\\x00'::bytea, 1) as o) r where r.o is null"))
+        .as("no such dead letter")
+        .isEqualTo(1);
+  }
+
   @Test
   void functionsLeftByAnOlderBuildAreReplacedOnStart() throws Exception {
     try (Broker first = Broker.start(config())) {
