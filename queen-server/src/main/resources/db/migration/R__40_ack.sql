@@ -153,9 +153,20 @@ begin
                 -- a lease issued before the cursor row was created belonged to a cursor since
                 -- deleted, which handed the same offsets out: none of them is its doing. A pop
                 -- takes its lease id at each claim, so a minute of slack covers the claim's own
-                -- waits (a permit, a connection) and the broker's clock against the database's
+                -- waits (a permit, a connection) and the broker's clock against the database's;
+                -- within that minute, a delete or seek of the group noted after the lease was
+                -- issued says the same (a stale lease was told it had acked what the re-created
+                -- cursor's lease processed)
                 select case when c.released_by = g.lease then least(c.committed, c.released_to) end,
                        case when c.created_at > queen.lease_issued_at(g.lease) + interval '1 minute'
+                                 or exists (
+                                    select 1
+                                      from queen.group_resets r
+                                      join queen.log_partitions lp on lp.id = g.pid
+                                      join queen.queues q on q.id = lp.queue_id
+                                     where r.consumer_group = v_group
+                                       and (r.queue_name is null or r.queue_name = q.name)
+                                       and r.reset_at > queen.lease_issued_at(g.lease))
                             then c.committed + 1
                             else coalesce(c.redelivered_to, -1) + 1 end,
                        c.committed

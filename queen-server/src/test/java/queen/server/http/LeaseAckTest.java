@@ -190,6 +190,24 @@ class LeaseAckTest {
     assertThat(wire.ackAll(again)).allMatch(a -> a.get("success").asBoolean());
   }
 
+  // within a minute of the lease the cursor's age told nothing: the stale lease was told success
+  @Test
+  void aLateAckOfALeaseFromJustBeforeTheGroupWasDeletedIsRefused() {
+    wire.pushNumbered("recreated-now", "Default", 0, 2);
+    JsonNode stalled = wire.popPartition("recreated-now", "Default", "consumerGroup=g").json();
+    assertThat(broker.delete("/api/v1/consumer-groups/g/queues/recreated-now").status())
+        .isEqualTo(200);
+    JsonNode again = wire.popPartition("recreated-now", "Default", "consumerGroup=g").json();
+    assertThat(Wire.numbers(again)).containsExactly(0, 1);
+    assertThat(wire.ackAll(again)).allMatch(a -> a.get("success").asBoolean());
+    for (JsonNode a : wire.ackAll(stalled)) {
+      refusedAsExpired(a);
+    }
+    assertThat(wire.ackAll(again))
+        .as("a retry of the live lease's ack, whose first answer was lost, still succeeds")
+        .allMatch(a -> a.get("success").asBoolean());
+  }
+
   // a long-poll kept the lease id of its request: a partition first pushed while it waited got a
   // cursor younger than the lease by the wait, and the lease's retried acks looked like a deleted
   // cursor's
