@@ -79,10 +79,15 @@ public final class Consumer implements AutoCloseable {
    */
   public void stop() {
     requestStop();
-    if (workers.stream().anyMatch(w -> w.thread == Thread.currentThread())) {
+    if (onWorker()) {
       return;
     }
     awaitQuietly();
+  }
+
+  /** Whether the calling thread is one of this consumer's workers (inside a handler). */
+  boolean onWorker() {
+    return workers.stream().anyMatch(w -> w.thread == Thread.currentThread());
   }
 
   /** Same as {@link #stop()}. */
@@ -136,7 +141,8 @@ public final class Consumer implements AutoCloseable {
     }
   }
 
-  private void requestStop() {
+  /** Asks the workers to stop taking messages, without waiting for them. */
+  void requestStop() {
     stopping = true;
     stopSignal.countDown();
     workers.forEach(Worker::interruptIfPolling);

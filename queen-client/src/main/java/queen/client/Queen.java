@@ -172,10 +172,22 @@ public final class Queen implements AutoCloseable {
 
   /**
    * Stops the consumers started through this client (their running handlers finish and are acked),
-   * flushes buffered pushes, then releases the HTTP client.
+   * flushes buffered pushes, then releases the HTTP client. Called from inside a handler, it
+   * returns at once and does so on a thread of its own once that handler has returned: closed at
+   * once, the client refused the acks of that handler's batch and of every other batch in flight,
+   * which came again at their leases' end.
    */
   @Override
   public void close() {
+    if (consumers.stream().anyMatch(Consumer::onWorker)) {
+      consumers.forEach(Consumer::requestStop); // no batch taken after the close
+      Thread.ofVirtual().name("queen-close").start(this::closeNow);
+      return;
+    }
+    closeNow();
+  }
+
+  private void closeNow() {
     try {
       consumers.forEach(Consumer::stop);
       buffers.close();

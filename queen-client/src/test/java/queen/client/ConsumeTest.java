@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterAll;
@@ -228,6 +229,37 @@ class ConsumeTest {
     assertThat(consumer.await(Duration.ofSeconds(20))).isTrue();
     assertThat(consumer.processed()).isEqualTo(2);
     assertThat(consumer.failed()).isZero();
+  }
+
+  // closed at once, the client refused those acks, and the batches came again at their leases' end
+  @Test
+  void aClientClosedFromAHandlerAcksTheBatchesInFlightFirst() throws Exception {
+    queen.queue("c-close").config(Map.of("leaseTime", 60)).create();
+    queen.queue("c-close").partition("a").push(Map.of("n", 0));
+    queen.queue("c-close").partition("b").push(Map.of("n", 1));
+    Queen own = Queen.connect("http://127.0.0.1:" + broker.port());
+    CountDownLatch bothHeld = new CountDownLatch(2);
+    Consumer consumer =
+        own.queue("c-close")
+            .concurrency(2)
+            .batch(1)
+            .consume(
+                batch -> {
+                  bothHeld.countDown();
+                  assertThat(bothHeld.await(10, TimeUnit.SECONDS)).isTrue();
+                  if (batch.getFirst().data().get("n").asInt() == 0) {
+                    own.close();
+                  }
+                });
+    assertThat(consumer.await(Duration.ofSeconds(20))).isTrue();
+    assertThat(consumer.processed()).isEqualTo(2);
+    assertThat(
+            broker.sqlLong(
+                "select count(*) from queen.log_consumers c join queen.log_partitions p"
+                    + " on p.id = c.partition_id join queen.queues q on q.id = p.queue_id"
+                    + " where q.name = 'c-close' and c.committed = 0"))
+        .as("both partitions' messages acked")
+        .isEqualTo(2);
   }
 
   @Test
