@@ -51,7 +51,10 @@ final class BufferDrain {
     this.stopping = stopping;
   }
 
-  /** Messages stored by drains so far. */
+  /**
+   * Messages of the files drained to their end so far: a file drained again from its start (after a
+   * stop or an outage) counts once, where each batch of it counted at each pass.
+   */
   long drained() {
     return drained.get();
   }
@@ -113,6 +116,7 @@ final class BufferDrain {
         buffer.stored(-d.stored);
         throw e;
       }
+      drained.addAndGet(d.stored);
       remove(buffer, file, new Stored(intact, d.stored));
     }
   }
@@ -200,7 +204,6 @@ final class BufferDrain {
       }
       direct.push(batch);
       buffer.stored(batch.size());
-      drained.addAndGet(batch.size());
       stored += batch.size();
       batch = new ArrayList<>();
       batchBytes = 0;
