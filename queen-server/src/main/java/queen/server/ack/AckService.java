@@ -140,10 +140,8 @@ public final class AckService {
       }
       AckRegistry.Delivery d = deliveries.get(b);
       registry.remove(batches.get(b).leaseId(), d.partitionId());
-      List<Integer> acks = byDelivery.get(d);
-      for (int i : acks) {
-        // leaseReleased on the ack that ended the lease, the batch's last, as acked one by one
-        out[i] = i == acks.getLast() ? o.withIndex(i) : o.beforeTheRelease(i);
+      for (int i : byDelivery.get(d)) {
+        out[i] = o.withIndex(i);
       }
     }
   }

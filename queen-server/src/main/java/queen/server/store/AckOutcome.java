@@ -36,20 +36,4 @@ public record AckOutcome(
         leaseEnded,
         hasMore);
   }
-
-  /** This outcome at {@code other}, an ack of a batch before the one whose ack ended its lease. */
-  public AckOutcome beforeTheRelease(int other) {
-    return new AckOutcome(
-        other,
-        success,
-        error,
-        queueName,
-        partitionName,
-        false,
-        dlq,
-        partitionId,
-        group,
-        leaseEnded,
-        hasMore);
-  }
 }

@@ -279,12 +279,8 @@ class AckStatusTest {
     long before = broker.dbCalls();
     JsonNode acks = wire.ackAll(batch);
     assertThat(broker.dbCalls() - before).as("the registry's positional advance").isEqualTo(1);
-    assertThat(acks).allMatch(a -> a.get("success").asBoolean());
     assertThat(acks)
-        .as("the last ack ended the lease")
-        .filteredOn(a -> a.get("leaseReleased").asBoolean())
-        .extracting(a -> a.get("index").asInt())
-        .containsExactly(49);
+        .allMatch(a -> a.get("success").asBoolean() && a.get("leaseReleased").asBoolean());
     assertThat(acks.get(0).get("queueName").asText()).isEqualTo("fast-ack");
     assertThat(cursor("fast-ack", "committed")).isEqualTo(49);
   }

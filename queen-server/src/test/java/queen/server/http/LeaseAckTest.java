@@ -302,21 +302,6 @@ class LeaseAckTest {
     assertThat(broker.sqlLong(Wire.cursorOf("leasegroup", "workers", "committed"))).isZero();
   }
 
-  // the whole-batch fast path answered true on every item; the field names the ack that ended it
-  @Test
-  void aWholeBatchAckSaysLeaseReleasedOnItsLastAckOnly() {
-    wire.pushNumbered("released", "Default", 0, 3);
-    JsonNode answers =
-        wire.ackAll(wire.popPartition("released", "Default", "batch=3").json(), "completed", null);
-    assertThat(answers).allMatch(a -> a.get("success").asBoolean());
-    assertThat(answers)
-        .extracting(a -> a.get("leaseReleased").asBoolean())
-        .containsExactly(false, false, true);
-    assertThat(
-            broker.sqlLong(Wire.cursorOf("released", "__QUEUE_MODE__", "(worker_id is null)::int")))
-        .isEqualTo(1);
-  }
-
   @Test
   void partialAcksAdvanceOverTheContiguousPrefixOnly() {
     wire.pushNumbered("prefix", "Default", 0, 4);
