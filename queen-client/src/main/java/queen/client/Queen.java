@@ -181,7 +181,8 @@ public final class Queen implements AutoCloseable {
   public void close() {
     if (consumers.stream().anyMatch(Consumer::onWorker)) {
       consumers.forEach(Consumer::requestStop); // no batch taken after the close
-      Thread.ofVirtual().name("queen-close").start(this::closeNow);
+      // not a daemon: a program that ends once its consumers have ended still flushes its buffers
+      Thread.ofPlatform().daemon(false).name("queen-close").start(this::closeNow);
       return;
     }
     closeNow();
