@@ -5,6 +5,7 @@ import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.UUID;
 import queen.server.push.Appended;
@@ -34,8 +35,12 @@ public final class TransactionService {
     this.released = released;
   }
 
-  /** One ack operation with its own consumer group; null: its lease decides the group. */
-  public record AckOp(int op, String group, AckRequest ack) {}
+  /**
+   * One ack operation with its own consumer group; null: its lease decides the group. {@code
+   * requiredLease}: the transaction's one required lease, for an ack that names its group and no
+   * lease, checked where it may be the group's lease on the partition (null: none).
+   */
+  public record AckOp(int op, String group, AckRequest ack, UUID requiredLease) {}
 
   /** The pushed items of the transaction, each remembering its operation index. */
   public record PushOp(int op, PushItem item) {}
@@ -48,6 +53,21 @@ public final class TransactionService {
   private static final Comparator<String> GROUP_ORDER =
       Comparator.nullsFirst(Comparator.naturalOrder());
 
+  /**
+   * Whether the required lease may be the group's on the partition. A lease this broker issued
+   * names its partitions and group: a message of an autoAck pop, or another group's ack, acked
+   * beside a leased message stays lease-less (under the other's lease it was refused). One it did
+   * not issue, or no longer remembers, is checked.
+   */
+  private boolean mayHold(UUID lease, UUID partitionId, String group) {
+    Set<UUID> issued = registry.partitions(lease);
+    if (issued == null) {
+      return true;
+    }
+    AckRegistry.Delivery d = registry.get(lease, partitionId);
+    return issued.contains(partitionId) && (d == null || d.group().equals(group));
+  }
+
   public Outcome commit(List<AckOp> acks, List<PushOp> pushes) {
     // groups in name order and partitions in id order within each: one lock order for all, but
     // for the acks whose lease decides their group, which come first whatever that group is (two
@@ -57,7 +77,18 @@ public final class TransactionService {
     UUID[] leases = new UUID[acks.size()];
     for (int i = 0; i < acks.size(); i++) {
       AckOp a = acks.get(i);
-      String lease = a.ack().leaseId();
+      AckRequest request = a.ack();
+      if (a.requiredLease() != null
+          && mayHold(a.requiredLease(), request.partitionId(), a.group())) {
+        request =
+            new AckRequest(
+                request.partitionId(),
+                request.transactionId(),
+                request.status(),
+                a.requiredLease().toString(),
+                request.error());
+      }
+      String lease = request.leaseId();
       UUID leaseId = null;
       if (lease != null && !lease.isEmpty()) {
         leaseId = AckService.parseUuid(lease);
@@ -69,7 +100,7 @@ public final class TransactionService {
       leases[i] = leaseId;
       byGroup
           .computeIfAbsent(a.group(), g -> new ArrayList<>())
-          .add(AckService.item(a.ack(), leaseId));
+          .add(AckService.item(request, leaseId));
       positions.computeIfAbsent(a.group(), g -> new ArrayList<>()).add(i);
     }
     List<PushItem> items = pushes.stream().map(PushOp::item).toList();

@@ -113,11 +113,12 @@ public final class TransactionRoutes implements Routes {
 
   /**
    * An ack operation. One that names no lease, in a transaction whose {@code requiredLeases} name
-   * one lease, is that lease's ack, with or without a group: Queen's clients send the leases of the
-   * messages they ack there and not in the operations. Without a consumer group its lease decides
-   * the group, as on the ack route: Queen's clients send the group only when the caller repeats it,
-   * so a consumer of a named group had every such transaction refused as queue mode's ack. With
-   * several leases, or none, the named group's lease-less ack, or else queue mode's.
+   * one lease, is that lease's ack: Queen's clients send the leases of the messages they ack there
+   * and not in the operations. Without a consumer group its lease decides the group, as on the ack
+   * route: Queen's clients send the group only when the caller repeats it, so a consumer of a named
+   * group had every such transaction refused as queue mode's ack. With a group, where that lease
+   * may be the group's on the partition ({@link TransactionService}). With several leases, or none,
+   * the named group's lease-less ack, or else queue mode's.
    */
   private static TransactionService.AckOp ack(TransactionBody.Operation operation, String lease) {
     ObjectNode op = operation.fields();
@@ -130,19 +131,21 @@ public final class TransactionRoutes implements Routes {
     }
     String group = Fields.optionalString(op, "consumerGroup", "", at);
     boolean ownLease = !Fields.optionalString(op, "leaseId", "", at).isEmpty();
-    ObjectNode fields = ownLease || lease == null ? op : op.deepCopy().put("leaseId", lease);
     if (!group.isEmpty()) {
-      // checked under the lease too: lease-less, a consumer whose lease had expired and whose
-      // message went to another forwarded it a second time beside the live one's transaction
+      // checked under the lease too (TransactionService decides where it applies): lease-less, a
+      // consumer whose lease had expired and whose message went to another forwarded it a second
+      // time beside the live one's transaction
       return new TransactionService.AckOp(
           operation.index(),
           Fields.name(group, "consumerGroup" + at),
-          AckRoutes.request(fields, at, null));
+          AckRoutes.request(op, at, null),
+          ownLease || lease == null ? null : UUID.fromString(lease));
     }
+    ObjectNode fields = ownLease || lease == null ? op : op.deepCopy().put("leaseId", lease);
     // null: the lease decides, as on the ack route
     String decided = ownLease || lease != null ? null : PopRoutes.QUEUE_MODE;
     return new TransactionService.AckOp(
-        operation.index(), decided, AckRoutes.request(fields, at, null));
+        operation.index(), decided, AckRoutes.request(fields, at, null), null);
   }
 
   private static ObjectNode failure(String id, String error) {

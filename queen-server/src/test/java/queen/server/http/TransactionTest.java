@@ -145,6 +145,28 @@ class TransactionTest {
         .containsExactly("from-live");
   }
 
+  // checked under the leased message's lease, the autoAck pop's message was refused
+  @Test
+  void aGroupsAckOfAMessageTheRequiredLeaseNeverHeldStaysLeaseless() {
+    wire.pushNumbered("tx-mixed", "a", 0, 1);
+    wire.pushNumbered("tx-mixed", "b", 0, 1);
+    JsonNode auto =
+        wire.popPartition("tx-mixed", "a", "batch=1&consumerGroup=g&autoAck=true").json();
+    JsonNode leased = wire.popPartition("tx-mixed", "b", "batch=1&consumerGroup=g").json();
+    ObjectNode body = object();
+    ArrayNode ops = body.putArray("operations");
+    ack(ops, auto.get("messages").get(0));
+    ack(ops, leased.get("messages").get(0));
+    ops.forEach(op -> ((ObjectNode) op).put("consumerGroup", "g"));
+    ops.addObject().put("type", "push").putArray("items").add(item("tx-mixed-out", "both"));
+    body.putArray("requiredLeases").add(leased.get("leaseId").asText());
+    JsonNode r = broker.post("/api/v1/transaction", body).json();
+    assertThat(r.get("success").asBoolean()).as(r.toString()).isTrue();
+    assertThat(wire.popPartition("tx-mixed", "b", "batch=1&consumerGroup=g").status())
+        .as("the leased message acked under its lease")
+        .isEqualTo(204);
+  }
+
   /** The popped message's ack naming group g, a push to tx-stale-out, the pop's lease required. */
   private static ObjectNode forwardAs(JsonNode popped, String pushed) {
     ObjectNode body = object();
