@@ -85,6 +85,11 @@ public final class Consumer implements AutoCloseable {
     awaitQuietly();
   }
 
+  /** Waits up to {@code nanos} for the consumer to end, reporting no error: whether it has. */
+  boolean ended(long nanos) throws InterruptedException {
+    return done.await(nanos, TimeUnit.NANOSECONDS);
+  }
+
   /** Whether the calling thread is one of this consumer's workers (inside a handler). */
   boolean onWorker() {
     return workers.stream().anyMatch(w -> w.thread == Thread.currentThread());

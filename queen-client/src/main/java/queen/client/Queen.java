@@ -170,10 +170,14 @@ public final class Queen implements AutoCloseable {
     consumers.remove(c);
   }
 
+  /** How long a close called from a handler waits for the batches in flight to be acked. */
+  static final Duration HANDLERS_WAIT = Duration.ofMinutes(1);
+
   /**
    * Stops the consumers started through this client (their running handlers finish and are acked),
    * flushes buffered pushes, then releases the HTTP client. Called from inside a handler, it
-   * returns at once and does so on a thread of its own once that handler has returned: closed at
+   * returns at once and does so on a thread of its own once the consumers have ended, or after
+   * {@link #HANDLERS_WAIT} (a handler that never returns kept the program from ending): closed at
    * once, the client refused the acks of that handler's batch and of every other batch in flight,
    * which came again at their leases' end.
    */
@@ -182,15 +186,34 @@ public final class Queen implements AutoCloseable {
     if (consumers.stream().anyMatch(Consumer::onWorker)) {
       consumers.forEach(Consumer::requestStop); // no batch taken after the close
       // not a daemon: a program that ends once its consumers have ended still flushes its buffers
-      Thread.ofPlatform().daemon(false).name("queen-close").start(this::closeNow);
+      Thread.ofPlatform().daemon(false).name("queen-close").start(this::closeAfterHandlers);
       return;
     }
-    closeNow();
-  }
-
-  private void closeNow() {
     try {
       consumers.forEach(Consumer::stop);
+    } finally {
+      release();
+    }
+  }
+
+  private void closeAfterHandlers() {
+    long deadline = System.nanoTime() + HANDLERS_WAIT.toNanos();
+    try {
+      for (Consumer c : consumers) {
+        if (!c.ended(Math.max(0, deadline - System.nanoTime()))) {
+          break;
+        }
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } finally {
+      release();
+    }
+  }
+
+  /** Flushes buffered pushes and releases the HTTP client. */
+  private void release() {
+    try {
       buffers.close();
     } finally {
       transport.close();
