@@ -19,7 +19,9 @@ import queen.server.store.AckOutcome;
  * scanning for the worker id (which has no index: it changes on every lease and ack, and an index
  * on it would make no cursor update HOT). An ack or extension that misses the registry (another
  * broker delivered it, this broker restarted, a partial ack) takes the general path: the registry
- * is an optimisation, never a source of truth.
+ * is an optimisation, never a source of truth. One decision reads it besides: whether a
+ * transaction's one required lease applies to an ack that names its group ({@code
+ * TransactionService}), where a lease it does not know is applied, the strict answer.
  */
 public final class AckRegistry {
   /** Leases older than this are dropped: their lease is long gone or was extended; acks go slow. */
@@ -159,7 +161,7 @@ public final class AckRegistry {
     return l == null ? null : l.all();
   }
 
-  /** Forgets the acked batch of one partition; the lease stays known for extensions. */
+  /** Forgets the acked batch of one partition; the lease stays known while it has another. */
   public void remove(UUID lease, UUID partitionId) {
     Lease l = leases.get(lease);
     Delivery d = l == null ? null : l.partitions().remove(partitionId);
