@@ -160,11 +160,7 @@ public final class QueueBuilder {
     return this;
   }
 
-  /**
-   * {@link #consume} extends the lease of a batch every {@code intervalMillis} while it runs, from
-   * a platform thread of its own: handlers computing on every carrier of the virtual threads the
-   * workers run on do not hold the renewals back.
-   */
+  /** {@link #consume} extends the lease of a batch every {@code intervalMillis} while it runs. */
   public QueueBuilder renewLease(boolean renew, long intervalMillis) {
     if (renew && intervalMillis < 1) {
       throw new IllegalArgumentException("renewLease interval must be at least 1 ms");

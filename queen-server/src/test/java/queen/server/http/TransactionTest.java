@@ -105,7 +105,10 @@ class TransactionTest {
     // the caller repeats it: a consumer of a named group had every such transaction refused
     wire.pushNumbered("tx-group", "Default", 0, 2);
     JsonNode popped = wire.popPartition("tx-group", "Default", "batch=1&consumerGroup=g").json();
-    JsonNode r = broker.post("/api/v1/transaction", forwardUnderLease(popped, "g-1")).json();
+    JsonNode r =
+        broker
+            .post("/api/v1/transaction", forwardUnderLease(popped, null, "tx-group-out", "g-1"))
+            .json();
     assertThat(r.get("success").asBoolean()).as(r.toString()).isTrue();
     assertThat(broker.sqlLong(Wire.cursorOf("tx-group", "g", "committed")))
         .as("group g's cursor moved past its message")
@@ -115,7 +118,7 @@ class TransactionTest {
         .containsExactly(0, 1);
 
     // the lease has ended with its batch: the same ack again is refused, and nothing is pushed
-    ObjectNode again = forwardUnderLease(popped, "g-2");
+    ObjectNode again = forwardUnderLease(popped, null, "tx-group-out", "g-2");
     JsonNode refused = broker.post("/api/v1/transaction", again).json();
     assertThat(refused.get("success").asBoolean()).as(refused.toString()).isFalse();
     assertThat(wire.popPartition("tx-group-out", "Default", "batch=10").json().get("messages"))
@@ -136,9 +139,16 @@ class TransactionTest {
             .json();
     assertThat(Wire.numbers(live)).containsExactly(0);
 
-    JsonNode refused = broker.post("/api/v1/transaction", forwardAs(stale, "from-stale")).json();
+    JsonNode refused =
+        broker
+            .post(
+                "/api/v1/transaction", forwardUnderLease(stale, "g", "tx-stale-out", "from-stale"))
+            .json();
     assertThat(refused.get("success").asBoolean()).as(refused.toString()).isFalse();
-    JsonNode applied = broker.post("/api/v1/transaction", forwardAs(live, "from-live")).json();
+    JsonNode applied =
+        broker
+            .post("/api/v1/transaction", forwardUnderLease(live, "g", "tx-stale-out", "from-live"))
+            .json();
     assertThat(applied.get("success").asBoolean()).as(applied.toString()).isTrue();
     assertThat(wire.popPartition("tx-stale-out", "Default", "batch=10").json().get("messages"))
         .extracting(m -> m.get("transactionId").asText())
@@ -165,17 +175,6 @@ class TransactionTest {
     assertThat(wire.popPartition("tx-mixed", "b", "batch=1&consumerGroup=g").status())
         .as("the leased message acked under its lease")
         .isEqualTo(204);
-  }
-
-  /** The popped message's ack naming group g, a push to tx-stale-out, the pop's lease required. */
-  private static ObjectNode forwardAs(JsonNode popped, String pushed) {
-    ObjectNode body = object();
-    ArrayNode ops = body.putArray("operations");
-    ack(ops, popped.get("messages").get(0));
-    ((ObjectNode) ops.get(0)).put("consumerGroup", "g");
-    ops.addObject().put("type", "push").putArray("items").add(item("tx-stale-out", pushed));
-    body.putArray("requiredLeases").add(popped.get("leaseId").asText());
-    return body;
   }
 
   @Test
@@ -316,14 +315,19 @@ class TransactionTest {
   }
 
   /**
-   * A transaction as Queen's clients send it: the popped message's ack, with no group nor lease, a
-   * push to tx-group-out, and the pop's lease in requiredLeases.
+   * A transaction as Queen's clients send it: the popped message's ack, with no lease and the group
+   * only when the caller names one (null: none), a push to {@code out}, and the pop's lease in
+   * requiredLeases.
    */
-  private static ObjectNode forwardUnderLease(JsonNode popped, String pushed) {
+  private static ObjectNode forwardUnderLease(
+      JsonNode popped, String group, String out, String pushed) {
     ObjectNode body = object();
     ArrayNode ops = body.putArray("operations");
     ack(ops, popped.get("messages").get(0));
-    ops.addObject().put("type", "push").putArray("items").add(item("tx-group-out", pushed));
+    if (group != null) {
+      ((ObjectNode) ops.get(0)).put("consumerGroup", group);
+    }
+    ops.addObject().put("type", "push").putArray("items").add(item(out, pushed));
     body.putArray("requiredLeases").add(popped.get("leaseId").asText());
     return body;
   }
