@@ -264,7 +264,8 @@ class ConsumeTest {
 
   @Test
   void renewLeaseKeepsASlowHandlersBatchLeased() throws Exception {
-    queen.queue("c-renew").config(Map.of("leaseTime", 1)).create();
+    // 3 s: the first renewal, 300 ms in, lands within the lease on a loaded machine
+    queen.queue("c-renew").config(Map.of("leaseTime", 3)).create();
     queen.queue("c-renew").push(Map.of("slow", true));
     AtomicInteger deliveries = new AtomicInteger();
     Consumer consumer =
@@ -275,7 +276,7 @@ class ConsumeTest {
             .consume(
                 batch -> {
                   deliveries.incrementAndGet();
-                  Thread.sleep(2500); // slow work, 2.5 lease times long
+                  Thread.sleep(7500); // slow work, 2.5 lease times long
                 });
     assertThat(consumer.await(Duration.ofSeconds(20))).isTrue();
     assertThat(deliveries.get()).isEqualTo(1);

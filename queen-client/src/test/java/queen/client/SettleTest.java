@@ -71,6 +71,8 @@ class SettleTest {
     queen.queue("s-in").push(Map.of("order", 1));
     List<Message> first = queen.queue("s-in").wait(false).pop();
     assertThat(first).hasSize(1);
+    // the next lease outlives whatever a loaded machine stalls before its transaction commits
+    queen.queue("s-in").config(Map.of("leaseTime", 30)).create();
     AtomicReference<List<Message>> again = new AtomicReference<>(List.of());
     await()
         .atMost(Duration.ofSeconds(10))

@@ -81,7 +81,8 @@ abstract class LongPollContract {
     Timed t = poll("/api/v1/pop/queue/quiet-poll?wait=true&timeout=700").get(10, TimeUnit.SECONDS);
     assertThat(t.reply().status()).isEqualTo(204);
     assertThat(t.reply().text()).isEmpty();
-    assertThat(t.millis()).isBetween(650L, 1_700L);
+    // the upper bound leaves a loaded machine room; the default wait would be 30 s
+    assertThat(t.millis()).isBetween(650L, 3_000L);
   }
 
   @Test
@@ -115,7 +116,7 @@ abstract class LongPollContract {
         // the broker seconds after its client began, and its deadline counts from there
         assertThat(TimeUnit.NANOSECONDS.toMillis(t.endedNanos() - parked))
             .as("answered at the deadline")
-            .isLessThan(timeout + 2_000L);
+            .isLessThan(timeout + 5_000L);
         timedOut++;
       }
     }

@@ -133,6 +133,8 @@ class TransactionTest {
     wire.configure("tx-stale", object().put("leaseTime", 1));
     wire.pushNumbered("tx-stale", "Default", 0, 1);
     JsonNode stale = wire.popPartition("tx-stale", "Default", "batch=1&consumerGroup=g").json();
+    // the next lease outlives whatever a loaded machine stalls before the transactions land
+    wire.configure("tx-stale", object().put("leaseTime", 30));
     // parks until the first lease ends, and takes the message over
     JsonNode live =
         wire.popPartition("tx-stale", "Default", "batch=1&consumerGroup=g&wait=true&timeout=10000")

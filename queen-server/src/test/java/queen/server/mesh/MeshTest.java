@@ -182,7 +182,8 @@ class MeshTest {
   @Test
   void aConfigureThroughOneBrokerReachesTheNextPopOfAnother() throws Exception {
     String queue = "mesh-conf";
-    assertThat(wakeAcross(queue)).as("no minimum wait yet").isLessThan(1_000);
+    // one sample: well under B's 5 s floor, with room for a loaded machine
+    assertThat(wakeAcross(queue)).as("no minimum wait yet").isLessThan(3_000);
     // B's parked pop, woken by the push, now holds for a fuller batch until the minimum wait ends
     CompletableFuture<HttpResponse<String>> parked = parkForTen(queue, 3_000);
     long t0 = System.nanoTime();
@@ -283,7 +284,8 @@ class MeshTest {
     await()
         .atMost(Duration.ofSeconds(15))
         .until(() -> broker.metric(b, "queen_hints_listener_reconnects_total", "") > before);
-    assertThat(wakeAcross("mesh-again")).isLessThan(1_000);
+    // one sample: well under B's 5 s floor, with room for a loaded machine
+    assertThat(wakeAcross("mesh-again")).isLessThan(3_000);
   }
 
   @Test
