@@ -3,7 +3,6 @@ package queen.server.http;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HashMap;
@@ -49,11 +48,9 @@ public final class DashboardRoutes implements Routes {
   private void send(Request req, Response res, String name) {
     StaticFile f = files.get(name);
     if (f == null) {
-      res.status(404);
-      res.header("Content-Type", "text/plain; charset=utf-8");
-      res.send(
-          (name.equals("index.html") ? "The dashboard is not in this build" : "Not found")
-              .getBytes(StandardCharsets.UTF_8));
+      // a JSON error, as every other route answers one
+      Replies.error(
+          res, 404, name.equals("index.html") ? "The dashboard is not in this build" : "Not found");
       return;
     }
     boolean gzip =

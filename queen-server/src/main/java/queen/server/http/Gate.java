@@ -63,7 +63,10 @@ public final class Gate {
     String token =
         header.regionMatches(true, 0, BEARER, 0, BEARER.length())
             ? header.substring(BEARER.length()).trim()
-            : header; // a bare token without the prefix is accepted too (WIRE.md section 0)
+            // "Bearer" alone, trimmed of its space, is no token; not a token named "Bearer"
+            : header.equalsIgnoreCase(BEARER.trim())
+                ? ""
+                : header; // a bare token without the prefix is accepted too (WIRE.md section 0)
     if (token.isEmpty()) {
       throw new AuthFailure("Authentication required");
     }

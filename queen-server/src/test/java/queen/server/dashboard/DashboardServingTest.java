@@ -69,7 +69,11 @@ class DashboardServingTest {
 
   @Test
   void unknownAssetsAre404sAndTheApiStillNeedsAToken() throws Exception {
-    assertThat(get("/assets/nope.js").statusCode()).isEqualTo(404);
+    HttpResponse<byte[]> missing = get("/assets/nope.js");
+    assertThat(missing.statusCode()).isEqualTo(404);
+    // a JSON error, as on every route
+    assertThat(missing.headers().firstValue("content-type").orElse(""))
+        .startsWith("application/json");
     assertThat(get("/api/v1/resources/queues").statusCode()).isEqualTo(401);
   }
 

@@ -7,13 +7,17 @@ import com.nimbusds.jose.jwk.Curve;
 import com.nimbusds.jose.jwk.JWK;
 import com.nimbusds.jose.jwk.JWKMatcher;
 import com.nimbusds.jose.jwk.JWKSelector;
+import com.nimbusds.jose.jwk.JWKSet;
 import com.nimbusds.jose.jwk.KeyType;
 import com.nimbusds.jose.jwk.KeyUse;
 import com.nimbusds.jose.jwk.OctetKeyPair;
 import com.nimbusds.jose.jwk.RSAKey;
+import com.nimbusds.jose.jwk.source.JWKSetCacheRefreshEvaluator;
+import com.nimbusds.jose.jwk.source.JWKSetSource;
 import com.nimbusds.jose.jwk.source.JWKSource;
 import com.nimbusds.jose.jwk.source.JWKSourceBuilder;
 import com.nimbusds.jose.jwk.source.RateLimitReachedException;
+import com.nimbusds.jose.jwk.source.URLBasedJWKSetSource;
 import com.nimbusds.jose.proc.SecurityContext;
 import com.nimbusds.jose.util.DefaultResourceRetriever;
 import java.net.MalformedURLException;
@@ -46,16 +50,18 @@ final class PublicKeys {
 
   private final PublicKey pem;
   private final JWKSource<SecurityContext> jwks;
-  private volatile boolean lastFetchFailed;
+  private final Endpoint endpoint;
 
-  private PublicKeys(PublicKey pem, JWKSource<SecurityContext> jwks) {
+  private PublicKeys(PublicKey pem, JWKSource<SecurityContext> jwks, Endpoint endpoint) {
     this.pem = pem;
     this.jwks = jwks;
+    this.endpoint = endpoint;
   }
 
   static PublicKeys of(AuthSettings s) {
     PublicKey pem = s.publicKeyPem() == null ? null : parsePem(s.publicKeyPem());
     JWKSource<SecurityContext> jwks = null;
+    Endpoint endpoint = null;
     if (s.jwksUrl() != null) {
       int timeout = (int) s.jwksTimeout().toMillis();
       long refresh = s.jwksRefresh().toMillis();
@@ -72,9 +78,12 @@ final class PublicKeys {
                 + " unless the path to it is trusted",
             url);
       }
+      endpoint =
+          new Endpoint(
+              new URLBasedJWKSetSource<>(
+                  url, new DefaultResourceRetriever(timeout, timeout, JWKS_SIZE_LIMIT)));
       jwks =
-          JWKSourceBuilder.<SecurityContext>create(
-                  url, new DefaultResourceRetriever(timeout, timeout, JWKS_SIZE_LIMIT))
+          JWKSourceBuilder.create(endpoint)
               .cache(refresh, timeout)
               // fetched ahead of expiry in the background when the interval leaves room for it
               .refreshAheadCache(refresh > JWKSourceBuilder.DEFAULT_REFRESH_AHEAD_TIME + timeout)
@@ -82,7 +91,7 @@ final class PublicKeys {
               .outageTolerant(true)
               .build();
     }
-    return new PublicKeys(pem, jwks);
+    return new PublicKeys(pem, jwks, endpoint);
   }
 
   /**
@@ -156,21 +165,61 @@ final class PublicKeys {
     if (jwks == null) {
       return List.of();
     }
+    List<JWK> found;
     try {
-      List<JWK> found = jwks.get(new JWKSelector(matcher), null);
-      lastFetchFailed = false;
-      return found;
+      found = jwks.get(new JWKSelector(matcher), null);
     } catch (RateLimitReachedException e) {
-      if (lastFetchFailed) {
-        // no key set at hand (the endpoint down since the start, or longer than the outage
-        // tolerance): a 401 would end the clients' consume loops for a token that may be good
-        throw new KeysUnavailable();
-      }
-      return List.of(); // an unknown kid right after a fetch: no such key
+      found = List.of(); // an unknown kid right after a fetch
     } catch (KeySourceException e) {
-      lastFetchFailed = true;
-      log.warn("JWKS fetch from the identity provider failed: {}", e.getMessage());
+      // no key set at hand (the endpoint down since the start, or longer than the outage
+      // tolerance): a 401 would end the clients' consume loops for a token that may be good
       throw new KeysUnavailable();
+    }
+    if (found.isEmpty() && endpoint.down) {
+      // a key the provider rotated in while it cannot be reached may be good: 503, as above
+      throw new KeysUnavailable();
+    }
+    return found;
+  }
+
+  /**
+   * The JWKS endpoint itself, under nimbus's cache: whether its last fetch failed. The outage
+   * tolerance above it serves the keys last fetched without saying that the fetch failed.
+   */
+  private static final class Endpoint implements JWKSetSource<SecurityContext> {
+    private final URLBasedJWKSetSource<SecurityContext> url;
+    private volatile boolean down;
+
+    Endpoint(URLBasedJWKSetSource<SecurityContext> url) {
+      this.url = url;
+    }
+
+    @Override
+    public JWKSet getJWKSet(JWKSetCacheRefreshEvaluator refresh, long now, SecurityContext context)
+        throws KeySourceException {
+      try {
+        JWKSet set = url.getJWKSet(refresh, now, context);
+        if (down) {
+          log.info("JWKS endpoint {} answers again", url.getJWKSetURL());
+        }
+        down = false;
+        return set;
+      } catch (KeySourceException | RuntimeException e) {
+        if (!down) {
+          log.warn(
+              "JWKS fetch from {} failed ({}): the keys last fetched stay in use; a token of"
+                  + " another key answers 503 until it answers again",
+              url.getJWKSetURL(),
+              e.getMessage());
+        }
+        down = true;
+        throw e;
+      }
+    }
+
+    @Override
+    public void close() throws java.io.IOException {
+      url.close();
     }
   }
 

@@ -37,6 +37,7 @@ class JwksOutageTest {
 
   @Test
   void knownKeysOutliveTheirRefreshWhileTheEndpointIsDown() throws Exception {
+    idp.down.set(false);
     RSAKey key = new RSAKeyGenerator(2048).keyID("k1").generate();
     idp.publish(key);
     String token = JwksTest.rs256(key);
@@ -56,5 +57,31 @@ class JwksOutageTest {
             });
     seen.add(JwksTest.status(broker, token));
     assertThat(seen).as("answers while the endpoint was down").containsOnly(200);
+  }
+
+  // the outage tolerance served the old set without saying that the fetch had failed: a 401
+  @Test
+  void aKeyRotatedInWhileTheEndpointIsDownIsA503NotA401() throws Exception {
+    idp.down.set(false);
+    RSAKey old = new RSAKeyGenerator(2048).keyID("r1").generate();
+    RSAKey rotated = new RSAKeyGenerator(2048).keyID("r2").generate();
+    idp.publish(old);
+    String oldToken = JwksTest.rs256(old);
+    String token = JwksTest.rs256(rotated);
+    // fetched again once nimbus's rate limit allows (half the 1 s interval)
+    await().atMost(Duration.ofSeconds(5)).until(() -> JwksTest.status(broker, oldToken) == 200);
+
+    idp.down.set(true);
+    await()
+        .atMost(Duration.ofSeconds(5))
+        .pollInterval(Duration.ofMillis(100))
+        .until(() -> JwksTest.status(broker, token) == 503);
+    assertThat(JwksTest.status(broker, oldToken))
+        .as("within ten intervals of the last fetch, the keys fetched then still pass")
+        .isEqualTo(200);
+
+    idp.publish(old, rotated);
+    idp.down.set(false);
+    await().atMost(Duration.ofSeconds(10)).until(() -> JwksTest.status(broker, token) == 200);
   }
 }
