@@ -162,12 +162,18 @@ final class GroupCommands extends Listing {
 
     abstract JsonNode apply(Queen queen);
 
+    /** The exit status for the broker's answer: 0 unless the change did not take. */
+    int outcome(JsonNode answer) {
+      return 0;
+    }
+
     @Override
     public Integer call() {
       try (Queen queen = client.connect()) {
-        Ndjson.print(ClientCommands.out(spec), apply(queen));
+        JsonNode answer = apply(queen);
+        Ndjson.print(ClientCommands.out(spec), answer);
+        return outcome(answer);
       }
-      return 0;
     }
   }
 
@@ -256,6 +262,24 @@ final class GroupCommands extends Listing {
     @Override
     JsonNode apply(Queen queen) {
       return queen.admin().updateSubscription(group, from);
+    }
+
+    // the broker answers success for a group that never consumed, and its first consume then
+    // read the whole backlog: a start that silently did not take
+    @Override
+    int outcome(JsonNode answer) {
+      if (answer.path("rowsUpdated").asLong(1) != 0) {
+        return 0;
+      }
+      ClientCommands.err(spec)
+          .println(
+              "queen groups subscription: group "
+                  + group
+                  + " has no subscription yet (it has not consumed), so nothing changed;"
+                  + " to start it at a time, seek it on each queue: queen groups seek "
+                  + group
+                  + " QUEUE --to TIME");
+      return 1;
     }
   }
 }

@@ -6,6 +6,7 @@ import static queen.cli.ClientCommands.out;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -84,7 +85,10 @@ final class QueueCommands {
     @Option(names = "--offset", defaultValue = "0", description = "skip this many newest")
     int offset;
 
-    @Option(names = "--retry", description = "requeue each dead letter printed")
+    @Option(
+        names = "--retry",
+        description =
+            "requeue each dead letter printed, the page's oldest first (printed in that order)")
     boolean retry;
 
     @Override
@@ -97,7 +101,10 @@ final class QueueCommands {
         // a requeue takes the message's dead letters of every group: one letter per group of a
         // message is requeued once (a second request found none and ended the command)
         Map<String, String> requeued = new HashMap<>();
-        for (DeadLetter d : query.get()) {
+        List<DeadLetter> page = query.get();
+        // a requeue appends to its partition: newest first, a partition's letters came back
+        // in reverse order
+        for (DeadLetter d : retry ? page.reversed() : page) {
           ObjectNode line = Ndjson.deadLetter(d);
           if (retry) {
             String requeuedId =

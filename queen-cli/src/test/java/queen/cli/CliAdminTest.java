@@ -38,6 +38,20 @@ class CliAdminTest {
         .containsOnly(dlq.lines().getFirst().get("requeuedTransactionId").asText());
   }
 
+  // requeued newest first, a partition's letters came back in reverse order
+  @Test
+  void dlqRetryRequeuesAPartitionsLettersInTheirOrder() {
+    run("", "push", url(), "cli-dlq-order", "{\"n\":1}", "{\"n\":2}");
+    for (int i = 0; i < 2; i++) {
+      Run popped = run("", "pop", url(), "cli-dlq-order", "-b", "1");
+      assertThat(run(popped.out(), "ack", url(), "--status", "dlq").exit()).isZero();
+    }
+    assertThat(run("", "dlq", url(), "cli-dlq-order", "--retry").exit()).isZero();
+    assertThat(run("", "pop", url(), "cli-dlq-order", "-b", "2").lines())
+        .extracting(m -> m.get("data").get("n").asInt())
+        .containsExactly(1, 2);
+  }
+
   @Test
   void queuesGroupsAndDeadLetters() {
     run("", "push", url(), "cli-ops", "{\"x\":1}");
@@ -74,6 +88,12 @@ class CliAdminTest {
     run("", "push", url(), "cli-seek", "{\"n\":1}", "{\"n\":2}");
     Run first = run("", "pop", url(), "cli-seek", "-g", "replay", "-b", "10");
     assertThat(run(first.out(), "ack", url()).exit()).isZero();
+    Run moved = run("", "groups", "subscription", url(), "replay", "2000-01-01T00:00:00Z");
+    assertThat(moved.exit()).as(moved.err()).isZero();
+    // the broker answers success and changes nothing: its first consume read the whole backlog
+    Run never = run("", "groups", "subscription", url(), "never-read", "2000-01-01T00:00:00Z");
+    assertThat(never.exit()).isEqualTo(1);
+    assertThat(never.err()).contains("has not consumed");
 
     Run seek =
         run("", "groups", "seek", url(), "replay", "cli-seek", "--to", "2000-01-01T00:00:00Z");
