@@ -130,7 +130,22 @@ final class ClientCommands {
         } else if (data.isEmpty()) {
           // stdin pushed as it comes: held whole, a big file took the heap and tail -F | queen
           // push never pushed at all
-          Ndjson.readStdin(PUSH_CHUNK, chunk -> push(q, chunk));
+          int[] pushed = {0};
+          try {
+            Ndjson.readStdin(
+                PUSH_CHUNK,
+                chunk -> {
+                  push(q, chunk);
+                  pushed[0] += chunk.size();
+                });
+          } catch (IllegalArgumentException e) {
+            if (pushed[0] == 0) {
+              throw e;
+            }
+            // how many went depended on how the input was chunked: now every line before it
+            throw new IllegalArgumentException(
+                e.getMessage() + "; the " + pushed[0] + " messages before it were pushed", e);
+          }
         }
       }
       return 0;

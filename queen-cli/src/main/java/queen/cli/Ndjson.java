@@ -92,7 +92,8 @@ final class Ndjson {
   /**
    * Hands stdin's non-blank lines, parsed, to {@code sink} as they come: up to {@code chunk} at a
    * time, fewer when no more input is waiting (a slow stream's lines go at once). A line that is
-   * not JSON is an error naming it; the lines before it were handed on.
+   * not JSON, or bytes that are not UTF-8, are an error naming the line; every line before it was
+   * handed on first, however the input was chunked.
    */
   static void readStdin(int chunk, Consumer<List<JsonNode>> sink) {
     List<JsonNode> lines = new ArrayList<>();
@@ -108,7 +109,12 @@ final class Ndjson {
       while ((line = r.readLine()) != null) {
         no++;
         if (!line.isBlank()) {
-          lines.add(parse(line, "stdin line " + no));
+          try {
+            lines.add(parse(line, "stdin line " + no));
+          } catch (IllegalArgumentException e) {
+            handOn(lines, sink);
+            throw e;
+          }
         }
         if (!lines.isEmpty() && (lines.size() >= chunk || !r.ready())) {
           sink.accept(lines);
@@ -116,11 +122,16 @@ final class Ndjson {
         }
       }
     } catch (CharacterCodingException e) {
+      handOn(lines, sink);
       // the decoder reads ahead: the bad bytes are on this line or a later one
       throw new IllegalArgumentException("stdin is not UTF-8 at or after line " + (no + 1));
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
+    handOn(lines, sink);
+  }
+
+  private static void handOn(List<JsonNode> lines, Consumer<List<JsonNode>> sink) {
     if (!lines.isEmpty()) {
       sink.accept(lines);
     }

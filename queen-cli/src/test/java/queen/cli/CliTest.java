@@ -159,6 +159,18 @@ class CliTest {
     assertThat(from.err()).contains("--from");
   }
 
+  // how many lines before a bad one were pushed depended on how the pipe chunked them
+  @Test
+  void aBadStdinLinePushesEveryLineBeforeItAndSaysSo() {
+    Run pushed = run("{\"n\":1}\n{\"n\":2}\nbad\n{\"n\":3}\n", "push", url(), "cli-bad-line");
+    assertThat(pushed.exit()).isEqualTo(2);
+    assertThat(pushed.err()).contains("stdin line 3").contains("the 2 messages before it");
+    assertThat(pushed.lines()).hasSize(2);
+    assertThat(run("", "pop", url(), "cli-bad-line", "-b", "10").lines())
+        .extracting(m -> m.get("data").get("n").asInt())
+        .containsExactly(1, 2);
+  }
+
   @Test
   void stdinThatIsNotUtf8IsBadUsage() {
     byte[] latin1 = "{\"s\":\"caf\u00e9\"}\n".getBytes(StandardCharsets.ISO_8859_1);
