@@ -198,12 +198,16 @@ final class ClientCommands {
 
     @Override
     public Integer call() {
+      if (waitSeconds < 0) {
+        throw new IllegalArgumentException("--wait must not be negative, got " + waitSeconds);
+      }
       try (Queen queen = client.connect()) {
         QueueBuilder q =
             options
                 .apply(queen.queue(queue))
                 .wait(waitSeconds > 0)
-                .timeoutMillis(waitSeconds * 1000);
+                // the broker caps a long-poll's deadline; a day of seconds overflowed an int
+                .timeoutMillis((int) Math.min(Integer.MAX_VALUE, waitSeconds * 1000L));
         List<Message> messages = q.pop();
         for (Message m : messages) {
           Ndjson.print(out(spec), Ndjson.message(m));
@@ -233,6 +237,8 @@ final class ClientCommands {
       },
       footer = {"", EXIT_CODES, "An ack the broker refuses (an expired lease) exits 1."})
   static final class Ack implements Callable<Integer> {
+    private static final List<String> STATUSES = List.of("completed", "failed", "retry", "dlq");
+
     @Mixin ClientOptions client;
     @Spec CommandSpec spec;
 
@@ -265,6 +271,11 @@ final class ClientCommands {
 
     @Override
     public Integer call() {
+      if (!STATUSES.contains(status)) {
+        // the broker answers an unknown status with success false and no error, per message
+        throw new IllegalArgumentException(
+            "--status must be completed, failed, retry or dlq, got " + status);
+      }
       List<Message> messages = new ArrayList<>();
       if (partitionId != null || transactionId != null) {
         if (partitionId == null || transactionId == null) {

@@ -29,10 +29,12 @@ final class ClientOptions {
   int timeoutSeconds;
 
   Queen connect() {
+    if (timeoutSeconds < 1) {
+      throw new IllegalArgumentException(
+          "--request-timeout must be at least 1 second, got " + timeoutSeconds);
+    }
     Queen.Builder b =
-        Queen.builder()
-            .urls(List.of(urls))
-            .timeout(Duration.ofSeconds(Math.max(1, timeoutSeconds)));
+        Queen.builder().urls(List.of(urls)).timeout(Duration.ofSeconds(timeoutSeconds));
     if (token != null && !token.isBlank()) {
       b.bearerToken(token);
     }

@@ -7,7 +7,6 @@ import static queen.cli.ClientCommands.refusals;
 import static queen.cli.ClientCommands.written;
 
 import java.io.PrintWriter;
-import java.time.Duration;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.concurrent.Callable;
@@ -69,7 +68,12 @@ final class Tail implements Callable<Integer> {
         q.limit(limit);
       }
       if (idleSeconds != null) {
-        q.idleMillis(Duration.ofSeconds(idleSeconds).toMillis());
+        if (idleSeconds < 1) {
+          throw new IllegalArgumentException(
+              "--idle must be at least 1 second, got " + idleSeconds);
+        }
+        // beyond what milliseconds hold is for ever
+        q.idleMillis(Math.min(idleSeconds, Long.MAX_VALUE / 1000) * 1000);
       }
       if (from != null) {
         q.subscriptionFrom(instantOrNow(from));

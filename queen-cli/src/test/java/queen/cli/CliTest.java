@@ -199,6 +199,12 @@ class CliTest {
     assertThat(unreachable.exit()).isEqualTo(3);
 
     assertThat(run("", "pop").exit()).as("missing queue").isEqualTo(2);
+    // each was sent, or failed past the broker, and exited 1 or with an overflow's message
+    Run status = run("", "ack", url(), "--partition-id", "p", "--transaction-id", "t", "-s", "x");
+    assertThat(status.exit()).isEqualTo(2);
+    assertThat(status.err()).contains("--status must be");
+    assertThat(run("", "tail", url(), "cli-idle", "--idle", "0").exit()).isEqualTo(2);
+    assertThat(run("", "queues", url(), "--request-timeout=0").exit()).isEqualTo(2);
   }
 
   @Test
