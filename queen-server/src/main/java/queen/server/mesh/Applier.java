@@ -22,7 +22,10 @@ final class Applier implements AutoCloseable {
 
   private final BlockingQueue<Runnable> waiting;
   private final Runnable recover;
+  private static final long WARN_EVERY_NANOS = java.util.concurrent.TimeUnit.MINUTES.toNanos(1);
+
   private final AtomicLong overruns = new AtomicLong();
+  private long warnedAt; // the listener's alone
   private final Thread thread;
   private volatile boolean closed;
 
@@ -37,11 +40,17 @@ final class Applier implements AutoCloseable {
     if (waiting.offer(work)) {
       return;
     }
-    overruns.incrementAndGet();
-    log.warn(
-        "applying hints fell {} behind: they are dropped, the state read again and every parked"
-            + " pop woken",
-        waiting.size());
+    long n = overruns.incrementAndGet();
+    long now = System.nanoTime();
+    // a storm of NOTIFYs overran it 20 times in 3 ms: one line a minute, with the count
+    if (n == 1 || now - warnedAt >= WARN_EVERY_NANOS) {
+      warnedAt = now;
+      log.warn(
+          "applying hints fell {} behind: they are dropped, the state read again and every parked"
+              + " pop woken ({} times since start; logged at most once a minute)",
+          waiting.size(),
+          n);
+    }
     waiting.clear();
     // the listener is the only producer and the queue was just emptied: both fit
     waiting.add(recover);
