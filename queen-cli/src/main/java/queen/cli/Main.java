@@ -63,6 +63,17 @@ public final class Main implements Runnable {
    */
   static CommandLine commandLine() {
     CommandLine root = new CommandLine(new Main());
+    // picocli's own message named java.time's exception classes
+    root.registerConverter(
+        java.time.Instant.class,
+        text -> {
+          try {
+            return java.time.Instant.parse(text);
+          } catch (java.time.format.DateTimeParseException e) {
+            throw new CommandLine.TypeConversionException(
+                "'" + text + "' is not an ISO-8601 instant such as 2026-12-01T09:00:00Z");
+          }
+        });
     // every command's --help lists -V, --version: answered with the jar's version at every depth
     // (picocli gives a subcommand no version of its parent's, and "queen serve -V" printed nothing)
     versionEverywhere(root, new Version());

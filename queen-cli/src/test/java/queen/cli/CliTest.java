@@ -204,6 +204,11 @@ class CliTest {
     assertThat(status.exit()).isEqualTo(2);
     assertThat(status.err()).contains("--status must be");
     assertThat(run("", "tail", url(), "cli-idle", "--idle", "0").exit()).isEqualTo(2);
+    Run seek = run("", "groups", "seek", url(), "g", "q", "--to", "yesterday");
+    assertThat(seek.exit()).isEqualTo(2);
+    assertThat(seek.err())
+        .contains("'yesterday' is not an ISO-8601 instant")
+        .doesNotContain("java.");
     assertThat(run("", "queues", url(), "--request-timeout=0").exit()).isEqualTo(2);
   }
 
