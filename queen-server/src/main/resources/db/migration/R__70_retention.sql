@@ -97,12 +97,14 @@ begin
         return query select 0, 0::bigint, 0::bigint, false;
         return;
     end if;
+    -- skip locked: waiting for a push left open (a frozen broker host) held the page's other
+    -- partitions, and the pushes to them, until PostgreSQL noticed the lost connection
     select p.queue_id, p.retained_from, p.last_offset into v_queue, v_from, v_last
       from queen.log_partitions p
      where p.id = p_partition_id
-       for no key update;
+       for no key update skip locked;
     if not found then
-        -- its queue was deleted meanwhile
+        -- its queue was deleted meanwhile, or a push holds it: passed over until the next cycle
         return query select 0, 0::bigint, 0::bigint, false;
         return;
     end if;
