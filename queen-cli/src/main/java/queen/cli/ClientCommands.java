@@ -138,13 +138,12 @@ final class ClientCommands {
                   push(q, chunk);
                   pushed[0] += chunk.size();
                 });
-          } catch (IllegalArgumentException e) {
-            if (pushed[0] == 0) {
-              throw e;
+          } catch (RuntimeException e) {
+            // a bad line, or a push that failed: what went before is said, then the error
+            if (pushed[0] > 0) {
+              err(spec).println("queen push: " + pushed[0] + " messages were pushed before this");
             }
-            // how many went depended on how the input was chunked: now every line before it
-            throw new IllegalArgumentException(
-                e.getMessage() + "; the " + pushed[0] + " messages before it were pushed", e);
+            throw e;
           }
         }
       }
@@ -237,7 +236,9 @@ final class ClientCommands {
       },
       footer = {"", EXIT_CODES, "An ack the broker refuses (an expired lease) exits 1."})
   static final class Ack implements Callable<Integer> {
-    private static final List<String> STATUSES = List.of("completed", "failed", "retry", "dlq");
+    // "success" is Queen's other name for completed (WIRE.md section 8)
+    private static final List<String> STATUSES =
+        List.of("completed", "success", "failed", "retry", "dlq");
 
     @Mixin ClientOptions client;
     @Spec CommandSpec spec;

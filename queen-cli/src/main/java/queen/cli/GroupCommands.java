@@ -275,7 +275,8 @@ final class GroupCommands extends Listing {
           .println(
               "queen groups subscription: group "
                   + group
-                  + " has no subscription yet (it has not consumed), so nothing changed;"
+                  + " has no subscription record (it has not consumed since it was created"
+                  + " or deleted), so nothing changed;"
                   + " to start it at a time, seek it on each queue: queen groups seek "
                   + group
                   + " QUEUE --to TIME");

@@ -92,8 +92,9 @@ final class Ndjson {
   /**
    * Hands stdin's non-blank lines, parsed, to {@code sink} as they come: up to {@code chunk} at a
    * time, fewer when no more input is waiting (a slow stream's lines go at once). A line that is
-   * not JSON, or bytes that are not UTF-8, are an error naming the line; every line before it was
-   * handed on first, however the input was chunked.
+   * not JSON is an error naming it, once every line before it was handed on, however the input was
+   * chunked. Bytes that are not UTF-8 are an error naming the line they are at or after, once the
+   * lines decoded before it were handed on: the reader drops what it decoded with them.
    */
   static void readStdin(int chunk, Consumer<List<JsonNode>> sink) {
     List<JsonNode> lines = new ArrayList<>();

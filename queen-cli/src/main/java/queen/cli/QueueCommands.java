@@ -88,7 +88,8 @@ final class QueueCommands {
     @Option(
         names = "--retry",
         description =
-            "requeue each dead letter printed, the page's oldest first (printed in that order)")
+            "requeue each dead letter printed, the page's first failed first (printed in that"
+                + " order), so a partition's letters of one page go back in the order they failed")
     boolean retry;
 
     @Override
@@ -102,8 +103,8 @@ final class QueueCommands {
         // message is requeued once (a second request found none and ended the command)
         Map<String, String> requeued = new HashMap<>();
         List<DeadLetter> page = query.get();
-        // a requeue appends to its partition: newest first, a partition's letters came back
-        // in reverse order
+        // a requeue appends to its partition: listed last failed first, a partition's letters
+        // came back in reverse order (within the page: --offset pages go back page by page)
         for (DeadLetter d : retry ? page.reversed() : page) {
           ObjectNode line = Ndjson.deadLetter(d);
           if (retry) {

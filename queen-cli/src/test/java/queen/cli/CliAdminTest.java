@@ -93,7 +93,7 @@ class CliAdminTest {
     // the broker answers success and changes nothing: its first consume read the whole backlog
     Run never = run("", "groups", "subscription", url(), "never-read", "2000-01-01T00:00:00Z");
     assertThat(never.exit()).isEqualTo(1);
-    assertThat(never.err()).contains("has not consumed");
+    assertThat(never.err()).contains("has no subscription record");
 
     Run seek =
         run("", "groups", "seek", url(), "replay", "cli-seek", "--to", "2000-01-01T00:00:00Z");

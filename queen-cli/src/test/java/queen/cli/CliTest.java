@@ -164,7 +164,7 @@ class CliTest {
   void aBadStdinLinePushesEveryLineBeforeItAndSaysSo() {
     Run pushed = run("{\"n\":1}\n{\"n\":2}\nbad\n{\"n\":3}\n", "push", url(), "cli-bad-line");
     assertThat(pushed.exit()).isEqualTo(2);
-    assertThat(pushed.err()).contains("stdin line 3").contains("the 2 messages before it");
+    assertThat(pushed.err()).contains("stdin line 3").contains("2 messages were pushed before");
     assertThat(pushed.lines()).hasSize(2);
     assertThat(run("", "pop", url(), "cli-bad-line", "-b", "10").lines())
         .extracting(m -> m.get("data").get("n").asInt())

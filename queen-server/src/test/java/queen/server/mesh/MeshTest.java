@@ -74,27 +74,40 @@ class MeshTest {
         HttpResponse.BodyHandlers.ofString());
   }
 
+  /** How long a pop parked on B took to come back: from A's push, and from the pop's start. */
+  private record Wake(long sincePush, long sincePoll) {}
+
   /** Parks a pop on B, pushes through A, and answers how long the pop took to come back. */
-  private long wakeAcross(String queue) throws Exception {
+  private Wake wakeAcross(String queue) throws Exception {
     new Wire(broker).configure(queue, Wire.object());
+    long polled = System.nanoTime();
     CompletableFuture<HttpResponse<String>> parked = park(b, queue);
     await()
         .atMost(Duration.ofSeconds(10))
         .until(
             () -> broker.metric(b, "queen_queue_parked_consumers", "queue=\"" + queue + "\"") == 1);
-    long t0 = System.nanoTime();
+    long pushed = System.nanoTime();
     new Wire(broker).pushNumbered(queue, "p", 0, 1);
     HttpResponse<String> r = parked.get(20, TimeUnit.SECONDS);
-    long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+    long now = System.nanoTime();
     assertThat(r.statusCode()).isEqualTo(200);
-    return ms;
+    return new Wake(
+        TimeUnit.NANOSECONDS.toMillis(now - pushed), TimeUnit.NANOSECONDS.toMillis(now - polled));
+  }
+
+  /**
+   * One sample that only a hint explains: B's own re-poll comes 5 s after the pop parked, so at
+   * least 5 s after it started, however long a loaded machine took to park it and push.
+   */
+  private static void wokenByAHint(Wake w) {
+    assertThat(w.sincePoll()).as("since the pop started; B's floor is 5 s").isLessThan(4_500);
   }
 
   @Test
   void aPushThroughOneBrokerWakesALongPollParkedOnAnother() throws Exception {
     long[] ms = new long[5];
     for (int i = 0; i < ms.length; i++) {
-      ms[i] = wakeAcross("mesh-wake-" + i);
+      ms[i] = wakeAcross("mesh-wake-" + i).sincePush();
     }
     java.util.Arrays.sort(ms);
     assertThat(ms[2])
@@ -182,8 +195,7 @@ class MeshTest {
   @Test
   void aConfigureThroughOneBrokerReachesTheNextPopOfAnother() throws Exception {
     String queue = "mesh-conf";
-    // one sample: well under B's 5 s floor, with room for a loaded machine
-    assertThat(wakeAcross(queue)).as("no minimum wait yet").isLessThan(3_000);
+    wokenByAHint(wakeAcross(queue)); // no minimum wait yet
     // B's parked pop, woken by the push, now holds for a fuller batch until the minimum wait ends
     CompletableFuture<HttpResponse<String>> parked = parkForTen(queue, 3_000);
     long t0 = System.nanoTime();
@@ -284,8 +296,7 @@ class MeshTest {
     await()
         .atMost(Duration.ofSeconds(15))
         .until(() -> broker.metric(b, "queen_hints_listener_reconnects_total", "") > before);
-    // one sample: well under B's 5 s floor, with room for a loaded machine
-    assertThat(wakeAcross("mesh-again")).isLessThan(3_000);
+    wokenByAHint(wakeAcross("mesh-again"));
   }
 
   @Test

@@ -175,7 +175,7 @@ final class PublicKeys {
       // tolerance): a 401 would end the clients' consume loops for a token that may be good
       throw new KeysUnavailable();
     }
-    if (found.isEmpty() && endpoint.down) {
+    if (found.isEmpty() && endpoint.down.get()) {
       // a key the provider rotated in while it cannot be reached may be good: 503, as above
       throw new KeysUnavailable();
     }
@@ -188,7 +188,9 @@ final class PublicKeys {
    */
   private static final class Endpoint implements JWKSetSource<SecurityContext> {
     private final URLBasedJWKSetSource<SecurityContext> url;
-    private volatile boolean down;
+    // a background refresh and a request's fetch may run at once: logged on a change only
+    private final java.util.concurrent.atomic.AtomicBoolean down =
+        new java.util.concurrent.atomic.AtomicBoolean();
 
     Endpoint(URLBasedJWKSetSource<SecurityContext> url) {
       this.url = url;
@@ -199,20 +201,18 @@ final class PublicKeys {
         throws KeySourceException {
       try {
         JWKSet set = url.getJWKSet(refresh, now, context);
-        if (down) {
+        if (down.getAndSet(false)) {
           log.info("JWKS endpoint {} answers again", url.getJWKSetURL());
         }
-        down = false;
         return set;
       } catch (KeySourceException | RuntimeException e) {
-        if (!down) {
+        if (!down.getAndSet(true)) {
           log.warn(
               "JWKS fetch from {} failed ({}): the keys last fetched stay in use; a token of"
                   + " another key answers 503 until it answers again",
               url.getJWKSetURL(),
               e.getMessage());
         }
-        down = true;
         throw e;
       }
     }
