@@ -73,6 +73,7 @@ final class GroupCommands extends Listing {
     JsonNode fetch(Queen queen) {
       // every page: the broker answers at most PAGE cursors at a time
       ObjectNode all = Ndjson.MAPPER.createObjectNode();
+      String previousFirst = null;
       for (int offset = 0; ; offset += PAGE) {
         JsonNode page =
             queen
@@ -80,6 +81,12 @@ final class GroupCommands extends Listing {
                 .consumerGroup(
                     group,
                     Map.of("limit", Integer.toString(PAGE), "offset", Integer.toString(offset)));
+        String first = firstCursor(page);
+        if (first != null && first.equals(previousFirst)) {
+          // a broker that does not page (Queen MQ) answered the same cursors again
+          return all;
+        }
+        previousFirst = first;
         int n = 0;
         for (Iterator<Map.Entry<String, JsonNode>> it = page.fields(); it.hasNext(); ) {
           Map.Entry<String, JsonNode> queue = it.next();
@@ -92,10 +99,22 @@ final class GroupCommands extends Listing {
             n++;
           }
         }
-        if (n < PAGE) {
+        // a short page is the last; a longer one, every cursor of a broker that does not page
+        if (n != PAGE) {
           return all;
         }
       }
+    }
+
+    /** The queue and partition id of a page's first cursor, or null for an empty page. */
+    private static String firstCursor(JsonNode page) {
+      for (Iterator<Map.Entry<String, JsonNode>> it = page.fields(); it.hasNext(); ) {
+        Map.Entry<String, JsonNode> queue = it.next();
+        for (JsonNode c : queue.getValue().path("partitions")) {
+          return queue.getKey() + "/" + c.path("partitionId").asText();
+        }
+      }
+      return null;
     }
 
     @Override

@@ -117,6 +117,43 @@ class CliAdminTest {
     assertThat(unknown.err()).contains("Queue not found");
   }
 
+  // Queen MQ ignores limit and offset: a group of 10,000 cursors was asked for the same page for
+  // ever, each appended to the listing
+  @Test
+  void groupsShowAgainstABrokerThatDoesNotPageEnds() throws Exception {
+    StringBuilder page = new StringBuilder("{\"q\":{\"partitions\":[");
+    for (int i = 0; i < 10_000; i++) {
+      page.append(i == 0 ? "" : ",")
+          .append("{\"partition\":\"p")
+          .append(i)
+          .append("\",\"partitionId\":\"")
+          .append(new java.util.UUID(0, i))
+          .append("\"}");
+    }
+    byte[] body = page.append("]}}").toString().getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    com.sun.net.httpserver.HttpServer stub =
+        com.sun.net.httpserver.HttpServer.create(new java.net.InetSocketAddress("127.0.0.1", 0), 0);
+    stub.createContext(
+        "/",
+        exchange -> {
+          exchange.getResponseHeaders().add("Content-Type", "application/json");
+          exchange.sendResponseHeaders(200, body.length);
+          exchange.getResponseBody().write(body);
+          exchange.close();
+        });
+    stub.start();
+    try {
+      String url = "--url=http://127.0.0.1:" + stub.getAddress().getPort();
+      Run shown =
+          org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(
+              Duration.ofSeconds(60), () -> run("", "groups", "show", url, "g", "--json"));
+      assertThat(shown.exit()).as(shown.err()).isZero();
+      assertThat(shown.lines().getFirst().get("q").get("partitions")).hasSize(10_000);
+    } finally {
+      stub.stop(0);
+    }
+  }
+
   @Test
   void messagesAreListedShownTracedAndDeleted() {
     run("", "push", url(), "cli-msg", "-p", "p", "{\"n\":1}", "{\"n\":2}");
