@@ -246,7 +246,7 @@ final class ClientCommands {
     @Option(
         names = {"-s", "--status"},
         defaultValue = "completed",
-        description = "completed, failed, retry or dlq (default ${DEFAULT-VALUE})")
+        description = "completed (or success), failed, retry or dlq (default ${DEFAULT-VALUE})")
     String status;
 
     @Option(
@@ -275,7 +275,7 @@ final class ClientCommands {
       if (!STATUSES.contains(status)) {
         // the broker answers an unknown status with success false and no error, per message
         throw new IllegalArgumentException(
-            "--status must be completed, failed, retry or dlq, got " + status);
+            "--status must be completed (or success), failed, retry or dlq, got " + status);
       }
       List<Message> messages = new ArrayList<>();
       if (partitionId != null || transactionId != null) {
