@@ -73,7 +73,7 @@ final class GroupCommands extends Listing {
     JsonNode fetch(Queen queen) {
       // every page: the broker answers at most PAGE cursors at a time
       ObjectNode all = Ndjson.MAPPER.createObjectNode();
-      String previousFirst = null;
+      java.util.Set<String> seen = new java.util.HashSet<>();
       for (int offset = 0; ; offset += PAGE) {
         JsonNode page =
             queen
@@ -82,11 +82,10 @@ final class GroupCommands extends Listing {
                     group,
                     Map.of("limit", Integer.toString(PAGE), "offset", Integer.toString(offset)));
         String first = firstCursor(page);
-        if (first != null && first.equals(previousFirst)) {
-          // a broker that does not page (Queen MQ) answered the same cursors again
+        if (first != null && seen.contains(first)) {
+          // a broker that does not page (Queen MQ) answered cursors it had answered, in any order
           return all;
         }
-        previousFirst = first;
         int n = 0;
         for (Iterator<Map.Entry<String, JsonNode>> it = page.fields(); it.hasNext(); ) {
           Map.Entry<String, JsonNode> queue = it.next();
@@ -96,6 +95,7 @@ final class GroupCommands extends Listing {
                   : all.putObject(queue.getKey()).putArray("partitions");
           for (JsonNode c : queue.getValue().path("partitions")) {
             into.add(c);
+            seen.add(key(queue.getKey(), c));
             n++;
           }
         }
@@ -106,12 +106,16 @@ final class GroupCommands extends Listing {
       }
     }
 
+    private static String key(String queue, JsonNode cursor) {
+      return queue + "/" + cursor.path("partitionId").asText();
+    }
+
     /** The queue and partition id of a page's first cursor, or null for an empty page. */
     private static String firstCursor(JsonNode page) {
       for (Iterator<Map.Entry<String, JsonNode>> it = page.fields(); it.hasNext(); ) {
         Map.Entry<String, JsonNode> queue = it.next();
         for (JsonNode c : queue.getValue().path("partitions")) {
-          return queue.getKey() + "/" + c.path("partitionId").asText();
+          return key(queue.getKey(), c);
         }
       }
       return null;

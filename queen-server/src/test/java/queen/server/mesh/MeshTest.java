@@ -36,8 +36,8 @@ import queen.server.Wire;
  */
 class MeshTest {
   /**
-   * Without hints, B would find others' pushes only every 5 s (its watch's reseed, its pops'
-   * backoff) and read switches every 60 s.
+   * Without hints, B would find others' pushes only by its pops' backoff (5 s) or its watch's
+   * reseed (half of that, 2.5 s after a pop parks), and read switches every 60 s.
    */
   static final Map<String, String> SLOW_FLOOR =
       Map.of(
