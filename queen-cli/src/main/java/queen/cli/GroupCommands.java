@@ -4,8 +4,10 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.time.Instant;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
@@ -73,7 +75,7 @@ final class GroupCommands extends Listing {
     JsonNode fetch(Queen queen) {
       // every page: the broker answers at most PAGE cursors at a time
       ObjectNode all = Ndjson.MAPPER.createObjectNode();
-      java.util.Set<String> seen = new java.util.HashSet<>();
+      Set<String> seen = new HashSet<>();
       for (int offset = 0; ; offset += PAGE) {
         JsonNode page =
             queen
@@ -81,11 +83,6 @@ final class GroupCommands extends Listing {
                 .consumerGroup(
                     group,
                     Map.of("limit", Integer.toString(PAGE), "offset", Integer.toString(offset)));
-        String first = firstCursor(page);
-        if (first != null && seen.contains(first)) {
-          // a broker that does not page (Queen MQ) answered cursors it had answered, in any order
-          return all;
-        }
         int n = 0;
         for (Iterator<Map.Entry<String, JsonNode>> it = page.fields(); it.hasNext(); ) {
           Map.Entry<String, JsonNode> queue = it.next();
@@ -94,8 +91,12 @@ final class GroupCommands extends Listing {
                   ? (ArrayNode) all.get(queue.getKey()).get("partitions")
                   : all.putObject(queue.getKey()).putArray("partitions");
           for (JsonNode c : queue.getValue().path("partitions")) {
+            if (!seen.add(queue.getKey() + "/" + c.path("partitionId").asText())) {
+              // a broker that does not page (Queen MQ) answered its cursors again, in any order:
+              // the repeated page's first cursor, so nothing of that page was added
+              return all;
+            }
             into.add(c);
-            seen.add(key(queue.getKey(), c));
             n++;
           }
         }
@@ -104,21 +105,6 @@ final class GroupCommands extends Listing {
           return all;
         }
       }
-    }
-
-    private static String key(String queue, JsonNode cursor) {
-      return queue + "/" + cursor.path("partitionId").asText();
-    }
-
-    /** The queue and partition id of a page's first cursor, or null for an empty page. */
-    private static String firstCursor(JsonNode page) {
-      for (Iterator<Map.Entry<String, JsonNode>> it = page.fields(); it.hasNext(); ) {
-        Map.Entry<String, JsonNode> queue = it.next();
-        for (JsonNode c : queue.getValue().path("partitions")) {
-          return key(queue.getKey(), c);
-        }
-      }
-      return null;
     }
 
     @Override

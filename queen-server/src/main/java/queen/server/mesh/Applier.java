@@ -2,6 +2,7 @@ package queen.server.mesh;
 
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -19,11 +20,10 @@ import org.slf4j.LoggerFactory;
  */
 final class Applier implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(Applier.class);
+  private static final long WARN_EVERY_NANOS = TimeUnit.MINUTES.toNanos(1);
 
   private final BlockingQueue<Runnable> waiting;
   private final Runnable recover;
-  private static final long WARN_EVERY_NANOS = java.util.concurrent.TimeUnit.MINUTES.toNanos(1);
-
   private final AtomicLong overruns = new AtomicLong();
   private long warnedAt; // the listener's alone
   private final Thread thread;

@@ -33,6 +33,7 @@ import java.util.Base64;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -189,8 +190,7 @@ final class PublicKeys {
   private static final class Endpoint implements JWKSetSource<SecurityContext> {
     private final URLBasedJWKSetSource<SecurityContext> url;
     // a background refresh and a request's fetch may run at once: logged on a change only
-    private final java.util.concurrent.atomic.AtomicBoolean down =
-        new java.util.concurrent.atomic.AtomicBoolean();
+    private final AtomicBoolean down = new AtomicBoolean();
 
     Endpoint(URLBasedJWKSetSource<SecurityContext> url) {
       this.url = url;
