@@ -9,8 +9,10 @@ import queen.server.store.DeadLetterStore;
 
 /**
  * Moves messages that waited longer than their queue's maxWaitTimeSeconds to the dead letters,
- * every {@code interval}. Several brokers may sweep one database: the sweep claims cursors with
- * SKIP LOCKED, like a pop. A failed sweep (database down) is logged and retried at the next tick.
+ * every {@code interval}. The brokers of one database sweep in turns (a claim in the database), and
+ * a sweep claims cursors with SKIP LOCKED, like a pop, so one that overlaps another broker's (an
+ * older build's, say) is safe. A failed sweep (database down) is logged and retried at the next
+ * tick.
  */
 public final class MaxWaitSweeper implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(MaxWaitSweeper.class);
@@ -32,17 +34,38 @@ public final class MaxWaitSweeper implements AutoCloseable {
 
   public synchronized void start() {
     if (timer == null) {
-      timer = Periodic.every("queen-max-wait-sweeper", interval, this::sweep);
+      timer = Periodic.every("queen-max-wait-sweeper", interval, this::tick);
     }
   }
 
-  /** One sweep: chunks until less than a full chunk was moved. Returns how many were moved. */
-  public int sweep() {
+  /**
+   * A sweep when it is this broker's turn; what its last scan took spaces the next turns. Each scan
+   * reads every backlogged cursor of the queues with a maxWait, and each broker sweeping at every
+   * interval multiplied that by the brokers.
+   */
+  private void tick() {
+    try {
+      if (store.claimSweep(interval.toMillis())) {
+        store.sweepTook(sweep());
+      }
+    } catch (RuntimeException e) {
+      Periodic.failed(log, "max-wait sweep failed", interval, e);
+    }
+  }
+
+  /**
+   * One sweep: chunks until less than a full chunk was moved. Returns the milliseconds its last
+   * scan took, the one that found less than a chunk: what a sweep costs when little waited long.
+   */
+  private long sweep() {
     int moved = 0;
+    long scanNanos;
     try {
       int n;
       do {
+        long started = System.nanoTime();
         Map<String, Integer> byQueue = store.expireWaiting(CHUNK);
+        scanNanos = System.nanoTime() - started;
         n = 0;
         for (Map.Entry<String, Integer> e : byQueue.entrySet()) {
           statistics.deadLettered(e.getKey(), e.getValue());
@@ -50,13 +73,12 @@ public final class MaxWaitSweeper implements AutoCloseable {
         }
         moved += n;
       } while (n == CHUNK);
-    } catch (RuntimeException e) {
-      Periodic.failed(log, "max-wait sweep failed", interval, e);
+    } finally {
+      if (moved > 0) {
+        log.info("moved {} messages past maxWaitTimeSeconds to the dead letters", moved);
+      }
     }
-    if (moved > 0) {
-      log.info("moved {} messages past maxWaitTimeSeconds to the dead letters", moved);
-    }
-    return moved;
+    return Duration.ofNanos(scanNanos).toMillis();
   }
 
   @Override

@@ -63,6 +63,8 @@ public final class DeadLetterStore {
   }
 
   private static final String EXPIRE = "select * from queen.log_expire_waiting_v2(?)";
+  private static final String SWEEP_CLAIM = "select queen.max_wait_claim_v1(?)";
+  private static final String SWEEP_TOOK = "select queen.max_wait_took_v1(?)";
 
   private final Database db;
 
@@ -198,6 +200,34 @@ public final class DeadLetterStore {
                       frame.payload().length));
             }
           }
+        });
+  }
+
+  /**
+   * Whether this broker sweeps now: once per {@code intervalMillis} among the brokers of the
+   * database, and at most a tenth of the time when the last scan took long.
+   */
+  public boolean claimSweep(long intervalMillis) {
+    return db.autocommit(
+        c -> {
+          try (PreparedStatement ps = c.prepareStatement(SWEEP_CLAIM)) {
+            ps.setInt(1, (int) Math.min(intervalMillis, Integer.MAX_VALUE));
+            try (ResultSet rs = ps.executeQuery()) {
+              return rs.next() && rs.getBoolean(1);
+            }
+          }
+        });
+  }
+
+  /** Records what the claiming broker's last scan took, which spaces the next claims. */
+  public void sweepTook(long millis) {
+    db.autocommit(
+        c -> {
+          try (PreparedStatement ps = c.prepareStatement(SWEEP_TOOK)) {
+            ps.setInt(1, (int) Math.min(millis, Integer.MAX_VALUE));
+            ps.execute();
+          }
+          return null;
         });
   }
 
