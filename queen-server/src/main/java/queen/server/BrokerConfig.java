@@ -42,7 +42,7 @@ import queen.server.store.DbConfig;
  *     part of may hold for the pops that take the rest (zero: none kept)
  * @param departureScan QUEEN_DEPARTURE_SCAN_MS, how often the kernel's TCP table is read for
  *     long-poll clients that have gone; zero never
- * @param retention RETENTION_INTERVAL, RETENTION_BATCH_SIZE, RETENTION_VACUUM,
+ * @param retention RETENTION_INTERVAL, RETENTION_BATCH_SIZE, RETENTION_BATCH_MB, RETENTION_VACUUM,
  *     PARTITION_CLEANUP_DAYS
  * @param analyzeInterval ANALYZE_INTERVAL, how often the broker's tables are checked for planner
  *     statistics out of date, which it gathers while the server's autovacuum is off (zero: never)
@@ -145,6 +145,7 @@ public record BrokerConfig(
         new Retention.Settings(
             Duration.ofMillis(r.integer("RETENTION_INTERVAL", 300_000, 100, 86_400_000)),
             r.integer("RETENTION_BATCH_SIZE", 1_000, 1, 1_000_000),
+            r.integer("RETENTION_BATCH_MB", 16, 1, 1 << 20) * 1_048_576L,
             r.choice("RETENTION_VACUUM", Retention.Vacuum.AUTO),
             // days as in Queen; a fraction for queues whose partitions are done with in hours
             Duration.ofMillis(

@@ -57,6 +57,8 @@ import picocli.CommandLine.Command;
       "  RETENTION_BATCH_SIZE  segments (or dead letters, or a queue delete's",
       "                  partitions) deleted per short transaction, by retention and",
       "                  by a queue delete or clear (default 1000)",
+      "  RETENTION_BATCH_MB  most segment MiB retention deletes per transaction, at",
+      "                  least one segment (default 16)",
       "  RETENTION_VACUUM  auto (default): VACUUM the broker's tables after each cycle",
       "                  when the server's autovacuum is off; on; off",
       "  PARTITION_CLEANUP_DAYS  days after which a partition that retains no message",

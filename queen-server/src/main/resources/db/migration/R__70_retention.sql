@@ -67,12 +67,13 @@ $$;
 -- (p_time_cutoff and p_completed_cutoff are then not used): a cycle lists the queues once, maybe
 -- minutes before their turn, and a configure since (a longer retention, retention switched off)
 -- must keep what it keeps from the moment it is answered.
-create or replace function queen.retention_delete_v2(
+create or replace function queen.retention_delete_v3(
     p_partition_id uuid,
     p_now timestamptz,
     p_time_cutoff timestamptz,
     p_completed_cutoff timestamptz,
-    p_max_segments integer)
+    p_max_segments integer,
+    p_max_bytes bigint)
 returns table (segments integer, messages bigint, bytes bigint, more boolean)
 language plpgsql
 -- a push left open (a frozen broker host) held the partition, and so the page and the pushes to
@@ -96,6 +97,7 @@ declare
     v_bytes   bigint := 0;
     v_subs    timestamptz[];
     v_sub     timestamptz;
+    v_full    boolean := false;
     s         record;
 begin
     if not pg_try_advisory_xact_lock(hashtextextended(p_partition_id::text, 47)) then
@@ -162,6 +164,12 @@ begin
         exit when not (coalesce(s.created_at < v_time_cutoff, false)
                        or coalesce(s.created_at < v_completed_cutoff
                                    and s.base_offset + s.msg_count - 1 <= v_done, false));
+        -- within the byte budget, but at least one segment: 1,000 segments of 1 MB in one
+        -- transaction held a push to the partition 2.2 s
+        if v_segs > 0 and v_bytes + s.size > p_max_bytes then
+            v_full := true;
+            exit;
+        end if;
         v_to := s.base_offset + s.msg_count;
         v_segs := v_segs + 1;
         v_msgs := v_msgs + s.msg_count;
@@ -183,8 +191,22 @@ begin
         -- nothing retained: every index entry of the partition is dead
         delete from queen.log_txn_index t where t.partition_id = p_partition_id;
     end if;
-    return query select v_segs, v_msgs, v_bytes, v_segs = p_max_segments;
+    return query select v_segs, v_msgs, v_bytes, v_full or v_segs = p_max_segments;
 end;
+$$;
+
+-- retention_delete_v3 without a byte budget: the brokers of releases before v3 call it.
+create or replace function queen.retention_delete_v2(
+    p_partition_id uuid,
+    p_now timestamptz,
+    p_time_cutoff timestamptz,
+    p_completed_cutoff timestamptz,
+    p_max_segments integer)
+returns table (segments integer, messages bigint, bytes bigint, more boolean)
+language sql
+as $$
+    select * from queen.retention_delete_v3(p_partition_id, p_now, p_time_cutoff,
+                                            p_completed_cutoff, p_max_segments, null);
 $$;
 
 -- retention_delete_v2 with the cutoffs given: the brokers of releases before v2 call it.
@@ -196,12 +218,12 @@ create or replace function queen.retention_delete_v1(
 returns table (segments integer, messages bigint, bytes bigint, more boolean)
 language sql
 as $$
-    select * from queen.retention_delete_v2(p_partition_id, null, p_time_cutoff, p_completed_cutoff,
-                                            p_max_segments);
+    select * from queen.retention_delete_v3(p_partition_id, null, p_time_cutoff, p_completed_cutoff,
+                                            p_max_segments, null);
 $$;
 
 -- Deletes at most p_max dead letters of a queue dead-lettered more than its retentionSeconds (as
--- set now, see retention_delete_v2) before p_now, from the partitions after p_after in id order:
+-- set now, see retention_delete_v3) before p_now, from the partitions after p_after in id order:
 -- none when retention was switched off since the cycle listed the queue. Without p_now, those
 -- dead-lettered before p_cutoff. Returns how many, and the last partition left with none to
 -- delete: the caller's next call starts after it (starting over, each call probed every partition
@@ -265,19 +287,20 @@ as $$
     select d.deleted from queen.retention_dead_letters_v2(p_queue_id, null, p_cutoff, null, p_max) d;
 $$;
 
--- Several partitions' bounded batches in one transaction: retention_delete_v2 on each of
--- p_partition_ids in turn, sharing one budget of p_max_segments segments. Returns what was deleted
--- and how many of the partitions, from the first, are done (nothing more to delete now, or skipped
--- because another worker holds them); the one where the budget ran out may hold more and comes
--- first in the caller's next call. A push waits for one such transaction at most, as for a single
--- partition's batch; a call per partition kept retention from keeping up with a partition per push
--- (about 160 partitions a second here).
-create or replace function queen.retention_delete_page_v2(
+-- Several partitions' bounded batches in one transaction: retention_delete_v3 on each of
+-- p_partition_ids in turn, sharing one budget of p_max_segments segments and p_max_bytes bytes (at
+-- least one segment). Returns what was deleted and how many of the partitions, from the first, are
+-- done (nothing more to delete now, or skipped because another worker holds them); the one where
+-- the budget ran out may hold more and comes first in the caller's next call. A push waits for one
+-- such transaction at most, as for a single partition's batch; a call per partition kept retention
+-- from keeping up with a partition per push (about 160 partitions a second here).
+create or replace function queen.retention_delete_page_v3(
     p_partition_ids uuid[],
     p_now timestamptz,
     p_time_cutoff timestamptz,
     p_completed_cutoff timestamptz,
-    p_max_segments integer)
+    p_max_segments integer,
+    p_max_bytes bigint)
 returns table (segments integer, messages bigint, bytes bigint, done integer)
 language plpgsql
 as $$
@@ -292,9 +315,10 @@ declare
     d       record;
 begin
     foreach v_pid in array p_partition_ids loop
-        exit when v_left <= 0;
-        select * into d from queen.retention_delete_v2(v_pid, p_now, p_time_cutoff, p_completed_cutoff,
-                                                     v_left);
+        exit when v_left <= 0 or v_bytes >= p_max_bytes;
+        select * into d from queen.retention_delete_v3(v_pid, p_now, p_time_cutoff,
+                                                       p_completed_cutoff, v_left,
+                                                       p_max_bytes - v_bytes);
         v_segs := v_segs + d.segments;
         v_msgs := v_msgs + d.messages;
         v_bytes := v_bytes + d.bytes;
@@ -304,6 +328,20 @@ begin
     end loop;
     return query select v_segs, v_msgs, v_bytes, v_done;
 end;
+$$;
+
+-- retention_delete_page_v3 without a byte budget: the brokers of releases before v3 call it.
+create or replace function queen.retention_delete_page_v2(
+    p_partition_ids uuid[],
+    p_now timestamptz,
+    p_time_cutoff timestamptz,
+    p_completed_cutoff timestamptz,
+    p_max_segments integer)
+returns table (segments integer, messages bigint, bytes bigint, done integer)
+language sql
+as $$
+    select * from queen.retention_delete_page_v3(p_partition_ids, p_now, p_time_cutoff,
+                                                 p_completed_cutoff, p_max_segments, null);
 $$;
 
 -- retention_delete_page_v2 with the cutoffs given, as the cycle computed them: the brokers of
@@ -316,6 +354,6 @@ create or replace function queen.retention_delete_page_v1(
 returns table (segments integer, messages bigint, bytes bigint, done integer)
 language sql
 as $$
-    select * from queen.retention_delete_page_v2(p_partition_ids, null, p_time_cutoff,
-                                                 p_completed_cutoff, p_max_segments);
+    select * from queen.retention_delete_page_v3(p_partition_ids, null, p_time_cutoff,
+                                                 p_completed_cutoff, p_max_segments, null);
 $$;

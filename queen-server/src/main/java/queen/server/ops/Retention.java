@@ -27,16 +27,16 @@ import queen.server.store.StoreException;
  * retentionSeconds. The transactionId index entries of a deleted segment go with it, so a queue's
  * dedup window is its retention window.
  *
- * <p>Deletes run in batches of at most {@code batchSegments} segments of up to {@link #PAGE}
- * partitions, each its own short transaction: a push to one of them waits for one batch at most, a
- * pop never waits. Several brokers on one database run one cycle per interval between them (a claim
- * in the database), and never take one partition at once (a try-lock). When nothing else vacuums
- * (the server's autovacuum is off), every cycle ends with a VACUUM of the broker's tables: it makes
- * the space of deleted rows reusable, and without it the busiest tables slow down (measured: pushes
- * at a third of their speed after ten minutes). Before that, it dates the cursors that lack the
- * date of their committed message (moved last before V17, or placed at first contact), which the
- * list of completed messages orders partitions by. A failed cycle (database down) is logged and
- * tried again at the next tick.
+ * <p>Deletes run in batches of at most {@code batchSegments} segments and {@code batchBytes} (at
+ * least one segment) of up to {@link #PAGE} partitions, each its own short transaction: a push to
+ * one of them waits for one batch at most, a pop never waits. Several brokers on one database run
+ * one cycle per interval between them (a claim in the database), and never take one partition at
+ * once (a try-lock). When nothing else vacuums (the server's autovacuum is off), every cycle ends
+ * with a VACUUM of the broker's tables: it makes the space of deleted rows reusable, and without it
+ * the busiest tables slow down (measured: pushes at a third of their speed after ten minutes).
+ * Before that, it dates the cursors that lack the date of their committed message (moved last
+ * before V17, or placed at first contact), which the list of completed messages orders partitions
+ * by. A failed cycle (database down) is logged and tried again at the next tick.
  */
 public final class Retention implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(Retention.class);
@@ -48,8 +48,9 @@ public final class Retention implements AutoCloseable {
   static final int CURSOR_DATES = 100;
 
   /**
-   * Partitions whose segments one transaction may delete, within RETENTION_BATCH_SIZE segments in
-   * all: a transaction per partition kept retention from keeping up with a partition per push.
+   * Partitions whose segments one transaction may delete, within RETENTION_BATCH_SIZE segments and
+   * RETENTION_BATCH_MB in all: a transaction per partition kept retention from keeping up with a
+   * partition per push.
    */
   static final int PAGE = 100;
 
@@ -63,12 +64,18 @@ public final class Retention implements AutoCloseable {
   /**
    * @param interval RETENTION_INTERVAL, time between cycles
    * @param batchSegments RETENTION_BATCH_SIZE, segments (or dead letters) per delete transaction
+   * @param batchBytes RETENTION_BATCH_MB, segment bytes per delete transaction (at least one
+   *     segment)
    * @param vacuum RETENTION_VACUUM
    * @param partitionIdle PARTITION_CLEANUP_DAYS, how long a partition that retains no message must
    *     go without a push, pop or ack to be removed with its cursors; zero never
    */
   public record Settings(
-      Duration interval, int batchSegments, Vacuum vacuum, Duration partitionIdle) {}
+      Duration interval,
+      int batchSegments,
+      long batchBytes,
+      Vacuum vacuum,
+      Duration partitionIdle) {}
 
   /** What one cycle deleted. */
   public record Report(long segments, long messages, long bytes, long deadLetters) {
@@ -225,7 +232,8 @@ public final class Retention implements AutoCloseable {
       int width = next < singlyUntil ? 1 : PAGE;
       List<UUID> page = candidates.subList(next, Math.min(next + width, candidates.size()));
       try {
-        RetentionStore.Deleted d = store.delete(page, now, settings.batchSegments());
+        RetentionStore.Deleted d =
+            store.delete(page, now, settings.batchSegments(), settings.batchBytes());
         counted(q.name(), new Report(d.segments(), d.messages(), d.bytes(), 0), done);
         next += d.done();
       } catch (StoreException e) {

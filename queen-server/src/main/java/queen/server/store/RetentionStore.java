@@ -14,7 +14,7 @@ public final class RetentionStore {
   private static final String QUEUES = "select * from queen.retention_queues_v1()";
   private static final String CANDIDATES = "select * from queen.retention_candidates_v1(?, ?)";
   private static final String DELETE =
-      "select * from queen.retention_delete_page_v2(?, ?, null, null, ?)";
+      "select * from queen.retention_delete_page_v3(?, ?, null, null, ?, ?)";
   private static final String DEAD_LETTERS =
       "select * from queen.retention_dead_letters_v2(?, ?, null, ?, ?)";
   private static final String DATE_CURSORS = "select * from queen.log_cursors_date_v1(?, ?, ?)";
@@ -96,16 +96,18 @@ public final class RetentionStore {
 
   /**
    * One short transaction: deletes the expired segments of the partitions (all of one queue) in
-   * turn, oldest first, at most {@code maxSegments} in all: expired as of {@code now} by the
-   * queue's settings as they are when each partition is locked, not as the cycle listed them.
+   * turn, oldest first, at most {@code maxSegments} and {@code maxBytes} in all (at least one
+   * segment): expired as of {@code now} by the queue's settings as they are when each partition is
+   * locked, not as the cycle listed them.
    */
-  public Deleted delete(List<UUID> partitionIds, Instant now, int maxSegments) {
+  public Deleted delete(List<UUID> partitionIds, Instant now, int maxSegments, long maxBytes) {
     return db.autocommit(
         c -> {
           try (PreparedStatement ps = c.prepareStatement(DELETE)) {
             ps.setArray(1, c.createArrayOf("uuid", partitionIds.toArray()));
             Sql.setTimestamptz(ps, 2, now);
             ps.setInt(3, maxSegments);
+            ps.setLong(4, maxBytes);
             try (ResultSet rs = ps.executeQuery()) {
               rs.next();
               return new Deleted(

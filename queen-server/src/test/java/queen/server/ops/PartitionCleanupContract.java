@@ -39,7 +39,8 @@ abstract class PartitionCleanupContract extends RetentionFixture {
     SimpleMeterRegistry meters = new SimpleMeterRegistry();
     new Retention(
             new RetentionStore(db),
-            new Retention.Settings(Duration.ofHours(1), 1_000, Retention.Vacuum.OFF, idle),
+            new Retention.Settings(
+                Duration.ofHours(1), 1_000, 16L << 20, Retention.Vacuum.OFF, idle),
             () -> now,
             meters,
             (q, n) -> {})

@@ -32,7 +32,8 @@ abstract class RetentionFixture {
   abstract TestBroker broker();
 
   static final Retention.Settings ONE_AT_A_TIME =
-      new Retention.Settings(Duration.ofHours(1), 1, Retention.Vacuum.AUTO, Duration.ZERO);
+      new Retention.Settings(
+          Duration.ofHours(1), 1, 16L << 20, Retention.Vacuum.AUTO, Duration.ZERO);
 
   final Wire wire = new Wire(broker());
   Database db;

@@ -8,6 +8,7 @@ import java.sql.Connection;
 import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -97,7 +98,8 @@ class RetentionTest extends RetentionContract {
     try (Database db = Database.open(broker.db())) {
       new Retention(
               new RetentionStore(db),
-              new Retention.Settings(Duration.ofHours(1), 100, Retention.Vacuum.ON, Duration.ZERO),
+              new Retention.Settings(
+                  Duration.ofHours(1), 100, 16L << 20, Retention.Vacuum.ON, Duration.ZERO),
               Instant::now,
               new SimpleMeterRegistry(),
               (q, n) -> {})
@@ -125,7 +127,8 @@ class RetentionTest extends RetentionContract {
     try (Database db = Database.open(broker.db())) {
       new Retention(
               new RetentionStore(db),
-              new Retention.Settings(Duration.ofHours(1), 7, Retention.Vacuum.OFF, Duration.ZERO),
+              new Retention.Settings(
+                  Duration.ofHours(1), 7, 16L << 20, Retention.Vacuum.OFF, Duration.ZERO),
               () -> Instant.now().plusSeconds(3600),
               meters,
               (q, n) -> {})
@@ -138,6 +141,44 @@ class RetentionTest extends RetentionContract {
                 "select count(*) from queen.log_segments s join queen.log_partitions p on p.id ="
                     + " s.partition_id join queen.queues q on q.id = p.queue_id"
                     + " where q.name = 'paged'"))
+        .isZero();
+  }
+
+  // 1,000 segments of about 1 MB in one transaction held a push to the partition 2.2 s
+  @Test
+  void aTransactionDeletesWithinTheByteBudgetButAtLeastOneSegment() {
+    Wire wire = new Wire(broker);
+    wire.configure(
+        "weighed", Wire.object().put("retentionEnabled", true).put("retentionSeconds", 60));
+    for (int n = 0; n < 3; n++) {
+      wire.pushNumbered("weighed", "p", n, 1);
+    }
+    for (int n = 0; n < 2; n++) {
+      wire.pushNumbered("weighed", "q", n, 1);
+    }
+    List<Long> pages = new ArrayList<>();
+    try (Database db = Database.open(broker.db())) {
+      new Retention(
+              new RetentionStore(db),
+              new Retention.Settings(
+                  Duration.ofHours(1), 1_000, 1, Retention.Vacuum.OFF, Duration.ZERO),
+              () -> Instant.now().plusSeconds(3600),
+              new SimpleMeterRegistry(),
+              (q, n) -> {
+                if (q.equals("weighed")) {
+                  pages.add(n);
+                }
+              })
+          .runOnce();
+    }
+    assertThat(pages)
+        .as("messages deleted by each transaction")
+        .containsExactly(1L, 1L, 1L, 1L, 1L);
+    assertThat(
+            broker.sqlLong(
+                "select count(*) from queen.log_segments s join queen.log_partitions p on p.id ="
+                    + " s.partition_id join queen.queues q on q.id = p.queue_id"
+                    + " where q.name = 'weighed'"))
         .isZero();
   }
 

@@ -146,7 +146,8 @@ class CursorDatesTest {
     try (Database db = Database.open(broker.db())) {
       new Retention(
               new RetentionStore(db),
-              new Retention.Settings(Duration.ofHours(1), 100, Retention.Vacuum.OFF, Duration.ZERO),
+              new Retention.Settings(
+                  Duration.ofHours(1), 100, 16L << 20, Retention.Vacuum.OFF, Duration.ZERO),
               Instant::now,
               new SimpleMeterRegistry(),
               (q, n) -> {})
