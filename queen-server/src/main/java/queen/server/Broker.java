@@ -39,7 +39,7 @@ import queen.server.http.StreamRoutes;
 import queen.server.http.TraceRoutes;
 import queen.server.http.TransactionRoutes;
 import queen.server.mesh.Hints;
-import queen.server.ops.Analyzer;
+import queen.server.ops.Autovacuum;
 import queen.server.ops.BrokerSampler;
 import queen.server.ops.ConsumerGroups;
 import queen.server.ops.LagSnapshot;
@@ -58,13 +58,13 @@ import queen.server.push.PayloadSealing;
 import queen.server.push.PushService;
 import queen.server.store.AckStore;
 import queen.server.store.AnalyticsStore;
+import queen.server.store.AutovacuumStore;
 import queen.server.store.ConsumerGroupStore;
 import queen.server.store.Database;
 import queen.server.store.DeadLetterStore;
 import queen.server.store.MessageRemoval;
 import queen.server.store.MessageStore;
 import queen.server.store.Notifications;
-import queen.server.store.PlannerStatsStore;
 import queen.server.store.PopStore;
 import queen.server.store.PushStore;
 import queen.server.store.QueueRemoval;
@@ -209,9 +209,14 @@ public final class Broker implements AutoCloseable {
               new RetentionStore(db), config.retention(), clock, meters, statistics::retained);
       resources.addFirst(retention);
       retention.start();
-      Analyzer analyzer = new Analyzer(new PlannerStatsStore(db), config.analyzeInterval(), meters);
-      resources.addFirst(analyzer);
-      analyzer.start();
+      Autovacuum autovacuum =
+          new Autovacuum(
+              new AutovacuumStore(db),
+              config.analyzeInterval(),
+              config.retention().vacuum() != Retention.Vacuum.OFF,
+              meters);
+      resources.addFirst(autovacuum);
+      autovacuum.start();
       ConsumerGroupStore groupReads = new ConsumerGroupStore(adminDb);
       LagSnapshot lags = new LagSnapshot(groupReads, config.statsInterval(), clock);
       ConsumerGroups groups =

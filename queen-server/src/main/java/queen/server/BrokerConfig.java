@@ -44,8 +44,9 @@ import queen.server.store.DbConfig;
  *     long-poll clients that have gone; zero never
  * @param retention RETENTION_INTERVAL, RETENTION_BATCH_SIZE, RETENTION_BATCH_MB, RETENTION_VACUUM,
  *     PARTITION_CLEANUP_DAYS
- * @param analyzeInterval ANALYZE_INTERVAL, how often the broker's tables are checked for planner
- *     statistics out of date, which it gathers while the server's autovacuum is off (zero: never)
+ * @param analyzeInterval ANALYZE_INTERVAL, how often the broker's tables are checked against
+ *     autovacuum's thresholds, vacuumed and analyzed while the server's autovacuum is off (zero:
+ *     never)
  * @param statsInterval QUEEN_STATS_INTERVAL_MS, how often each broker adds its message counts to
  *     the per-minute statistics and one broker refreshes the per-queue snapshot
  * @param auth JWT_*, bearer-token authentication (off by default)

@@ -26,7 +26,7 @@ public final class RetentionStore {
    * 10,000 index probes (46 ms) instead of a hash join (18 ms).
    */
   private static final String VACUUM =
-      PlannerStatsStore.over("vacuum (skip_locked, analyze)", PlannerStatsStore.TABLES);
+      AutovacuumStore.over("vacuum (skip_locked, analyze)", AutovacuumStore.TABLES);
 
   private final Database db;
 

@@ -33,6 +33,6 @@ class SchemaRulesTest {
             "select string_agg(c.relname, ',' order by c.relname) from pg_class c"
                 + " where c.relnamespace = 'queen'::regnamespace and c.relkind in ('r', 'p')"
                 + " and c.relname <> 'flyway_schema_history'");
-    assertThat(PlannerStatsStore.TABLES).containsExactlyInAnyOrder(tables.split(","));
+    assertThat(AutovacuumStore.TABLES).containsExactlyInAnyOrder(tables.split(","));
   }
 }
