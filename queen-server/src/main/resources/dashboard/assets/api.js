@@ -16,7 +16,8 @@ export class ApiError extends Error {
 
   /** A sentence for the user, near the action that failed. */
   describe() {
-    if (this.status === 403) {
+    // a page's origin refused (QUEEN_CORS_ORIGINS) is no matter of the token's role
+    if (this.status === 403 && !/origin/i.test(this.message)) {
       return `Permission denied: your token's role may not do this (${this.message}).`;
     }
     if (this.status === 401) {
@@ -121,3 +122,30 @@ export async function api(path, { method = 'GET', query, body } = {}) {
 }
 
 export const enc = encodeURIComponent;
+
+const kept = new Map();
+
+/** How long a dropdown's choices stand: a new queue or group shows in them within this. */
+export const CHOICES_MS = 30000;
+
+/**
+ * Data a page shows beside its own list (a dropdown's choices, a column), fetched again only after
+ * `maxAgeMs`. Until then, and when a fetch fails, the last answer stands (`fallback` before the
+ * first): one such request that failed, a 503 of a read past its statement timeout, blanked the
+ * whole page; and the queue list (1.4 s at 3,000 queues) was asked every 5 s by every open tab only
+ * to fill a dropdown.
+ */
+export async function helperData(path, { query, fallback = null, maxAgeMs = 0 } = {}) {
+  const key = url(path, query);
+  const last = kept.get(key);
+  if (last && Date.now() - last.at < maxAgeMs) {
+    return last.value;
+  }
+  try {
+    const value = await api(path, { query });
+    kept.set(key, { value, at: Date.now() });
+    return value;
+  } catch {
+    return last ? last.value : fallback;
+  }
+}

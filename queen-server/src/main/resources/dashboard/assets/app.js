@@ -152,6 +152,10 @@ function refresh() {
 function navigate(focus) {
   const route = resolve(parseHash());
   current = route.page;
+  // the last good refresh is the page's own: another page's time said this one had loaded then
+  lastSuccess = null;
+  banner.hidden = true;
+  setContent(lastRefresh);
   markNav(route.nav);
   main.replaceChildren(current.el);
   document.title = `${current.title} · Queen`;

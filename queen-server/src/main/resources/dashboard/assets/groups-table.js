@@ -84,8 +84,8 @@ function seekTime(g) {
     title: `Seek ${g.name} on ${g.queueName} to a time`,
     body: [
       field('Time (your time zone)', input,
-        'Cursors move to just after the last message at or before this time: later messages are '
-          + 'delivered again, earlier ones are skipped.'),
+        'The messages created at or after this time are delivered again; earlier ones are '
+          + 'skipped.'),
     ],
     confirmLabel: 'Seek',
     action: async () => {
@@ -102,14 +102,19 @@ function seekTime(g) {
 
 function deleteGroup(g) {
   const everywhere = h('input', { type: 'checkbox', 'data-testid': 'delete-everywhere' });
+  // queue mode has no subscription: its next pop reads every retained message again, on each queue
+  const queueMode = g.name === QUEUE_MODE;
   return confirmAction({
     title: `Delete consumer group ${g.name}?`,
     body: [
       h('p', null, 'Removes the cursors and the subscription of ', h('strong', null, g.name), ' on ',
         h('strong', null, g.queueName), '. Its next pop starts like a new group\'s: ',
         h('strong', null, 'every retained message is delivered again'),
-        ' unless it pops with subscriptionMode=new.'),
-      h('label', { class: 'check' }, everywhere, ` Delete ${g.name} on every queue it reads`),
+        queueMode ? ' to the consumers that pop without a consumer group.'
+          : ' unless it pops with subscriptionMode=new.'),
+      h('label', { class: 'check' }, everywhere, queueMode
+        ? ' Delete queue mode on every queue (every queue\'s retained messages go out again)'
+        : ` Delete ${g.name} on every queue it reads`),
     ],
     confirmLabel: 'Delete group',
     danger: true,

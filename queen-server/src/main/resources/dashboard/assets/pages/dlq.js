@@ -1,6 +1,6 @@
 // Dead letters: filter by queue, group, partition and time of failure; payload and error; requeue.
 
-import { api, enc } from '../api.js';
+import { CHOICES_MS, api, enc, helperData } from '../api.js';
 import { createPager, replaceQuery } from '../controls.js';
 import {
   flash, flashArea, h, link, pageHeader, patchContent, requestRefresh, rowItem, setText, syncRows,
@@ -104,8 +104,9 @@ export default function dlqPage(query) {
     const limit = filters.limit();
     const asked = { filter: filters.values(), description: filters.describe() };
     const [page, queues, groups] = await Promise.all([
-      fetchPage(limit, asked.filter), api('/api/v1/resources/queues'),
-      api('/api/v1/consumer-groups'),
+      fetchPage(limit, asked.filter),
+      helperData('/api/v1/resources/queues', { fallback: { queues: [] }, maxAgeMs: CHOICES_MS }),
+      helperData('/api/v1/consumer-groups', { fallback: [], maxAgeMs: CHOICES_MS }),
     ]);
     total = page.total ?? page.messages.length;
     shown = {

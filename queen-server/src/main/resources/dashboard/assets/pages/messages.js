@@ -1,6 +1,6 @@
 // Messages: browse by queue, partition, status and time, newest first, without payloads.
 
-import { api, enc } from '../api.js';
+import { CHOICES_MS, api, enc, helperData } from '../api.js';
 import { createPager, replaceQuery } from '../controls.js';
 import {
   h, link, pageHeader, requestRefresh, setText, syncRows, table, timeEl, toggleEmpty,
@@ -50,7 +50,7 @@ async function partitionNames(queue) {
   if (!queue) {
     return [];
   }
-  const detail = await api(`/api/v1/resources/queues/${enc(queue)}`).catch(() => null);
+  const detail = await helperData(`/api/v1/resources/queues/${enc(queue)}`, { maxAgeMs: CHOICES_MS });
   return (detail?.partitions || []).map((p) => p.name);
 }
 
@@ -73,7 +73,7 @@ export default function messagesPage(query) {
     const limit = filters.limit();
     const [page, queues, partitions] = await Promise.all([
       api('/api/v1/messages', { query: { ...filters.values(), limit, offset } }),
-      api('/api/v1/resources/queues'),
+      helperData('/api/v1/resources/queues', { fallback: { queues: [] }, maxAgeMs: CHOICES_MS }),
       partitionNames(filters.queue()),
     ]);
     filters.setChoices(queues.queues.map((q) => q.name).sort(), partitions);

@@ -1,6 +1,6 @@
 // Overview: throughput chart, headline numbers, broker health, top errors, maintenance switches.
 
-import { ApiError, api } from '../api.js';
+import { ApiError, api, helperData } from '../api.js';
 import { mayAdminister } from '../auth.js';
 import { createChart } from '../chart.js';
 import { h, card, pageHeader, patchContent, requestRefresh, setText, timeEl } from '../dom.js';
@@ -147,7 +147,7 @@ export default function overviewPage() {
     h('div', { class: 'tiles' }, Object.values(tiles).map((t) => t.el)),
     card('Throughput (messages per second)', rangePicker(state), chart.el),
     h('div', { class: 'columns' },
-      card('Top dead-letter errors', errors, h('p', null, h('a', { href: '#/dlq' }, 'Browse dead letters →'))),
+      card('Top dead-letter errors (among the latest 1,000)', errors, h('p', null, h('a', { href: '#/dlq' }, 'Browse dead letters →'))),
       maintenance.el));
 
   async function refresh() {
@@ -156,7 +156,7 @@ export default function overviewPage() {
     const [healthBody, status, lagging] = await Promise.all([
       health(),
       api('/api/v1/status', { query: { from } }),
-      api('/api/v1/consumer-groups/lagging', { query: { minLagSeconds: 0 } }),
+      helperData('/api/v1/consumer-groups/lagging', { query: { minLagSeconds: 0 }, fallback: [] }),
       mayAdminister() ? maintenance.refresh() : null,
     ]);
     showHealth(tiles.health, healthBody);

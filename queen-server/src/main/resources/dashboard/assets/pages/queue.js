@@ -1,6 +1,6 @@
 // One queue: its configuration, its partitions with the lag of every consumer group, its groups.
 
-import { ApiError, api, enc } from '../api.js';
+import { ApiError, api, enc, helperData } from '../api.js';
 import { createGroupsTable, groupName, sortGroups } from '../groups-table.js';
 import {
   card, errorBox, h, headerCell, link, pageHeader, patchContent, requestRefresh, setContent,
@@ -104,7 +104,7 @@ async function load(name, offset) {
   try {
     [detail, groups] = await Promise.all([
       api(`/api/v1/status/queues/${enc(name)}?limit=${PAGE}&offset=${offset}`),
-      api('/api/v1/consumer-groups'),
+      helperData('/api/v1/consumer-groups', { fallback: [] }),
     ]);
   } catch (error) {
     if (error instanceof ApiError && error.status === 404) {

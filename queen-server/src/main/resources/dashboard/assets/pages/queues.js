@@ -1,6 +1,6 @@
 // Queues: one row per queue with its counts, consumer groups and lag.
 
-import { api, enc } from '../api.js';
+import { api, enc, helperData } from '../api.js';
 import { h, link, pageHeader, setText, syncRows, table, toggleEmpty } from '../dom.js';
 import { duration, num } from '../format.js';
 
@@ -61,7 +61,7 @@ export default function queuesPage() {
     const from = new Date(Date.now() - 60000).toISOString();
     const [status, groups] = await Promise.all([
       api('/api/v1/status', { query: { from } }),
-      api('/api/v1/consumer-groups'),
+      helperData('/api/v1/consumer-groups', { fallback: [] }),
     ]);
     const counts = groupCounts(groups);
     const queues = status.queues
