@@ -156,7 +156,9 @@ export default function overviewPage() {
     const [healthBody, status, lagging] = await Promise.all([
       health(),
       api('/api/v1/status', { query: { from } }),
-      helperData('/api/v1/consumer-groups/lagging', { query: { minLagSeconds: 0 }, fallback: [] }),
+      // oldest first: the tile shows the first alone (it took 1,000 rows, 275 kB, every 5 s)
+      helperData('/api/v1/consumer-groups/lagging',
+        { query: { minLagSeconds: 0, limit: 1 }, fallback: [] }),
       mayAdminister() ? maintenance.refresh() : null,
     ]);
     showHealth(tiles.health, healthBody);
