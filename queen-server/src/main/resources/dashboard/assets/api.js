@@ -128,12 +128,17 @@ const kept = new Map();
 /** How long a dropdown's choices stand: a new queue or group shows in them within this. */
 export const CHOICES_MS = 30000;
 
+/** Forgets every kept answer (the token changed). */
+export function forgetHelperData() {
+  kept.clear();
+}
+
 /**
  * Data a page shows beside its own list (a dropdown's choices, a column), fetched again only after
- * `maxAgeMs`. Until then, and when a fetch fails, the last answer stands (`fallback` before the
- * first): one such request that failed, a 503 of a read past its statement timeout, blanked the
- * whole page; and the queue list (1.4 s at 3,000 queues) was asked every 5 s by every open tab only
- * to fill a dropdown.
+ * `maxAgeMs`. Until then, and when a fetch fails, the last answer stands (`fallback`, null unless
+ * given, before the first, which the page shows as unknown): one such request that failed, a 503
+ * of a read past its statement timeout, blanked the whole page; and the queue list (1.4 s at 3,000
+ * queues) was asked every 5 s by every open tab only to fill a dropdown.
  */
 export async function helperData(path, { query, fallback = null, maxAgeMs = 0 } = {}) {
   const key = url(path, query);

@@ -3,7 +3,7 @@
 import {
   AUTH_EVENT, currentRole, forgetToken, getToken, installTokenDialog, promptForToken,
 } from './auth.js';
-import { ApiError } from './api.js';
+import { ApiError, forgetHelperData } from './api.js';
 import { installConfirmDialog } from './dialogs.js';
 import { REFRESH_EVENT, h, patchContent, setContent, timeEl } from './dom.js';
 import { clock } from './format.js';
@@ -205,6 +205,8 @@ function start() {
   window.addEventListener('hashchange', () => navigate(true));
   document.addEventListener(REFRESH_EVENT, refresh);
   document.addEventListener(AUTH_EVENT, () => {
+    // what the last token was shown is not this one's to see
+    forgetHelperData();
     showRole();
     refresh();
   });

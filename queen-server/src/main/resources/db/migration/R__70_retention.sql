@@ -73,7 +73,8 @@ create or replace function queen.retention_delete_v3(
     p_time_cutoff timestamptz,
     p_completed_cutoff timestamptz,
     p_max_segments integer,
-    p_max_bytes bigint)
+    p_max_bytes bigint,
+    p_bytes_before bigint default 0)
 returns table (segments integer, messages bigint, bytes bigint, more boolean)
 language plpgsql
 -- a push left open (a frozen broker host) held the partition, and so the page and the pushes to
@@ -164,9 +165,11 @@ begin
         exit when not (coalesce(s.created_at < v_time_cutoff, false)
                        or coalesce(s.created_at < v_completed_cutoff
                                    and s.base_offset + s.msg_count - 1 <= v_done, false));
-        -- within the byte budget, but at least one segment: 1,000 segments of 1 MB in one
-        -- transaction held a push to the partition 2.2 s
-        if v_segs > 0 and v_bytes + s.size > p_max_bytes then
+        -- within the byte budget of the transaction (p_bytes_before deleted in it already), but
+        -- at least its first segment: 1,000 segments of 1 MB in one transaction held a push to
+        -- the partition 2.2 s
+        if (v_segs > 0 or p_bytes_before > 0)
+           and p_bytes_before + v_bytes + s.size > p_max_bytes then
             v_full := true;
             exit;
         end if;
@@ -176,7 +179,8 @@ begin
         v_bytes := v_bytes + s.size;
     end loop;
     if v_to is null then
-        return query select 0, 0::bigint, 0::bigint, false;
+        -- more when the budget stopped it: the partition comes first in the next transaction
+        return query select 0, 0::bigint, 0::bigint, v_full;
         return;
     end if;
 
@@ -288,10 +292,11 @@ as $$
 $$;
 
 -- Several partitions' bounded batches in one transaction: retention_delete_v3 on each of
--- p_partition_ids in turn, sharing one budget of p_max_segments segments and p_max_bytes bytes (at
--- least one segment). Returns what was deleted and how many of the partitions, from the first, are
--- done (nothing more to delete now, or skipped because another worker holds them); the one where
--- the budget ran out may hold more and comes first in the caller's next call. A push waits for one
+-- p_partition_ids in turn, sharing one budget of p_max_segments segments and p_max_bytes bytes
+-- (but at least one segment, alone when bigger than the budget). Returns what was deleted and how
+-- many of the partitions, from the first, are done (nothing more to delete now, or skipped because
+-- another worker holds them); the one where the budget ran out may hold more and comes first in
+-- the caller's next call. A push waits for one
 -- such transaction at most, as for a single partition's batch; a call per partition kept retention
 -- from keeping up with a partition per push (about 160 partitions a second here).
 create or replace function queen.retention_delete_page_v3(
@@ -317,8 +322,8 @@ begin
     foreach v_pid in array p_partition_ids loop
         exit when v_left <= 0 or v_bytes >= p_max_bytes;
         select * into d from queen.retention_delete_v3(v_pid, p_now, p_time_cutoff,
-                                                       p_completed_cutoff, v_left,
-                                                       p_max_bytes - v_bytes);
+                                                       p_completed_cutoff, v_left, p_max_bytes,
+                                                       v_bytes);
         v_segs := v_segs + d.segments;
         v_msgs := v_msgs + d.messages;
         v_bytes := v_bytes + d.bytes;

@@ -11,15 +11,16 @@ import queen.server.store.AutovacuumStore;
 
 /**
  * Does for the broker's tables what the server's autovacuum would, while it is off: every interval,
- * a VACUUM of the tables with more dead rows than autovacuum lets pass, and an ANALYZE of those
- * changed by more rows since their statistics. Retention's VACUUM comes only at the end of each
- * cycle: under a steady pop+ack load, the cursor table's 41 rows took 1.7 MB in two minutes (its
- * updates HOT, their dead versions left behind), and a long cycle let it grow for as long; and a
- * queue filled with 10 million messages in three minutes had its group's page of 1,000 cursors
- * planned on estimates of 64 rows, 10,000 index probes (50 ms) where a hash join takes 18. Several
- * brokers may ask at once: a table another session is vacuuming or analyzing is skipped. A failed
- * check (database down) is logged and tried again at the next tick. On Citus it finds nothing to
- * do: the rows live in the workers' shards, which their own autovacuum keeps.
+ * a VACUUM of the tables with more dead rows than autovacuum lets pass (but the segments, which
+ * retention's cycle deletes and vacuums), and an ANALYZE of those changed by more rows since their
+ * statistics. Retention's VACUUM comes only at the end of each cycle: under a steady pop+ack load,
+ * the cursor table's 41 rows took 1.7 MB in two minutes (its updates HOT, their dead versions left
+ * behind), and a long cycle let it grow for as long; and a queue filled with 10 million messages in
+ * three minutes had its group's page of 1,000 cursors planned on estimates of 64 rows, 10,000 index
+ * probes (50 ms) where a hash join takes 18. Several brokers may ask at once: a table another
+ * session is vacuuming or analyzing is skipped. A failed check (database down) is logged and tried
+ * again at the next tick. On Citus it finds nothing to do: the rows live in the workers' shards,
+ * which their own autovacuum keeps.
  */
 public final class Autovacuum implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(Autovacuum.class);

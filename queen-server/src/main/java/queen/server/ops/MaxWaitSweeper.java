@@ -45,8 +45,20 @@ public final class MaxWaitSweeper implements AutoCloseable {
    */
   private void tick() {
     try {
-      if (store.claimSweep(interval.toMillis())) {
-        store.sweepTook(sweep());
+      if (!store.claimSweep(interval.toMillis())) {
+        return;
+      }
+      long started = System.nanoTime();
+      long scanMillis = -1;
+      try {
+        scanMillis = sweep();
+      } finally {
+        // a sweep that failed (a statement timeout, say) spaces the turns by what it cost: else
+        // one that fails for good ran at every interval
+        store.sweepTook(
+            scanMillis >= 0
+                ? scanMillis
+                : Duration.ofNanos(System.nanoTime() - started).toMillis());
       }
     } catch (RuntimeException e) {
       Periodic.failed(log, "max-wait sweep failed", interval, e);
@@ -63,11 +75,10 @@ public final class MaxWaitSweeper implements AutoCloseable {
     try {
       int n;
       do {
-        long started = System.nanoTime();
-        Map<String, Integer> byQueue = store.expireWaiting(CHUNK);
-        scanNanos = System.nanoTime() - started;
+        DeadLetterStore.Expired expired = store.expireWaiting(CHUNK);
+        scanNanos = expired.scanNanos();
         n = 0;
-        for (Map.Entry<String, Integer> e : byQueue.entrySet()) {
+        for (Map.Entry<String, Integer> e : expired.byQueue().entrySet()) {
           statistics.deadLettered(e.getKey(), e.getValue());
           n += e.getValue();
         }

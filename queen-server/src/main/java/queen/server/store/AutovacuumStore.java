@@ -40,6 +40,13 @@ public final class AutovacuumStore {
           "broker_stats_minutes");
 
   /**
+   * Left to retention's cycle, which deletes their rows and vacuums after: a VACUUM of the segments
+   * can take long, and unlike autovacuum's it does not give way to a migration's ALTER TABLE,
+   * behind which every push and pop would then wait.
+   */
+  private static final List<String> CYCLE_VACUUMS = List.of("log_segments");
+
+  /**
    * Those of {@link #TABLES} past autovacuum's thresholds (the server's settings, over their rows):
    * more dead rows than autovacuum_vacuum_threshold plus autovacuum_vacuum_scale_factor of them, or
    * more rows changed since their last ANALYZE than the analyze pair; none while the server's
@@ -88,7 +95,7 @@ public final class AutovacuumStore {
             ps.setArray(1, names);
             try (ResultSet rs = ps.executeQuery()) {
               while (rs.next()) {
-                if (rs.getBoolean("vacuum")) {
+                if (rs.getBoolean("vacuum") && !CYCLE_VACUUMS.contains(rs.getString(1))) {
                   vacuum.add(rs.getString(1));
                 }
                 if (rs.getBoolean("analyze")) {

@@ -21,7 +21,7 @@ public final class RetentionStore {
   private static final String REMOVE = "select * from queen.partition_cleanup_v1(?, ?, ?)";
 
   /**
-   * The broker's tables, whose old row versions it clears, and their statistics too (ops/Analyzer
+   * The broker's tables, whose old row versions it clears, and their statistics too (ops/Autovacuum
    * gathers them between cycles): without them a group's page of 1,000 cursors was planned as
    * 10,000 index probes (46 ms) instead of a hash join (18 ms).
    */

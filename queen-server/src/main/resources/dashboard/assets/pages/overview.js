@@ -110,7 +110,12 @@ function showCounts(tiles, status) {
     deadLetterQueue.totalMessages ? 'error' : 'ok');
 }
 
-function showOldest(tile, oldest, now) {
+function showOldest(tile, lagging, now) {
+  if (!lagging) {
+    tile.set('Unknown', 'The lag could not be read; retrying', 'warn');
+    return;
+  }
+  const oldest = oldestUnconsumed(lagging);
   if (!oldest) {
     tile.set('None', 'Every group is caught up', 'ok');
     return;
@@ -158,12 +163,12 @@ export default function overviewPage() {
       api('/api/v1/status', { query: { from } }),
       // oldest first: the tile shows the first alone (it took 1,000 rows, 275 kB, every 5 s)
       helperData('/api/v1/consumer-groups/lagging',
-        { query: { minLagSeconds: 0, limit: 1 }, fallback: [] }),
+        { query: { minLagSeconds: 0, limit: 1 } }),
       mayAdminister() ? maintenance.refresh() : null,
     ]);
     showHealth(tiles.health, healthBody);
     showCounts(tiles, status);
-    showOldest(tiles.oldest, oldestUnconsumed(lagging), now);
+    showOldest(tiles.oldest, lagging, now);
     chart.update(chartPoints(status, now));
     topErrors(errors, status.deadLetterQueue.topErrors);
     setText(statsNote, status.statsAge === null

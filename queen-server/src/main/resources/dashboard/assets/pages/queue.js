@@ -104,13 +104,16 @@ async function load(name, offset) {
   try {
     [detail, groups] = await Promise.all([
       api(`/api/v1/status/queues/${enc(name)}?limit=${PAGE}&offset=${offset}`),
-      helperData('/api/v1/consumer-groups', { fallback: [] }),
+      helperData('/api/v1/consumer-groups'),
     ]);
   } catch (error) {
     if (error instanceof ApiError && error.status === 404) {
       return null;
     }
     throw error;
+  }
+  if (!groups) {
+    return { detail, readers: null, lags: {} };
   }
   const readers = sortGroups(groups.filter((g) => g.queueName === name));
   return { detail, readers, lags: await partitionLags(name, readers, detail.partitions) };
@@ -129,6 +132,8 @@ export default function queuePage(name) {
   const noGroups = h('p', { class: 'empty', hidden: true },
     'No consumer group reads this queue yet. Pop with ', h('code', null, '?consumerGroup=<name>'),
     ' (or without it, for queue mode) and it appears here.');
+  const groupsUnknown = h('p', { class: 'empty', hidden: true, 'data-testid': 'groups-unknown' },
+    'The consumer groups could not be read; retrying every 5 s.');
   const facts = h('div', { class: 'facts-row' });
   const meta = h('p', { class: 'muted small' });
   const body = h('div', null,
@@ -136,7 +141,7 @@ export default function queuePage(name) {
     card('Partitions', h('p', { class: 'muted small' },
       'Lag per consumer group: messages not yet consumed, and how old the oldest of them is.'),
       partitions.wrap, h('div', { class: 'toolbar' }, pager.el)),
-    card('Consumer groups', groups.status, groups.wrap, noGroups));
+    card('Consumer groups', groups.status, groups.wrap, noGroups, groupsUnknown));
   const notFound = h('div', { hidden: true });
   const el = h('section', { 'data-page': 'queue', class: 'page', 'data-queue': name },
     h('nav', { class: 'breadcrumb', 'aria-label': 'Breadcrumb' }, link('#/queues', 'Queues'), ' / ', name),
@@ -149,7 +154,8 @@ export default function queuePage(name) {
       link('#/queues', 'Back to the queues')]));
   }
 
-  function show({ detail, readers, lags }) {
+  function show({ detail, readers: known, lags }) {
+    const readers = known || [];
     body.hidden = false;
     notFound.hidden = true;
     const q = detail.queue;
@@ -161,7 +167,8 @@ export default function queuePage(name) {
     syncRows(partitions.tbody, rows, (p) => p.name, (p) => renderPartition(name, p));
     pager.update({ offset, limit: PAGE, count: rows.length, total: detail.pagination?.total ?? null });
     groups.update(readers);
-    toggleEmpty(groups.wrap, noGroups, readers.length === 0);
+    toggleEmpty(groups.wrap, noGroups, known !== null && readers.length === 0);
+    groupsUnknown.hidden = known !== null;
   }
 
   async function refresh() {

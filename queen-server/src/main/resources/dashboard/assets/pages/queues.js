@@ -61,11 +61,12 @@ export default function queuesPage() {
     const from = new Date(Date.now() - 60000).toISOString();
     const [status, groups] = await Promise.all([
       api('/api/v1/status', { query: { from } }),
-      helperData('/api/v1/consumer-groups', { fallback: [] }),
+      helperData('/api/v1/consumer-groups'),
     ]);
-    const counts = groupCounts(groups);
+    // unknown ("—") while the groups cannot be read, never a count of 0
+    const counts = groups && groupCounts(groups);
     const queues = status.queues
-      .map((q) => ({ ...q, groups: counts.get(q.name) || 0 }))
+      .map((q) => ({ ...q, groups: counts ? counts.get(q.name) || 0 : null }))
       .sort((a, b) => a.name.localeCompare(b.name));
     syncRows(t.tbody, queues, (q) => q.name, renderRow);
     toggleEmpty(t.wrap, empty, queues.length === 0);

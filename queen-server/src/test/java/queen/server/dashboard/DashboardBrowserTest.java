@@ -159,6 +159,9 @@ class DashboardBrowserTest {
       browser.open(broker.uri("/?fresh=groups-away-too#/queues").toString(), "queues");
       browser.row("queues-table", "orders");
       assertThat(browser.displayed("[data-testid=stale]")).as("no refresh failed").isEmpty();
+      // unknown, not "no group reads this queue"
+      browser.open(broker.uri("/?fresh=groups-away-again#/queues/orders").toString(), "queue");
+      browser.visible("[data-testid=groups-unknown]");
     } finally {
       broker.sql("alter function queen.consumer_groups_v1_away() rename to consumer_groups_v1");
     }

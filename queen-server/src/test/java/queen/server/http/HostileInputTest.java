@@ -37,8 +37,13 @@ class HostileInputTest {
 
   @RegisterExtension
   static final TestBroker broker =
-      // no statistics ticks during the run: their rows would move under the row counts
-      new TestBroker(Map.of("QUEEN_STATS_INTERVAL_MS", "3600000", "QUEEN_MAX_PUSH_ITEMS", "50"));
+      // no statistics ticks or maxWait turns during the run: their rows (the turn's first claim in
+      // system_state) would move under the row counts
+      new TestBroker(
+          Map.of(
+              "QUEEN_STATS_INTERVAL_MS", "3600000",
+              "QUEEN_SWEEP_INTERVAL_MS", "3600000",
+              "QUEEN_MAX_PUSH_ITEMS", "50"));
 
   private final HttpClient http =
       HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();

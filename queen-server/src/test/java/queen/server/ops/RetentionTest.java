@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -180,6 +181,49 @@ class RetentionTest extends RetentionContract {
                     + " s.partition_id join queen.queues q on q.id = p.queue_id"
                     + " where q.name = 'weighed'"))
         .isZero();
+  }
+
+  // a partition's first segment went whatever the transaction had deleted before it (helper-138:
+  // 2,615 bytes against a budget of 400)
+  @Test
+  void onlyATransactionsFirstSegmentMayPassTheByteBudget() {
+    Wire wire = new Wire(broker);
+    wire.configure(
+        "budget", Wire.object().put("retentionEnabled", true).put("retentionSeconds", 60));
+    for (int n = 0; n < 3; n++) {
+      wire.pushNumbered("budget", "small", n, 1);
+    }
+    // random, so that compression keeps it bigger than the budget
+    StringBuilder big = new StringBuilder();
+    for (int i = 0; i < 100; i++) {
+      big.append(UUID.randomUUID());
+    }
+    broker.post(
+        "/api/v1/push",
+        Wire.items(
+            List.of(Wire.item("budget", "big", "big-1", Wire.object().put("d", big.toString())))));
+    String ids =
+        "array(select p.id from queen.log_partitions p join queen.queues q on q.id = p.queue_id"
+            + " where q.name = 'budget' and p.name in ('small', 'big')"
+            + " order by p.name = 'big')";
+    long small =
+        broker.sqlLong(
+            "select sum(octet_length(s.blob)) from queen.log_segments s"
+                + " join queen.log_partitions p on p.id = s.partition_id"
+                + " join queen.queues q on q.id = p.queue_id"
+                + " where q.name = 'budget' and p.name = 'small'");
+    String page =
+        " from queen.retention_delete_page_v3("
+            + ids
+            + ", now() + interval '1 hour', null, null, 1000, "
+            + (small + 10)
+            + ")";
+    assertThat(broker.sqlText("select segments || '/' || done" + page))
+        .as("small's three segments, and not big's, whose turn comes next")
+        .isEqualTo("3/1");
+    assertThat(broker.sqlText("select segments || '/' || done" + page))
+        .as("big's segment first and alone, bigger than the budget")
+        .isEqualTo("1/2");
   }
 
   /** How many times a table of the schema was analyzed. */
