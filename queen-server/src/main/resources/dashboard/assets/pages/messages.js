@@ -57,7 +57,16 @@ async function partitionNames(queue) {
 export default function messagesPage(query) {
   let offset = Number(query.get('offset')) || 0;
   const saveQuery = () => replaceQuery('messages', { ...filters.state(), offset: offset || '' });
-  const goTo = (next) => { offset = next; saveQuery(); requestRefresh(); };
+  // past the first page the newest end stays where the first page last had it: newest first, each
+  // push since shifted the later pages (rows shown twice, or never on a busy queue)
+  let firstPageAt = null;
+  let pinnedTo = null;
+  const goTo = (next) => {
+    pinnedTo = next > 0 ? pinnedTo ?? firstPageAt : null;
+    offset = next;
+    saveQuery();
+    requestRefresh();
+  };
   const filters = createMessageFilters(query, () => goTo(0));
   const t = table('messages-table', 'Messages', COLUMNS);
   // the broker's offset cap (MessageRoutes)
@@ -71,8 +80,16 @@ export default function messagesPage(query) {
 
   async function refresh() {
     const limit = filters.limit();
+    const asked = filters.values();
+    const now = new Date().toISOString();
+    if (offset === 0) {
+      firstPageAt = now;
+    } else {
+      pinnedTo ??= now;
+    }
+    const to = asked.to || (offset > 0 ? pinnedTo : '');
     const [page, queues, partitions] = await Promise.all([
-      api('/api/v1/messages', { query: { ...filters.values(), limit, offset } }),
+      api('/api/v1/messages', { query: { ...asked, to, limit, offset } }),
       helperData('/api/v1/resources/queues', { fallback: { queues: [] }, maxAgeMs: CHOICES_MS }),
       partitionNames(filters.queue()),
     ]);
