@@ -145,6 +145,10 @@ as $$
 declare
     v_took integer;
 begin
+    -- no queue with a maxWait: no turn, and no write (an idle broker's calls stay as they were)
+    if not exists (select 1 from queen.queues q where q.max_wait_time_seconds > 0) then
+        return false;
+    end if;
     select (s.value ->> 'tookMs')::integer into v_took
       from queen.system_state s where s.key = 'max_wait_sweep';
     return coalesce(queen.periodic_claim_v1(

@@ -5,10 +5,12 @@ import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
 import java.util.Map;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import queen.server.Broker;
 import queen.server.TestBroker;
+import queen.server.Wire;
 
 /**
  * The maxWait sweep's turns among the brokers of one database: each scan reads every backlogged
@@ -18,6 +20,11 @@ class MaxWaitTurnsTest {
   // this broker's own sweep once an hour: the first test claims turns itself
   @RegisterExtension
   static final TestBroker broker = new TestBroker(Map.of("QUEEN_SWEEP_INTERVAL_MS", "3600000"));
+
+  @BeforeAll
+  static void aQueueWithAMaxWait() {
+    new Wire(broker).configure("patient", Wire.object().put("maxWaitTimeSeconds", 3600));
+  }
 
   private static boolean claim(int intervalMs) {
     return broker.sqlLong("select queen.max_wait_claim_v1(" + intervalMs + ")::int") == 1;
@@ -48,6 +55,22 @@ class MaxWaitTurnsTest {
     // however slow the scans, messages past their maxWait move at least every 9 minutes (0.9 x 10)
     lastSweep(3_600_000, "601 seconds");
     assertThat(claim(100)).isTrue();
+  }
+
+  @Test
+  void noQueueWithAMaxWaitNoTurn() {
+    broker.sql("delete from queen.system_state where key = 'max_wait_sweep'");
+    broker.sql("update queen.queues set max_wait_time_seconds = 0 where name = 'patient'");
+    try {
+      assertThat(claim(100)).isFalse();
+      assertThat(
+              broker.sqlLong(
+                  "select count(*) from queen.system_state where key = 'max_wait_sweep'"))
+          .as("nothing written")
+          .isZero();
+    } finally {
+      broker.sql("update queen.queues set max_wait_time_seconds = 3600 where name = 'patient'");
+    }
   }
 
   @Test
