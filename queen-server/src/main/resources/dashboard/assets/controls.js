@@ -98,17 +98,28 @@ export function createPager({
   // a page of dead letters may end early at the broker's byte budget: "next" goes on from what
   // this page showed, and "back" returns to the offsets it came through
   const passed = [];
+  // the offset the buttons went to: a page moved otherwise (a filter, a jump to the last page after
+  // requeues) makes the offsets passed meaningless, and "back" landed off the page boundaries
+  let went = null;
+  const go = (target) => {
+    went = target;
+    onChange(target);
+  };
   prev.addEventListener('click', () => {
     const back = passed.length ? passed.pop() : state.offset - state.limit;
-    onChange(Math.max(0, Math.min(back, state.offset - 1)));
+    go(Math.max(0, Math.min(back, state.offset - 1)));
   });
   next.addEventListener('click', () => {
     passed.push(state.offset);
-    onChange(state.offset + state.count);
+    go(state.offset + state.count);
   });
   return {
     el: h('nav', { class: 'pager', 'aria-label': 'Pages', 'data-testid': testid }, prev, label, next),
     update({ offset, limit, count, total }) {
+      if (offset !== state.offset && offset !== went) {
+        passed.length = 0;
+      }
+      went = null;
       state = { offset, limit, count };
       const first = count ? offset + 1 : 0;
       const range = count ? `${num(first)}–${num(offset + count)}` : 'None';

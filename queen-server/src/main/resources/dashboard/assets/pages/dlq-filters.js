@@ -9,6 +9,11 @@ export function createDlqFilters(query, onChange) {
   const group = select('dlq-group', [['', 'All groups']], query.get('consumerGroup'));
   const partition = h('input', { type: 'text', 'data-testid': 'dlq-partition', autocomplete: 'off' });
   partition.value = query.get('partition') || '';
+  // what was typed counts once committed (Enter, leaving the field): read at each 5 s refresh, a
+  // half-typed name filtered the page, at its old offset
+  let partitionFilter = partition.value.trim();
+  const commitPartition = () => { partitionFilter = partition.value.trim(); };
+  partition.addEventListener('change', commitPartition);
   const size = select('dlq-page-size', PAGE_SIZES, query.get('limit') || '50');
   const range = createTimeRange({
     testid: 'dlq', anyLabel: 'Any time', range: query.get('range') || '',
@@ -17,14 +22,16 @@ export function createDlqFilters(query, onChange) {
   for (const control of [queue, group, partition, size]) {
     control.addEventListener('change', onChange);
   }
-  const el = h('form', { class: 'filters', role: 'search', onsubmit: (e) => { e.preventDefault(); onChange(); } },
+  const el = h('form', {
+    class: 'filters', role: 'search', onsubmit: (e) => { e.preventDefault(); commitPartition(); onChange(); },
+  },
     field('Queue', queue), field('Consumer group', group), field('Partition', partition),
     range.el, field('Page size', size));
 
   /** The query of GET /api/v1/dlq, without paging. */
   function values() {
     return {
-      queue: queue.value, consumerGroup: group.value, partition: partition.value.trim(), ...range.values(),
+      queue: queue.value, consumerGroup: group.value, partition: partitionFilter, ...range.values(),
     };
   }
 
@@ -36,7 +43,7 @@ export function createDlqFilters(query, onChange) {
     /** The address form of the filters (presets stay relative). */
     state() {
       return {
-        queue: queue.value, consumerGroup: group.value, partition: partition.value.trim(),
+        queue: queue.value, consumerGroup: group.value, partition: partitionFilter,
         ...range.state(), limit: size.value === '50' ? '' : size.value,
       };
     },

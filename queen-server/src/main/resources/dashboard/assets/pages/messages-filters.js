@@ -13,6 +13,11 @@ export function createMessageFilters(query, onChange) {
     type: 'text', list: partitions.id, autocomplete: 'off', 'data-testid': 'messages-partition',
   });
   partition.value = query.get('partition') || '';
+  // what was typed counts once committed (Enter, leaving the field, a suggestion chosen): read at
+  // each 5 s refresh, a half-typed name filtered the page, at its old offset
+  let partitionFilter = partition.value.trim();
+  const commitPartition = () => { partitionFilter = partition.value.trim(); };
+  partition.addEventListener('change', commitPartition);
   const status = select('messages-status', STATUSES, query.get('status'));
   const size = select('messages-page-size', PAGE_SIZES, query.get('limit') || '50');
   const range = createTimeRange({
@@ -22,7 +27,9 @@ export function createMessageFilters(query, onChange) {
   for (const control of [queue, partition, status, size]) {
     control.addEventListener('change', onChange);
   }
-  const el = h('form', { class: 'filters', role: 'search', onsubmit: (e) => { e.preventDefault(); onChange(); } },
+  const el = h('form', {
+    class: 'filters', role: 'search', onsubmit: (e) => { e.preventDefault(); commitPartition(); onChange(); },
+  },
     field('Queue', queue), field('Partition', partition), partitions,
     field('Status', status), range.el, field('Page size', size));
 
@@ -32,12 +39,12 @@ export function createMessageFilters(query, onChange) {
     limit: () => Number(size.value),
     /** The query of GET /api/v1/messages, without paging. */
     values() {
-      return { queue: queue.value, partition: partition.value.trim(), status: status.value, ...range.values() };
+      return { queue: queue.value, partition: partitionFilter, status: status.value, ...range.values() };
     },
     /** The address form of the filters (presets stay relative). */
     state() {
       return {
-        queue: queue.value, partition: partition.value.trim(), status: status.value,
+        queue: queue.value, partition: partitionFilter, status: status.value,
         ...range.state(), limit: size.value === '50' ? '' : size.value,
       };
     },
