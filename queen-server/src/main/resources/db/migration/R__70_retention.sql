@@ -67,6 +67,10 @@ $$;
 -- (p_time_cutoff and p_completed_cutoff are then not used): a cycle lists the queues once, maybe
 -- minutes before their turn, and a configure since (a longer retention, retention switched off)
 -- must keep what it keeps from the moment it is answered.
+-- its first form, without p_bytes_before, on databases migrated by a build of main between them:
+-- beside this one, every call of six arguments was ambiguous
+drop function if exists queen.retention_delete_v3(uuid, timestamptz, timestamptz, timestamptz,
+                                                  integer, bigint);
 create or replace function queen.retention_delete_v3(
     p_partition_id uuid,
     p_now timestamptz,

@@ -49,16 +49,17 @@ public final class MaxWaitSweeper implements AutoCloseable {
         return;
       }
       long started = System.nanoTime();
-      long scanMillis = -1;
       try {
-        scanMillis = sweep();
-      } finally {
+        store.sweepTook(sweep());
+      } catch (RuntimeException e) {
         // a sweep that failed (a statement timeout, say) spaces the turns by what it cost: else
         // one that fails for good ran at every interval
-        store.sweepTook(
-            scanMillis >= 0
-                ? scanMillis
-                : Duration.ofNanos(System.nanoTime() - started).toMillis());
+        try {
+          store.sweepTook(Duration.ofNanos(System.nanoTime() - started).toMillis());
+        } catch (RuntimeException also) {
+          e.addSuppressed(also);
+        }
+        throw e;
       }
     } catch (RuntimeException e) {
       Periodic.failed(log, "max-wait sweep failed", interval, e);

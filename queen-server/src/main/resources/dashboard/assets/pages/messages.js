@@ -57,12 +57,13 @@ async function partitionNames(queue) {
 export default function messagesPage(query) {
   let offset = Number(query.get('offset')) || 0;
   const saveQuery = () => replaceQuery('messages', { ...filters.state(), offset: offset || '' });
-  // past the first page the newest end stays where the first page last had it: newest first, each
-  // push since shifted the later pages (rows shown twice, or never on a busy queue)
-  let firstPageAt = null;
-  let pinnedTo = null;
+  // past the first page the time range stays where the first page last had it: newest first, each
+  // push since shifted the later pages (rows shown twice, or never on a busy queue); the oldest end
+  // with it, or a preset's would pass the pinned newest end and every refresh failed
+  let firstPage = null;
+  let pinned = null;
   const goTo = (next) => {
-    pinnedTo = next > 0 ? pinnedTo ?? firstPageAt : null;
+    pinned = next > 0 ? pinned ?? firstPage : null;
     offset = next;
     saveQuery();
     requestRefresh();
@@ -81,15 +82,16 @@ export default function messagesPage(query) {
   async function refresh() {
     const limit = filters.limit();
     const asked = filters.values();
-    const now = new Date().toISOString();
+    // a custom range has its own newest end
+    const range = asked.to ? {} : { from: asked.from, to: new Date().toISOString() };
     if (offset === 0) {
-      firstPageAt = now;
+      firstPage = range;
     } else {
-      pinnedTo ??= now;
+      pinned ??= range;
     }
-    const to = asked.to || (offset > 0 ? pinnedTo : '');
+    const held = offset > 0 ? pinned : {};
     const [page, queues, partitions] = await Promise.all([
-      api('/api/v1/messages', { query: { ...asked, to, limit, offset } }),
+      api('/api/v1/messages', { query: { ...asked, ...held, limit, offset } }),
       helperData('/api/v1/resources/queues', { fallback: { queues: [] }, maxAgeMs: CHOICES_MS }),
       partitionNames(filters.queue()),
     ]);
