@@ -226,8 +226,8 @@ create or replace function queen.retention_delete_v1(
 returns table (segments integer, messages bigint, bytes bigint, more boolean)
 language sql
 as $$
-    select * from queen.retention_delete_v3(p_partition_id, null, p_time_cutoff, p_completed_cutoff,
-                                            p_max_segments, null);
+    select * from queen.retention_delete_v2(p_partition_id, null, p_time_cutoff, p_completed_cutoff,
+                                            p_max_segments);
 $$;
 
 -- Deletes at most p_max dead letters of a queue dead-lettered more than its retentionSeconds (as
@@ -363,6 +363,6 @@ create or replace function queen.retention_delete_page_v1(
 returns table (segments integer, messages bigint, bytes bigint, done integer)
 language sql
 as $$
-    select * from queen.retention_delete_page_v3(p_partition_ids, null, p_time_cutoff,
-                                                 p_completed_cutoff, p_max_segments, null);
+    select * from queen.retention_delete_page_v2(p_partition_ids, null, p_time_cutoff,
+                                                 p_completed_cutoff, p_max_segments);
 $$;

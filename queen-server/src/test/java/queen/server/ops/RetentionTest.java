@@ -15,6 +15,7 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.ObjLongConsumer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import queen.server.TestBroker;
@@ -117,40 +118,22 @@ class RetentionTest extends RetentionContract {
   // partitions go a page to a transaction within RETENTION_BATCH_SIZE segments in all: none skipped
   @Test
   void expiredSegmentsOfManyPartitionsGoInPagesWithinTheBatchSize() {
-    Wire wire = new Wire(broker);
-    wire.configure(
-        "paged", Wire.object().put("retentionEnabled", true).put("retentionSeconds", 60));
+    retained("paged", 60, 0);
     for (int p = 0; p < 250; p++) {
       wire.pushNumbered("paged", "p" + p, 0, 1);
       wire.pushNumbered("paged", "p" + p, 1, 1);
     }
     SimpleMeterRegistry meters = new SimpleMeterRegistry();
-    try (Database db = Database.open(broker.db())) {
-      new Retention(
-              new RetentionStore(db),
-              new Retention.Settings(
-                  Duration.ofHours(1), 7, 16L << 20, Retention.Vacuum.OFF, Duration.ZERO),
-              () -> Instant.now().plusSeconds(3600),
-              meters,
-              (q, n) -> {})
-          .runOnce();
-    }
+    runAnHourLaterInBatches(7, 16L << 20, meters, (q, n) -> {});
     assertThat(meters.counter("queen_retention_deleted_segments", "queue", "paged").count())
         .isEqualTo(500);
-    assertThat(
-            broker.sqlLong(
-                "select count(*) from queen.log_segments s join queen.log_partitions p on p.id ="
-                    + " s.partition_id join queen.queues q on q.id = p.queue_id"
-                    + " where q.name = 'paged'"))
-        .isZero();
+    assertThat(storedSegments("paged")).isZero();
   }
 
   // 1,000 segments of about 1 MB in one transaction held a push to the partition 2.2 s
   @Test
   void aTransactionDeletesWithinTheByteBudgetButAtLeastOneSegment() {
-    Wire wire = new Wire(broker);
-    wire.configure(
-        "weighed", Wire.object().put("retentionEnabled", true).put("retentionSeconds", 60));
+    retained("weighed", 60, 0);
     for (int n = 0; n < 3; n++) {
       wire.pushNumbered("weighed", "p", n, 1);
     }
@@ -158,38 +141,26 @@ class RetentionTest extends RetentionContract {
       wire.pushNumbered("weighed", "q", n, 1);
     }
     List<Long> pages = new ArrayList<>();
-    try (Database db = Database.open(broker.db())) {
-      new Retention(
-              new RetentionStore(db),
-              new Retention.Settings(
-                  Duration.ofHours(1), 1_000, 1, Retention.Vacuum.OFF, Duration.ZERO),
-              () -> Instant.now().plusSeconds(3600),
-              new SimpleMeterRegistry(),
-              (q, n) -> {
-                if (q.equals("weighed")) {
-                  pages.add(n);
-                }
-              })
-          .runOnce();
-    }
+    runAnHourLaterInBatches(
+        1_000,
+        1,
+        new SimpleMeterRegistry(),
+        (q, n) -> {
+          if (q.equals("weighed")) {
+            pages.add(n);
+          }
+        });
     assertThat(pages)
         .as("messages deleted by each transaction")
         .containsExactly(1L, 1L, 1L, 1L, 1L);
-    assertThat(
-            broker.sqlLong(
-                "select count(*) from queen.log_segments s join queen.log_partitions p on p.id ="
-                    + " s.partition_id join queen.queues q on q.id = p.queue_id"
-                    + " where q.name = 'weighed'"))
-        .isZero();
+    assertThat(storedSegments("weighed")).isZero();
   }
 
   // a partition's first segment went whatever the transaction had deleted before it (helper-138:
   // 2,615 bytes against a budget of 400)
   @Test
   void onlyATransactionsFirstSegmentMayPassTheByteBudget() {
-    Wire wire = new Wire(broker);
-    wire.configure(
-        "budget", Wire.object().put("retentionEnabled", true).put("retentionSeconds", 60));
+    retained("budget", 60, 0);
     for (int n = 0; n < 3; n++) {
       wire.pushNumbered("budget", "small", n, 1);
     }
@@ -224,6 +195,30 @@ class RetentionTest extends RetentionContract {
     assertThat(broker.sqlText("select segments || '/' || done" + page))
         .as("big's segment first and alone, bigger than the budget")
         .isEqualTo("1/2");
+  }
+
+  /**
+   * One cycle an hour from now, in transactions of at most {@code segments} segments and {@code
+   * bytes}; {@code deleted} hears what each deleted, by queue.
+   */
+  private void runAnHourLaterInBatches(
+      int segments, long bytes, SimpleMeterRegistry meters, ObjLongConsumer<String> deleted) {
+    new Retention(
+            new RetentionStore(db),
+            new Retention.Settings(
+                Duration.ofHours(1), segments, bytes, Retention.Vacuum.OFF, Duration.ZERO),
+            () -> Instant.now().plusSeconds(3600),
+            meters,
+            deleted)
+        .runOnce();
+  }
+
+  private static long storedSegments(String queue) {
+    return broker.sqlLong(
+        "select count(*) from queen.log_segments s join queen.log_partitions p on p.id ="
+            + " s.partition_id join queen.queues q on q.id = p.queue_id where q.name = '"
+            + queue
+            + "'");
   }
 
   /** How many times a table of the schema was analyzed. */
