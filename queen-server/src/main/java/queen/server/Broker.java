@@ -307,7 +307,10 @@ public final class Broker implements AutoCloseable {
                   new MaintenanceRoutes(system, settings, buffered, switched),
                   new ResourceRoutes(
                       resourceStore,
-                      new QueueRemoval(adminDb, config.retention().batchSegments()),
+                      new QueueRemoval(
+                          adminDb,
+                          config.retention().batchSegments(),
+                          config.retention().batchBytes()),
                       statsStore,
                       changed,
                       clock),

@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
+import java.util.UUID;
 
 /** Request bodies and calls of the wire contract, built the way Queen's clients build them. */
 public final class Wire {
@@ -37,6 +38,24 @@ public final class Wire {
   }
 
   /** Pushes payloads {"n": from..from+count-1} to one partition; returns the push answer. */
+  /**
+   * One message of 3,600 random characters: its segment, compressed, stays about that big (bigger
+   * than a test's byte budget).
+   */
+  public void pushRandom(String queue, String partition, String txn) {
+    StringBuilder random = new StringBuilder();
+    for (int i = 0; i < 100; i++) {
+      random.append(UUID.randomUUID());
+    }
+    TestBroker.Reply r =
+        broker.post(
+            "/api/v1/push",
+            items(List.of(item(queue, partition, txn, object().put("d", random.toString())))));
+    if (r.status() != 201) {
+      throw new AssertionError("push answered " + r.status() + ": " + r.text());
+    }
+  }
+
   public JsonNode pushNumbered(String queue, String partition, int from, int count) {
     List<ObjectNode> items = new ArrayList<>();
     for (int n = from; n < from + count; n++) {

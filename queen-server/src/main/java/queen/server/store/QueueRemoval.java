@@ -7,15 +7,16 @@ import java.util.UUID;
 
 /**
  * A queue cleared or deleted in short transactions of at most {@code batchSegments} segments (or
- * dead letters, or partitions) each, as retention deletes, of what was pushed before it began: in
- * one transaction a big queue's removal held every partition lock until its last segment was gone,
- * so its pushes waited, and its snapshot held back HOT pruning everywhere meanwhile. A removal cut
- * short (a broker stopped, the database away) leaves a queue partly cleared, as retention would,
- * and a delete maybe some of its partitions gone with their cursors; repeating it finishes it.
+ * dead letters, or partitions) and {@code batchBytes} of segments (but one segment at least) each,
+ * as retention deletes, of what was pushed before it began: in one transaction a big queue's
+ * removal held every partition lock until its last segment was gone, so its pushes waited, and its
+ * snapshot held back HOT pruning everywhere meanwhile. A removal cut short (a broker stopped, the
+ * database away) leaves a queue partly cleared, as retention would, and a delete maybe some of its
+ * partitions gone with their cursors; repeating it finishes it.
  */
 public final class QueueRemoval {
   private static final String CLEAR_PAGE =
-      "select * from queen.queue_clear_page_v1(?, ?, ?, ?, ?, ?)";
+      "select * from queen.queue_clear_page_v2(?, ?, ?, ?, ?, ?, ?)";
   // as retention's dead-letter pages, with no age: every dead letter
   private static final String DEAD_LETTERS =
       "select * from queen.retention_dead_letters_v2(?, null, 'infinity', ?, ?)";
@@ -28,10 +29,12 @@ public final class QueueRemoval {
 
   private final Database db;
   private final int batchSegments;
+  private final long batchBytes;
 
-  public QueueRemoval(Database db, int batchSegments) {
+  public QueueRemoval(Database db, int batchSegments, long batchBytes) {
     this.db = db;
     this.batchSegments = batchSegments;
+    this.batchBytes = batchBytes;
   }
 
   /** What a clear deleted; {@code queueFound} false for an unknown queue. */
@@ -148,6 +151,7 @@ public final class QueueRemoval {
                   Sql.setTimestamptz(ps, 5, p.before);
                   // after the first page, by id: a queue deleted and created again is another
                   ps.setObject(6, p.queueId);
+                  ps.setLong(7, batchBytes);
                   try (ResultSet rs = ps.executeQuery()) {
                     rs.next();
                     p.queueId = rs.getObject("queue_id", UUID.class);

@@ -9,10 +9,13 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import queen.server.TestBroker;
 import queen.server.Wire;
+import queen.server.store.Database;
+import queen.server.store.QueueRemoval;
 
 /**
  * A queue clear and a queue delete run in transactions of at most RETENTION_BATCH_SIZE segments or
- * dead letters: in one, a big queue's held every partition lock until its last segment was gone.
+ * dead letters and RETENTION_BATCH_MB of segments: in one, a big queue's held every partition lock
+ * until its last segment was gone.
  */
 class QueueRemovalTest {
   @RegisterExtension
@@ -129,5 +132,49 @@ class QueueRemovalTest {
     assertThat(broker.sqlLong("select count(*) from queen.queues where name = 'bdelete'")).isZero();
     assertThat(broker.delete("/api/v1/resources/queues/bdelete").json().get("existed").asBoolean())
         .isFalse();
+  }
+
+  /** The queue cleared in transactions of at most {@code bytes} of segments, one at least. */
+  private static QueueRemoval.Cleared clearWithin(String queue, long bytes) {
+    try (Database db = Database.open(broker.db())) {
+      return new QueueRemoval(db, 1_000, bytes).clear(queue, null);
+    }
+  }
+
+  // as retention's: 1,000 segments of about 1 MB in one transaction held a push to them 2.2 s
+  @Test
+  void aClearDeletesWithinTheByteBudgetButAtLeastOneSegmentATransaction() {
+    broker.sql("truncate public.removal_txns");
+    pushes("weighed", "a", 3);
+    pushes("weighed", "b", 2);
+    QueueRemoval.Cleared cleared = clearWithin("weighed", 1);
+    assertThat(cleared.messages()).isEqualTo(5);
+    assertThat(cleared.partitions()).isEqualTo(2);
+    assertThat(transactions("log_segments")).isEqualTo(5);
+    assertThat(mostInOneTransaction("log_segments")).isEqualTo(1);
+  }
+
+  // the exemption is the transaction's first segment, not each partition's
+  @Test
+  void onlyAClearTransactionsFirstSegmentMayPassTheByteBudget() {
+    broker.sql("truncate public.removal_txns");
+    pushes("budget", "small", 1);
+    // a partition cleared after small: partitions go in id order
+    String big =
+        broker.sqlText(
+            "select 'big-' || i from generate_series(0, 99) i, queen.queues q where q.name ="
+                + " 'budget' and queen.partition_uuid(q.id, 'big-' || i)"
+                + " > queen.partition_uuid(q.id, 'small') order by i limit 1");
+    wire.pushRandom("budget", big, "big-1");
+    long small =
+        broker.sqlLong(
+            "select octet_length(s.blob) from queen.log_segments s"
+                + " join queen.log_partitions p on p.id = s.partition_id"
+                + " join queen.queues q on q.id = p.queue_id"
+                + " where q.name = 'budget' and p.name = 'small'");
+    assertThat(clearWithin("budget", small + 10).messages()).isEqualTo(2);
+    assertThat(mostInOneTransaction("log_segments"))
+        .as("small's segment, then big's alone")
+        .isEqualTo(1);
   }
 }

@@ -12,7 +12,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.ObjLongConsumer;
@@ -164,15 +163,7 @@ class RetentionTest extends RetentionContract {
     for (int n = 0; n < 3; n++) {
       wire.pushNumbered("budget", "small", n, 1);
     }
-    // random, so that compression keeps it bigger than the budget
-    StringBuilder big = new StringBuilder();
-    for (int i = 0; i < 100; i++) {
-      big.append(UUID.randomUUID());
-    }
-    broker.post(
-        "/api/v1/push",
-        Wire.items(
-            List.of(Wire.item("budget", "big", "big-1", Wire.object().put("d", big.toString())))));
+    wire.pushRandom("budget", "big", "big-1");
     String ids =
         "array(select p.id from queen.log_partitions p join queen.queues q on q.id = p.queue_id"
             + " where q.name = 'budget' and p.name in ('small', 'big')"
