@@ -92,6 +92,8 @@ declare
     v_acked       bigint[];
     v_members     integer[];
     v_dead        integer[];
+    v_decided     bigint[];
+    v_decided_as  text[];
     v_commit_to   bigint;
     v_new         bigint;
     v_new_at      timestamptz;
@@ -194,6 +196,8 @@ begin
 
         v_acked := coalesce(cur.acked_offsets, '{}');
         v_members := '{}';
+        v_decided := '{}';
+        v_decided_as := '{}';
         v_dead := '{}';
         v_commit_to := null;
         v_release := false;
@@ -233,6 +237,15 @@ begin
             elsif it.status not in ('completed', 'success', 'failed', 'retry', 'dlq')
                   or (p_transactional and it.status = 'retry') then
                 null; -- an unknown status changes nothing and reports success false
+            elsif it.msg_offset = any(v_decided) then
+                -- a message named twice is decided by its first item: [dlq, completed] of one
+                -- message answered both, committed it and counted a dead letter
+                if v_decided_as[array_position(v_decided, it.msg_offset)]
+                   = replace(it.status, 'success', 'completed') then
+                    r_success[it.i] := true;
+                else
+                    r_error[it.i] := 'An earlier item of this request acknowledged the message otherwise';
+                end if;
             elsif it.msg_offset <= cur.committed then
                 r_success[it.i] := true; -- already consumed: never moves the cursor back
             elsif g.lease is not null and not v_in_lease then
@@ -254,6 +267,8 @@ begin
                 else
                     v_commit_to := it.msg_offset;
                 end if;
+                v_decided := v_decided || it.msg_offset;
+                v_decided_as := v_decided_as || 'completed'::text;
                 r_success[it.i] := true;
             elsif it.status = 'retry' or (it.status = 'failed' and not v_in_lease and not p_transactional) then
                 -- outside a lease there is nothing to release and nothing to charge
@@ -284,6 +299,8 @@ begin
                 else
                     v_commit_to := it.msg_offset;
                 end if;
+                v_decided := v_decided || it.msg_offset;
+                v_decided_as := v_decided_as || it.status;
                 r_success[it.i] := true;
                 r_dlq[it.i] := true;
             end if;

@@ -63,7 +63,9 @@ begin
            c.committed >= p_offset or d.msg_offset is not null,
            d.msg_offset is null and c.committed < p_offset and c.batch_end >= p_offset
                and c.worker_id is not null and c.lease_expires_at > now(),
-           case when c.batch_end >= p_offset and c.lease_expires_at > now()
+           -- not a message the group consumed inside a partly acked lease
+           case when c.committed < p_offset and c.batch_end >= p_offset
+                     and c.lease_expires_at > now()
                 then c.lease_expires_at end,
            d.msg_offset is not null, d.error_message,
            coalesce(d.retry_count, case when c.attempt_offset = p_offset

@@ -86,11 +86,24 @@ final class Fields {
    * characters.
    */
   static String transactionId(String value, String field) {
+    // in UTF-16 units, so at most 1,536 bytes of UTF-8: within a dead letters' index entry
     if (value != null && value.length() > MAX_TRANSACTION_ID) {
       throw ApiException.badRequest(
           field + " must be at most " + MAX_TRANSACTION_ID + " characters, got " + value.length());
     }
     return identifier(notDotSegment(value, field), field);
+  }
+
+  /**
+   * At most {@code max} characters, counted as code points: by UTF-16 units, 255 emoji were 510 and
+   * refused.
+   */
+  private static void atMost(String value, int max, String field) {
+    int length = value.codePointCount(0, value.length());
+    if (length > max) {
+      throw ApiException.badRequest(
+          field + " must be at most " + max + " characters, got " + length);
+    }
   }
 
   /** The longest queue, partition or consumer-group name accepted. */
@@ -102,10 +115,7 @@ final class Fields {
    * them: a 500; with a lone surrogate, stored as '?', no discovery pop could name it.
    */
   static String label(String value, String field) {
-    if (value.length() > MAX_NAME) {
-      throw ApiException.badRequest(
-          field + " must be at most " + MAX_NAME + " characters, got " + value.length());
-    }
+    atMost(value, MAX_NAME, field);
     return identifier(value, field);
   }
 
@@ -119,10 +129,7 @@ final class Fields {
     if (value == null || value.isBlank()) {
       throw ApiException.badRequest(field + " must not be empty");
     }
-    if (value.length() > MAX_NAME) {
-      throw ApiException.badRequest(
-          field + " must be at most " + MAX_NAME + " characters, got " + value.length());
-    }
+    atMost(value, MAX_NAME, field);
     for (int i = 0; i < value.length(); i++) {
       if (Character.isISOControl(value.charAt(i))) {
         throw ApiException.badRequest(field + " must not contain control characters");

@@ -25,7 +25,9 @@ public final class DeadLetterStore {
           + " join queen.log_partitions p on p.id = d.partition_id"
           + " join queen.queues q on q.id = p.queue_id"
           + " where d.partition_id = ? and d.transaction_id = ?"
-          + " order by d.failed_at desc limit 1 for update of d";
+          // the group breaks a tie (an operator's move writes one letter per group at once):
+          // two requeues that locked different letters of one message deadlocked
+          + " order by d.failed_at desc, d.consumer_group limit 1 for update of d";
   private static final String REQUEUE = "select queen.log_requeue_v2(?, ?, ?, ?, ?, ?)";
 
   /** The suffixes of earlier requeues, at the end of a transactionId. */

@@ -155,6 +155,30 @@ class AckStatusTest {
     return broker.post("/api/v1/ack/batch", body).json();
   }
 
+  // [dlq, completed, dlq] of one message answered all three, committed it and counted two dead
+  // letters (helper-141)
+  @Test
+  void aMessageNamedTwiceInOneAckIsDecidedByItsFirstItem() {
+    wire.configure("twice", object().put("retryLimit", 3));
+    wire.pushNumbered("twice", "Default", 0, 2);
+    JsonNode m = pop("twice", "batch=10").get("messages");
+    JsonNode answers =
+        ackBatch(
+            Wire.ack(m.get(0), "dlq", "poison"),
+            Wire.ack(m.get(0), "completed", null),
+            Wire.ack(m.get(0), "dlq", "poison"),
+            Wire.ack(m.get(1), "success", null),
+            Wire.ack(m.get(1), "completed", null));
+    assertThat(answers.get(0).path("dlq").asBoolean()).isTrue();
+    assertThat(answers.get(1).get("success").asBoolean()).isFalse();
+    assertThat(answers.get(1).get("error").asText()).contains("earlier item");
+    assertThat(answers.get(2).get("success").asBoolean()).as("the same status again").isTrue();
+    assertThat(answers.get(2).path("dlq").asBoolean()).as("one dead letter, once").isFalse();
+    assertThat(answers.get(4).get("success").asBoolean()).as("success is completed").isTrue();
+    assertThat(broker.get("/api/v1/dlq?queue=twice").json().get("total").asInt()).isEqualTo(1);
+    assertThat(wire.popPartition("twice", "Default", "batch=10").status()).isEqualTo(204);
+  }
+
   @Test
   void aFailedRangeThatAnAutoAckPopTookSpendsNoBudgetOfLaterMessages() {
     wire.configure("spent", object().put("retryLimit", 1));

@@ -383,6 +383,23 @@ class MessageBrowseTest {
     assertThat(d.at("/traces/0/data/ok").asBoolean()).isTrue();
   }
 
+  // a message its group acked inside a lease still live showed that lease (helper-141)
+  @Test
+  void aMessageAckedInsideALiveLeaseShowsNoLease() {
+    wire.pushNumbered("half", "p", 0, 2);
+    JsonNode both = broker.get("/api/v1/pop/queue/half/partition/p?consumerGroup=g&batch=2").json();
+    assertThat(both.get("messages")).hasSize(2);
+    broker.post("/api/v1/ack", Wire.ack(both.get("messages").get(0), "completed", null));
+    String partition = both.get("messages").get(0).get("partitionId").asText();
+
+    JsonNode done = broker.get("/api/v1/messages/" + partition + "/half-p-0").json();
+    assertThat(done.at("/consumerGroups/0/status").asText()).isEqualTo("completed");
+    assertThat(done.at("/consumerGroups/0/leaseExpiresAt").isNull()).isTrue();
+    assertThat(done.get("leaseExpiresAt").isNull()).isTrue();
+    JsonNode held = broker.get("/api/v1/messages/" + partition + "/half-p-1").json();
+    assertThat(held.get("leaseExpiresAt").isNull()).as("the lease still holds the next").isFalse();
+  }
+
   @Test
   void unknownMessagesAndBadFiltersAreNamed() {
     wire.pushNumbered("mbad", "p", 0, 1);

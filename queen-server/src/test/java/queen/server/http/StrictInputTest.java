@@ -62,7 +62,7 @@ class StrictInputTest {
     refused(broker.delete("/api/v1/consumer-groups/g/queues/%09"), 400, "queue", "group delete");
     assertThat(
             broker.sqlText(
-                "select string_agg(name, ',') from queen.queues where name not in ('lim', 'slashed', 'q-slash', 'long-ids', 'labelled', 'blank-param', 'dead-dated')"
+                "select string_agg(name, ',') from queen.queues where name not in ('lim', 'slashed', 'q-slash', 'long-ids', 'labelled', 'blank-param', 'dead-dated', 'emoji')"
                     + " and name not like 'lone-%'"))
         .as("no queue but those the other tests push to")
         .isNull();
@@ -354,6 +354,21 @@ class StrictInputTest {
     refused(broker.post("/api/v1/push", body), 400, "at most 512 characters", "push");
     ((ObjectNode) body.get("items").get(0)).put("transactionId", "t".repeat(512));
     assertThat(broker.post("/api/v1/push", body).status()).as("512 is taken").isEqualTo(201);
+  }
+
+  // counted in UTF-16 units, 255 emoji were 510 and refused (helper-141)
+  @Test
+  void aNameOf255EmojiIsTakenAnd256AreRefused() {
+    String emoji = "\uD83D\uDE00";
+    ObjectNode body = push("emoji", emoji.repeat(255));
+    assertThat(broker.post("/api/v1/push", body).status()).isEqualTo(201);
+    String encoded = URLEncoder.encode(emoji.repeat(255), StandardCharsets.UTF_8);
+    assertThat(new Wire(broker).popPartition("emoji", encoded, "batch=1").status()).isEqualTo(200);
+    refused(
+        broker.post("/api/v1/push", push("emoji", emoji.repeat(256))),
+        400,
+        "at most 255 characters, got 256",
+        "push");
   }
 
   // longer, random text failed the size limit of the index that finds queues by them: a 500
