@@ -28,6 +28,13 @@ begin
             perform 1 from queen.log_partitions p where p.id = v_pid for update;
         end loop;
     end if;
+    -- every broker forgets what it keeps of the queue's groups (a ring holding a partition under
+    -- a lease of this queue, the first-contact marker): a queue made again by the next push
+    -- answered a pop right after that push 204 until the next reseed
+    perform queen.group_reset_note_v1(p_name, g.consumer_group)
+       from (select m.consumer_group from queen.consumer_groups_metadata m where m.queue_id = v_id
+             union
+             select '__QUEUE_MODE__') g;
     delete from queen.queues q where q.id = v_id;
     return found;
 end;
