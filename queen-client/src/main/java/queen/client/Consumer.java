@@ -196,7 +196,13 @@ public final class Consumer implements AutoCloseable {
       try {
         loop();
       } catch (Throwable t) {
-        fatal.compareAndSet(null, t);
+        if (fatal.compareAndSet(null, t)) {
+          // a consumer nobody awaits (a service that only starts it) ended without a trace
+          LOG.log(
+              System.Logger.Level.ERROR,
+              "consumer of " + settings.query().label() + " stopped: " + t,
+              t);
+        }
         requestStop();
       } finally {
         done.countDown();

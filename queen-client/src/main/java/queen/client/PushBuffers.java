@@ -21,8 +21,12 @@ import java.util.concurrent.locks.ReentrantLock;
  * taken, and a caller retrying it would send its messages twice. A request the broker refuses (a
  * 400 or 413) is sent again in halves, and an item refused on its own is dropped: sent again it
  * would be refused again; the push that filled the buffer throws, a timed send logs it. Any other
- * answer (a 401 for an expired token, say) keeps them. While sends fail, a buffer holds at most
- * {@link #HELD_BATCHES} times its message count and then refuses pushes.
+ * answer (a 401 for an expired token, say) keeps them. While sends fail, pushes no longer send on
+ * the pushing thread (each waited out the transport's retries, about 3 s, so a producer crawled
+ * instead of filling the buffer), the timer tries again after a growing pause (1 s, doubled, at
+ * most 10 s: a 401 was retried every {@code millis}), and a buffer holds at most {@link
+ * #HELD_BATCHES} times its message count and then refuses pushes. A closed client's buffers refuse
+ * pushes as every other call does.
  */
 final class PushBuffers implements AutoCloseable {
   private static final System.Logger LOG = System.getLogger("queen.client");
@@ -37,6 +41,7 @@ final class PushBuffers implements AutoCloseable {
   private final Map<String, Buffer> buffers = new ConcurrentHashMap<>();
   private final AtomicLong flushes = new AtomicLong();
   private ScheduledExecutorService timer;
+  private volatile boolean closed;
 
   PushBuffers(Queen queen) {
     this.queen = queen;
@@ -56,6 +61,10 @@ final class PushBuffers implements AutoCloseable {
     final ReentrantLock sendLock = new ReentrantLock();
 
     final List<ObjectNode> items = new ArrayList<>();
+
+    /** Items taken out for the send in progress, still counted as buffered. */
+    int sending;
+
     long firstAt;
     boolean timerSet;
 
@@ -67,6 +76,9 @@ final class PushBuffers implements AutoCloseable {
 
     /** Why the last send failed, until one passes: what a push refused by a full buffer names. */
     volatile RuntimeException lastFailure;
+
+    /** The timer's pause before the next try while sends fail (see {@link Backoff}). */
+    Duration retryPause = Duration.ZERO;
 
     Buffer(String queue, String partition, int count, long millis) {
       this.queue = queue;
@@ -96,6 +108,7 @@ final class PushBuffers implements AutoCloseable {
             int n = Math.min(size, items.size());
             batch = new ArrayList<>(items.subList(0, n));
             items.subList(0, n).clear();
+            sending = n;
             if (items.isEmpty()) {
               firstAt = 0;
             }
@@ -104,8 +117,15 @@ final class PushBuffers implements AutoCloseable {
             PushItems.send(queen, batch, queue + ":" + partition);
             flushes.incrementAndGet();
             lastFailure = null;
+            synchronized (this) {
+              sending = 0;
+              retryPause = Duration.ZERO;
+            }
           } catch (RuntimeException e) {
             boolean split = refused(e) && batch.size() > 1;
+            synchronized (this) {
+              sending = 0;
+            }
             if (!refused(e) || split) {
               synchronized (this) {
                 items.addAll(0, batch);
@@ -155,13 +175,26 @@ final class PushBuffers implements AutoCloseable {
       schedule(b); // the items after the refused ones still go
       return;
     }
+    Duration pause;
+    synchronized (b) {
+      b.retryPause = Backoff.next(b.retryPause);
+      pause = b.retryPause;
+    }
     LOG.log(
         System.Logger.Level.WARNING,
-        "buffered push to " + b.queue + "/" + b.partition + " failed, will retry: " + e);
+        "buffered push to "
+            + b.queue
+            + "/"
+            + b.partition
+            + " failed, will retry in "
+            + pause
+            + ": "
+            + e);
     schedule(b);
   }
 
   void add(String queue, String partition, int count, long millis, List<ObjectNode> items) {
+    refuseIfClosed();
     Buffer b;
     boolean full;
     while (true) {
@@ -175,7 +208,9 @@ final class PushBuffers implements AutoCloseable {
     synchronized (b) {
       full = b.items.size() >= b.count;
     }
-    if (!full) {
+    // while its sends fail the timer tries again: a push that waited out a send's retries each
+    // time paced a producer at one push per 3 s, and the buffer never filled to its refusal
+    if (!full || b.lastFailure != null) {
       schedule(b);
       return;
     }
@@ -193,11 +228,14 @@ final class PushBuffers implements AutoCloseable {
   /**
    * Adds the items to {@code b}; false when it was retired meanwhile (the caller takes another).
    */
-  private static boolean take(Buffer b, String queue, String partition, List<ObjectNode> items) {
+  private boolean take(Buffer b, String queue, String partition, List<ObjectNode> items) {
     synchronized (b) {
       if (b.retired) {
         return false;
       }
+      // under the buffer's lock: a push that passed the check before a close began would be
+      // taken after close sent everything, and never sent
+      refuseIfClosed();
       RuntimeException failing = b.lastFailure;
       if (failing != null && b.items.size() + items.size() > (long) b.count * HELD_BATCHES) {
         // nothing taken: the caller may retry the push without sending anything twice
@@ -230,10 +268,17 @@ final class PushBuffers implements AutoCloseable {
   void flushAll() {
     RuntimeException first = null;
     for (Buffer b : buffers.values()) {
-      try {
-        b.flush();
-      } catch (RuntimeException e) {
-        first = first == null ? e : first;
+      // past an item refused on its own (dropped), the items behind it: a close stopped at it
+      // and the rest was lost with the timer
+      boolean more = true;
+      while (more) {
+        try {
+          b.flush();
+          more = false;
+        } catch (RuntimeException e) {
+          first = first == null ? e : first;
+          more = refused(e);
+        }
       }
     }
     if (first != null) {
@@ -253,10 +298,10 @@ final class PushBuffers implements AutoCloseable {
     long now = System.nanoTime();
     for (Buffer b : buffers.values()) {
       synchronized (b) {
-        if (!b.items.isEmpty()) {
+        if (!b.items.isEmpty() || b.sending > 0) {
           active++;
-          waiting += b.items.size();
-          oldest = Math.max(oldest, now - b.firstAt);
+          waiting += b.items.size() + b.sending;
+          oldest = b.firstAt == 0 ? oldest : Math.max(oldest, now - b.firstAt);
         }
       }
     }
@@ -264,16 +309,30 @@ final class PushBuffers implements AutoCloseable {
   }
 
   private void schedule(Buffer b) {
+    long delay;
     synchronized (b) {
-      if (b.timerSet || b.items.isEmpty()) {
+      if (b.timerSet || b.items.isEmpty() || closed) {
         return;
       }
       b.timerSet = true;
+      delay = Math.max(b.millis, b.retryPause.toMillis());
     }
-    timer().schedule(b::timedFlush, b.millis, TimeUnit.MILLISECONDS);
+    synchronized (this) {
+      // no timer made again after a close, whose flush sent what is left
+      if (!closed) {
+        timer().schedule(b::timedFlush, delay, TimeUnit.MILLISECONDS);
+      }
+    }
   }
 
-  private synchronized ScheduledExecutorService timer() {
+  private void refuseIfClosed() {
+    if (closed) {
+      throw new IllegalStateException("the client is closed");
+    }
+  }
+
+  /** Under this object's lock. */
+  private ScheduledExecutorService timer() {
     if (timer == null) {
       timer =
           Executors.newSingleThreadScheduledExecutor(
@@ -289,6 +348,9 @@ final class PushBuffers implements AutoCloseable {
    */
   @Override
   public void close() {
+    synchronized (this) {
+      closed = true;
+    }
     boolean interrupted = Thread.interrupted();
     try {
       flushAll();

@@ -75,8 +75,16 @@ public final class Transaction {
     return this;
   }
 
-  /** Pushes items (as {@link QueueBuilder#push(List)} takes them) to the current queue. */
+  /** Pushes each argument as one item; see {@link #push(List)}. */
   public Transaction push(Object... items) {
+    return push(Arrays.asList(items));
+  }
+
+  /**
+   * Pushes the items (as {@link QueueBuilder#push(List)} takes them) to the current queue: without
+   * this overload a list was one message whose payload was the list.
+   */
+  public Transaction push(List<?> items) {
     if (queue == null) {
       throw new IllegalStateException("call queue(name) before push in a transaction");
     }

@@ -76,10 +76,7 @@ final class Transport implements AutoCloseable {
   }
 
   Answer send(Call call) {
-    if (closed) {
-      // not a QueenException with status 0, which callers retry: this one never passes
-      throw new IllegalStateException("the client is closed");
-    }
+    refuseIfClosed();
     byte[] body = call.body() == null ? null : Json.bytes(call.body());
     Duration timeout = call.timeout() == null ? config.timeout() : call.timeout();
     var order = nodes.order(call.key() == null ? "" : call.key());
@@ -112,6 +109,7 @@ final class Transport implements AutoCloseable {
         if (!e.retryable()) {
           throw e;
         }
+        refuseIfClosed(); // a request the close cut off is not tried again
         sentBefore = true;
         nodes.failed(url);
         last = e;
@@ -178,6 +176,13 @@ final class Transport implements AutoCloseable {
     }
   }
 
+  private void refuseIfClosed() {
+    if (closed) {
+      // not a QueenException with status 0, which callers retry: this one never passes
+      throw new IllegalStateException("the client is closed");
+    }
+  }
+
   private static void pause(Duration d) {
     try {
       Thread.sleep(d);
@@ -239,9 +244,13 @@ final class Transport implements AutoCloseable {
     return a.compareTo(b) < 0 ? a : b;
   }
 
+  /**
+   * Refuses new requests and cuts off those in flight (a long-poll on another thread held a close,
+   * waiting for pending exchanges, for its whole timeout).
+   */
   @Override
   public void close() {
     closed = true;
-    http.close();
+    http.shutdownNow();
   }
 }

@@ -1,14 +1,17 @@
 package queen.client;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.IntStream;
@@ -330,5 +333,31 @@ class ConsumeTest {
     assertThat(consumer.await(Duration.ofSeconds(20))).isTrue();
     assertThat(handled.get()).isEqualTo(3);
     assertThat(queen.queue("c-interrupt").wait(false).pop()).as("all three acked").isEmpty();
+  }
+
+  // HttpClient.close() waited for pending exchanges: a long-poll on another thread held a close
+  // for its whole timeout (19 s measured by helper-142)
+  @Test
+  void closeEndsAPopInFlightOnAnotherThreadAtOnce() throws Exception {
+    Queen closing = Queen.connect("http://127.0.0.1:" + broker.port());
+    CompletableFuture<List<Message>> pop =
+        CompletableFuture.supplyAsync(
+            () -> closing.queue("never-pushed").timeoutMillis(30_000).pop(),
+            Executors.newVirtualThreadPerTaskExecutor());
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .until(() -> broker.metric("queen_queue_parked_consumers", "queue=\"never-pushed\"") >= 1);
+    CompletableFuture.runAsync(closing::close).get(5, TimeUnit.SECONDS);
+    assertThatThrownBy(() -> pop.get(5, TimeUnit.SECONDS))
+        .hasCauseInstanceOf(IllegalStateException.class);
+  }
+
+  // a list was one message whose payload was the list (helper-142)
+  @Test
+  void aTransactionPushesEachItemOfAList() {
+    queen.transaction().queue("tx-list").push(List.of(Map.of("n", 1), Map.of("n", 2))).commit();
+    assertThat(queen.queue("tx-list").batch(10).wait(false).pop())
+        .extracting(m -> m.data().get("n").asInt())
+        .containsExactly(1, 2);
   }
 }

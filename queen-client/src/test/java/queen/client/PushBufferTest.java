@@ -2,6 +2,7 @@ package queen.client;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import java.time.Duration;
 import java.util.List;
@@ -104,6 +105,71 @@ class PushBufferTest {
       assertThat(taken).isEqualTo(10 * PushBuffers.HELD_BATCHES);
       assertThat(queen.bufferStats().bufferedMessages()).isEqualTo(taken);
       assertThatThrownBy(queen::close).isInstanceOf(QueenException.class);
+    }
+  }
+
+  // each push that found the buffer full waited out a send's retries (3 s each without a broker),
+  // so a producer crawled and never reached the refusal (helper-142)
+  @Test
+  void whileItsSendsFailABufferTakesPushesWithoutSendingOnThePushingThread() {
+    try (StubServer stub =
+        new StubServer(n -> new StubServer.Answer(503, "{\"error\":\"down\"}"))) {
+      Queen queen = Queen.builder().url(stub.url()).retries(1, Duration.ZERO).build();
+      BufferedPush events = queen.queue("away").buffer(5, 60_000);
+      for (int i = 0; i < 5 * PushBuffers.HELD_BATCHES; i++) {
+        events.push(new N(i));
+      }
+      assertThat(stub.requests.get()).as("the send of the push that filled it, only").isEqualTo(1);
+      assertThatThrownBy(() -> events.push(new N(-1)))
+          .isInstanceOf(QueenException.class)
+          .hasMessageContaining("full");
+      assertThatThrownBy(queen::close).isInstanceOf(QueenException.class);
+    }
+  }
+
+  // a 401 was sent again every millis (64 warnings in 2 s at 20 ms; helper-142)
+  @Test
+  void aBufferWhoseSendsFailTriesAgainAfterAGrowingPause() {
+    try (StubServer stub = new StubServer(n -> new StubServer.Answer(401, "{\"error\":\"no\"}"))) {
+      Queen queen = Queen.builder().url(stub.url()).retries(1, Duration.ZERO).build();
+      long start = System.nanoTime();
+      queen.queue("unauthorized").buffer(10, 20).push(new N(1));
+      await().atMost(Duration.ofSeconds(15)).until(() -> stub.requests.get() >= 3);
+      assertThat(Duration.ofNanos(System.nanoTime() - start))
+          .as("20 ms, then 1 s and 2 s pauses")
+          .isGreaterThanOrEqualTo(Duration.ofMillis(3_000));
+      assertThat(queen.bufferStats().bufferedMessages()).isEqualTo(1);
+      assertThatThrownBy(queen::close).isInstanceOf(QueenException.class);
+    }
+  }
+
+  // a push after close was taken and never sent, its timer made again (helper-142)
+  @Test
+  void aClosedClientsBufferRefusesPushes() {
+    Queen queen = client();
+    BufferedPush events = queen.queue("after-close").buffer(10, 60_000);
+    events.push(new N(0));
+    queen.close();
+    assertThatThrownBy(() -> events.push(new N(1))).isInstanceOf(IllegalStateException.class);
+    assertThat(queen.bufferStats().bufferedMessages()).isZero();
+    try (Queen reader = client()) {
+      assertThat(popAll(reader, "after-close")).containsExactly(0);
+    }
+  }
+
+  // close stopped at the item refused on its own, and what lay behind it was lost
+  @Test
+  void closeSendsWhatLiesBehindAnItemRefusedOnItsOwn() {
+    Queen queen = client();
+    BufferedPush events = queen.queue("behind").buffer(100, 60_000);
+    events.push(new N(0));
+    events.push(new Big("x".repeat(2_000)));
+    events.push(new N(1));
+    events.push(new N(2));
+    assertThatThrownBy(queen::close)
+        .isInstanceOfSatisfying(QueenException.class, e -> assertThat(e.status()).isEqualTo(413));
+    try (Queen reader = client()) {
+      assertThat(popAll(reader, "behind")).containsExactly(0, 1, 2);
     }
   }
 }
