@@ -253,7 +253,10 @@ public final class Consumer implements AutoCloseable {
         quota.unreserve(want - batch.size());
         if (batch.isEmpty()) {
           if (idleFor() >= settings.idleMillis() && settings.idleMillis() > 0) {
-            requestStop();
+            // the other workers' polls end by the same idle deadline: cut off, one that was
+            // receiving messages left them leased until the lease ran out
+            stopping = true;
+            stopSignal.countDown();
             return;
           }
           // a long poll answered empty well before its wait (pops in maintenance answer at once)
