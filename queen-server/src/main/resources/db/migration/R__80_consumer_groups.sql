@@ -336,6 +336,31 @@ begin
 end;
 $$;
 
+-- Every group's cursors on a page of one queue's partitions (p_limit of them by name, from
+-- p_partition_from on), by group and partition, with their offset lag and lease: the dashboard's
+-- queue page asked each group apart, one request per group at every refresh (3.9-4.8 s a
+-- refresh at 30 groups).
+create or replace function queen.queue_cursors_v1(p_queue text, p_partition_from text,
+                                                  p_limit integer)
+returns table (consumer_group text, partition_name text, partition_id uuid, worker_id uuid,
+               last_consumed_at timestamptz, total_consumed bigint, committed bigint,
+               offset_lag bigint, lease_active boolean)
+language sql
+stable
+as $$
+    select c.consumer_group, p.name, p.id, c.worker_id, c.last_consumed_at, c.total_consumed,
+           c.committed, greatest(p.last_offset - greatest(c.committed, p.retained_from - 1), 0),
+           c.worker_id is not null and c.lease_expires_at > now()
+      from (select lp.id, lp.name, lp.last_offset, lp.retained_from
+              from queen.log_partitions lp
+              join queen.queues q on q.id = lp.queue_id
+             where q.name = p_queue and lp.name >= coalesce(p_partition_from, '')
+             order by lp.name
+             limit p_limit) p
+      join queen.log_consumers c on c.partition_id = p.id
+     order by c.consumer_group, p.name;
+$$;
+
 -- The created_at of the oldest unconsumed message of the group's lagging cursors on the given
 -- partitions: one index probe into the segments each.
 create or replace function queen.group_oldest_unconsumed_v1(p_group text, p_partition_ids uuid[])

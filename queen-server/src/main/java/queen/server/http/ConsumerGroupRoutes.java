@@ -5,6 +5,8 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
+import java.util.Map;
 import queen.server.http.auth.Access;
 import queen.server.ops.ConsumerGroups;
 import queen.server.ops.LagSnapshot;
@@ -42,6 +44,8 @@ public final class ConsumerGroupRoutes implements Routes {
     rules.get(BASE, Access.READ_ONLY, (req, res) -> Replies.json(res, 200, list()));
     rules.get(BASE + "/lagging", Access.READ_ONLY, this::lagging);
     rules.get(BASE + "/{group}", Access.READ_ONLY, this::detail);
+    // every group's cursors on a page of one queue's partitions: the dashboard's queue page
+    rules.get("/api/v1/resources/queues/{queue}/cursors", Access.READ_ONLY, this::queueCursors);
     rules.delete(BASE + "/{group}", Access.ADMIN, (req, res) -> delete(req, res, null));
     rules.delete(
         BASE + "/{group}/queues/{queue}",
@@ -122,19 +126,51 @@ public final class ConsumerGroupRoutes implements Routes {
         queue = body.putObject(c.queue());
         queue.putArray("partitions");
       }
-      ((ArrayNode) queue.get("partitions"))
-          .addObject()
-          .put("partition", c.partition())
-          .put("partitionId", c.partitionId().toString())
-          .put("workerId", c.workerId() == null ? null : c.workerId().toString())
-          .put("lastConsumedAt", Json.millisOrNull(c.lastConsumedAt()))
-          .put("totalConsumed", c.totalConsumed())
-          .put("committedOffset", c.committed())
-          .put("offsetLag", c.offsetLag())
-          .put("timeLagSeconds", timeLag(c.oldestUnconsumedAt(), now))
-          .put("leaseActive", c.leaseActive());
+      cursor((ArrayNode) queue.get("partitions"), c, now);
     }
     Replies.json(res, 200, body);
+  }
+
+  /**
+   * {@code {"queue": name, "groups": {group: [cursor, ...]}}}: each cursor as the group's detail
+   * lists it; {@code limit} partitions (100 by default) from {@code partitionFrom} on, by name.
+   */
+  private void queueCursors(Request req, Response res) {
+    Params p = new Params(req);
+    String queue = p.name("queue");
+    String from = p.optional("partitionFrom");
+    int limit = p.limit(100, 10_000);
+    if (resources.queue(queue).isEmpty()) {
+      throw ApiException.notFound("Queue not found");
+    }
+    Map<String, List<ConsumerGroupStore.Cursor>> byGroup =
+        store.queueCursors(
+            queue,
+            from == null ? null : Fields.name(from, "partitionFrom"),
+            limit,
+            lags.knownOldest());
+    Instant now = Instant.now();
+    ObjectNode body = Json.object().put("queue", queue);
+    ObjectNode groupsNode = body.putObject("groups");
+    byGroup.forEach(
+        (group, cursors) -> {
+          ArrayNode list = groupsNode.putArray(group);
+          cursors.forEach(c -> cursor(list, c, now));
+        });
+    Replies.json(res, 200, body);
+  }
+
+  private static void cursor(ArrayNode into, ConsumerGroupStore.Cursor c, Instant now) {
+    into.addObject()
+        .put("partition", c.partition())
+        .put("partitionId", c.partitionId().toString())
+        .put("workerId", c.workerId() == null ? null : c.workerId().toString())
+        .put("lastConsumedAt", Json.millisOrNull(c.lastConsumedAt()))
+        .put("totalConsumed", c.totalConsumed())
+        .put("committedOffset", c.committed())
+        .put("offsetLag", c.offsetLag())
+        .put("timeLagSeconds", timeLag(c.oldestUnconsumedAt(), now))
+        .put("leaseActive", c.leaseActive());
   }
 
   private void lagging(Request req, Response res) {

@@ -9,6 +9,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.UUID;
 
 /**
@@ -194,22 +195,56 @@ public final class ConsumerGroupStore {
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
           total = rs.getLong("cursor_count");
-          out.add(
-              new Cursor(
-                  rs.getString("queue_name"),
-                  rs.getString("partition_name"),
-                  rs.getObject("partition_id", UUID.class),
-                  rs.getObject("worker_id", UUID.class),
-                  Sql.instant(rs, "last_consumed_at"),
-                  rs.getLong("total_consumed"),
-                  rs.getLong("committed"),
-                  rs.getLong("offset_lag"),
-                  null,
-                  rs.getBoolean("lease_active")));
+          out.add(cursor(rs, rs.getString("queue_name")));
         }
       }
     }
     return new Page<>(out, total);
+  }
+
+  /** A cursor row of the queue, its oldest unconsumed message not read yet. */
+  private static Cursor cursor(ResultSet rs, String queue) throws SQLException {
+    return new Cursor(
+        queue,
+        rs.getString("partition_name"),
+        rs.getObject("partition_id", UUID.class),
+        rs.getObject("worker_id", UUID.class),
+        Sql.instant(rs, "last_consumed_at"),
+        rs.getLong("total_consumed"),
+        rs.getLong("committed"),
+        rs.getLong("offset_lag"),
+        null,
+        rs.getBoolean("lease_active"));
+  }
+
+  /**
+   * Every group's cursors on a page of the queue's partitions ({@code limit} of them by name, from
+   * {@code partitionFrom} on when not null), by group in name order; the oldest unconsumed message
+   * of a lagging cursor as {@link #detail} finds it.
+   */
+  public Map<String, List<Cursor>> queueCursors(
+      String queue, String partitionFrom, int limit, KnownOldest known) {
+    return db.autocommit(
+        c -> {
+          Map<String, List<Cursor>> byGroup = new TreeMap<>();
+          try (PreparedStatement ps =
+              c.prepareStatement("select * from queen.queue_cursors_v1(?, ?, ?)")) {
+            ps.setString(1, queue);
+            ps.setString(2, partitionFrom);
+            ps.setInt(3, limit);
+            try (ResultSet rs = ps.executeQuery()) {
+              while (rs.next()) {
+                byGroup
+                    .computeIfAbsent(rs.getString("consumer_group"), g -> new ArrayList<>())
+                    .add(cursor(rs, queue));
+              }
+            }
+          }
+          for (Map.Entry<String, List<Cursor>> e : byGroup.entrySet()) {
+            e.setValue(withOldest(c, e.getKey(), e.getValue(), known));
+          }
+          return byGroup;
+        });
   }
 
   /** The cursors with the oldest unconsumed message of each lagging one: known, or probed. */

@@ -111,6 +111,12 @@ class DashboardBrowserTest {
     browser.open(url("queues/orders"), "queue");
     browser.row("partitions-table", "customer-0");
     assertThat(browser.text("[data-page=queue]")).contains("billing").contains("analytics");
+    // each group's lag per partition, all from one request
+    assertThat(
+            browser.text(
+                "[data-testid=partitions-table] tr[data-key=customer-2]"
+                    + " [data-testid=lag][data-group=analytics]"))
+        .startsWith("11");
     assertThat(browser.text("[data-testid=partitions-pager]")).contains("1–5 of 5");
     browser.screenshot("queue");
 

@@ -146,4 +146,34 @@ class ConsumerGroupViewsTest {
         .extracting(c -> c.get("partition").asText())
         .containsExactly("k4");
   }
+
+  // the dashboard's queue page asked each group apart, one request per group at every refresh
+  @Test
+  void aQueuesCursorsOfEveryGroupOnAPageOfItsPartitionsComeInOneAnswer() {
+    for (String partition : List.of("a", "b", "c", "d")) {
+      wire.pushNumbered("allg", partition, 0, 3);
+      wire.ackAll(
+          broker
+              .get("/api/v1/pop/queue/allg/partition/" + partition + "?consumerGroup=one&batch=1")
+              .json());
+    }
+    wire.ackAll(broker.get("/api/v1/pop/queue/allg/partition/c?consumerGroup=two&batch=3").json());
+
+    JsonNode page =
+        broker.get("/api/v1/resources/queues/allg/cursors?partitionFrom=b&limit=2").json();
+    assertThat(page.get("queue").asText()).isEqualTo("allg");
+    assertThat(page.get("groups").properties())
+        .extracting(java.util.Map.Entry::getKey)
+        .containsExactly("one", "two");
+    assertThat(page.at("/groups/one"))
+        .extracting(c -> c.get("partition").asText() + ":" + c.get("offsetLag").asInt())
+        .containsExactly("b:2", "c:2");
+    assertThat(page.at("/groups/two"))
+        .extracting(c -> c.get("partition").asText() + ":" + c.get("offsetLag").asInt())
+        .containsExactly("c:0");
+    assertThat(page.at("/groups/one/0/committedOffset").asLong()).isZero();
+
+    assertError(broker.get("/api/v1/resources/queues/none-such/cursors"), 404, "Queue not found");
+    assertThat(broker.get("/api/v1/resources/queues/allg/cursors?limit=x").status()).isEqualTo(400);
+  }
 }
