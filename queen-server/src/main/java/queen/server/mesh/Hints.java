@@ -231,6 +231,10 @@ public final class Hints implements AutoCloseable {
         notifies.addAndGet(payloads.size());
       } catch (StoreException e) {
         dropped.addAndGet(batch.size()); // the floor covers them: backoff and state refresh
+      } catch (RuntimeException e) {
+        // any other failure ended this thread, and with it every hint until a restart
+        dropped.addAndGet(batch.size());
+        log.warn("hints not sent: {}", e.toString());
       }
     }
   }
