@@ -1,5 +1,7 @@
 package queen.client;
 
+import java.time.Duration;
+
 /**
  * A request the broker refused (a 4xx, with the broker's error text) or could not serve after the
  * client's retries (a 5xx, a 408 or 429, or no connection, {@code status} 0).
@@ -23,14 +25,27 @@ package queen.client;
 public final class QueenException extends RuntimeException {
   private final int status;
 
+  /** The broker's {@code Retry-After}, when its answer had one; null otherwise. */
+  private final transient Duration retryAfter;
+
   public QueenException(int status, String message) {
+    this(status, message, null);
+  }
+
+  QueenException(int status, String message, Duration retryAfter) {
     super(message);
     this.status = status;
+    this.retryAfter = retryAfter;
   }
 
   public QueenException(String message, Throwable cause) {
     super(message, cause);
     this.status = 0;
+    this.retryAfter = null;
+  }
+
+  Duration retryAfter() {
+    return retryAfter;
   }
 
   /** The HTTP status, or 0 when no answer came. */

@@ -91,7 +91,13 @@ final class Transport implements AutoCloseable {
     boolean sentBefore = false;
     for (int i = 0; i < tries; i++) {
       if (i > 0) {
-        pause(config.retryDelay().multipliedBy(1L << Math.min(i - 1, 16)));
+        Duration pause = config.retryDelay().multipliedBy(1L << Math.min(i - 1, 16));
+        // not sooner than the broker asked (5 s while payload keys are unavailable): a push gave
+        // up 3 s into such a window
+        if (last != null && last.retryAfter() != null && last.retryAfter().compareTo(pause) > 0) {
+          pause = last.retryAfter();
+        }
+        pause(pause);
       }
       String url = order.get(i % order.size());
       String token;
@@ -156,7 +162,19 @@ final class Transport implements AutoCloseable {
     if (status >= 200 && status < 300) {
       return new Answer(status, Json.parse(res.body()), false);
     }
-    throw new QueenException(status, errorText(status, res.body()));
+    throw new QueenException(
+        status, errorText(status, res.body()), retryAfter(res.headers().firstValue("Retry-After")));
+  }
+
+  /** A {@code Retry-After} in seconds, at most a minute; null when absent or an HTTP date. */
+  private static Duration retryAfter(java.util.Optional<String> header) {
+    try {
+      return header
+          .map(v -> Duration.ofSeconds(Math.clamp(Long.parseLong(v.strip()), 0, 60)))
+          .orElse(null);
+    } catch (NumberFormatException date) {
+      return null;
+    }
   }
 
   /**

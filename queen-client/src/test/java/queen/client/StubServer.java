@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.IntFunction;
@@ -15,7 +16,11 @@ import java.util.function.IntFunction;
  * {@code answer} gives for n. Counts requests.
  */
 final class StubServer implements AutoCloseable {
-  record Answer(int status, String body) {}
+  record Answer(int status, String body, Map<String, String> headers) {
+    Answer(int status, String body) {
+      this(status, body, Map.of());
+    }
+  }
 
   private final HttpServer server;
   final AtomicInteger requests = new AtomicInteger();
@@ -40,6 +45,7 @@ final class StubServer implements AutoCloseable {
     exchange.getRequestBody().readAllBytes();
     byte[] body = a.body().getBytes(StandardCharsets.UTF_8);
     exchange.getResponseHeaders().add("Content-Type", "application/json");
+    a.headers().forEach(exchange.getResponseHeaders()::add);
     exchange.sendResponseHeaders(a.status(), body.length == 0 ? -1 : body.length);
     if (body.length > 0) {
       exchange.getResponseBody().write(body);

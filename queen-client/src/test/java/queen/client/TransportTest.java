@@ -39,6 +39,26 @@ class TransportTest {
     }
   }
 
+  // a push gave up 3 s into a window the broker said would last 5 s (helper-142)
+  @Test
+  void aRetryIsNotSoonerThanTheBrokersRetryAfter() {
+    try (StubServer stub =
+            new StubServer(
+                n ->
+                    n == 0
+                        ? new StubServer.Answer(
+                            503, "{\"error\":\"keys\"}", Map.of("Retry-After", "2"))
+                        : new StubServer.Answer(200, "{\"status\":\"healthy\"}"));
+        Queen queen = client(stub.url())) {
+      long start = System.nanoTime();
+      assertThat(queen.admin().health().get("status").asText()).isEqualTo("healthy");
+      assertThat(Duration.ofNanos(System.nanoTime() - start))
+          .as("the 20 ms pause raised to the 2 s asked for")
+          .isGreaterThanOrEqualTo(Duration.ofSeconds(2));
+      assertThat(stub.requests.get()).isEqualTo(2);
+    }
+  }
+
   // a proxy's "too many requests" or "request timeout" ended a consumer as a refusal would
   @Test
   void aProxysTooManyRequestsOrRequestTimeoutIsRetried() {
