@@ -128,23 +128,3 @@ begin
     return queen.log_seek_v1(p_partition_id, v_ts, p_last);
 end;
 $$;
-
--- When a group subscribed with mode new to a discovery filter (namespace, task; null matches
--- any): the earliest subscription time of its 'new' records on the queues the filter matches,
--- null when it has none. A queue made since is met by a later pop, and taking that pop's time
--- skipped what was pushed to it between: the filter's subscription time starts it instead.
-create or replace function queen.discovery_subscribed_at_v1(p_namespace text, p_task text,
-                                                           p_group text)
-returns timestamptz
-language sql
-stable
-as $$
-    select min(m.subscription_timestamp)
-      from queen.consumer_groups_metadata m
-      join queen.queues q on q.id = m.queue_id
-     where m.consumer_group = p_group
-       and m.consumer_group <> '__QUEUE_MODE__'
-       and m.subscription_mode = 'new'
-       and (p_namespace is null or q.namespace = p_namespace)
-       and (p_task is null or q.task = p_task);
-$$;

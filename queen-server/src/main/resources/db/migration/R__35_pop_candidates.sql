@@ -284,16 +284,9 @@ declare
     v_left    bigint := p_max_bytes;
     v_claimed integer := 0;
     v_pid     uuid;
-    v_from    timestamptz := p_sub_from;
     q         record;
     r         record;
 begin
-    if p_sub_mode = 'new' then
-        -- a queue this group meets for the first time starts when the group subscribed to the
-        -- filter, not when this pop came (see discovery_subscribed_at_v1)
-        v_from := least(coalesce(p_sub_from, coalesce(p_now, now())),
-                        queen.discovery_subscribed_at_v1(p_namespace, p_task, p_group));
-    end if;
     for q in
         select qq.id, qq.name
           from queen.queues qq
@@ -305,7 +298,7 @@ begin
         for r in
             select * from queen.log_pop_scan_v1(q.id, p_group, p_worker, v_budget,
                                                 p_partitions - v_claimed, p_auto_ack,
-                                                p_sub_mode, v_from, p_now, v_left,
+                                                p_sub_mode, p_sub_from, p_now, v_left,
                                                 p_kept_bytes)
         loop
             return query select r.partition_id, r.partition_name, q.name, r.verdict, r.retry_at,

@@ -47,10 +47,6 @@ begin
             v_mode := 'new';
             v_ts := v_now;
         end if;
-        if v_mode = 'new' and p_queue is null then
-            -- a queue made since the group subscribed to the filter starts then, not now
-            v_ts := least(v_ts, queen.discovery_subscribed_at_v1(p_namespace, p_task, p_group));
-        end if;
     end if;
     for q in
         select qq.id

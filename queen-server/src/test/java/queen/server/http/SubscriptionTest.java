@@ -59,23 +59,6 @@ class SubscriptionTest {
     assertThat(Wire.numbers(r)).containsExactly(0, 1, 2, 3);
   }
 
-  // the subscription was per queue: one made after the group subscribed to the namespace started
-  // at the later pop that met it, and what was pushed to it before was never delivered
-  // (helper-140)
-  @Test
-  void aQueueMadeInTheNamespaceAfterAGroupSubscribedToItDeliversItsWholeBacklog() {
-    broker.post("/api/v1/configure", Wire.object().put("queue", "ns-old").put("namespace", "subs"));
-    wire.pushNumbered("ns-old", "p", 0, 2);
-    String pop = "/api/v1/pop?namespace=subs&consumerGroup=disc&subscriptionMode=new&autoAck=true";
-    assertThat(broker.get(pop).status()).as("subscribed, the backlog skipped").isEqualTo(204);
-    broker.post(
-        "/api/v1/configure", Wire.object().put("queue", "ns-later").put("namespace", "subs"));
-    wire.pushNumbered("ns-later", "p", 0, 2);
-    TestBroker.Reply r = broker.get(pop + "&batch=10");
-    assertThat(r.status()).isEqualTo(200);
-    assertThat(Wire.numbers(r.json())).containsExactly(0, 1);
-  }
-
   @Test
   void subscriptionFromATimestampStartsAtTheFirstMessageAtOrAfterIt() {
     wire.pushNumbered("fromts", "p", 0, 2);
