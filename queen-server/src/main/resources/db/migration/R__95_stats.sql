@@ -13,15 +13,6 @@ declare
     v_before timestamptz := coalesce(p_now, now()) - make_interval(secs => p_interval_ms * 0.9 / 1000.0);
     v_result boolean;
 begin
-    -- not due: no lock taken, so a broker that is not due neither waits nor makes another wait
-    if exists (select 1 from queen.system_state s where s.key = p_key and s.updated_at > v_before) then
-        return false;
-    end if;
-    -- due, but another broker is claiming it now: its job may hold the row for seconds (a stats
-    -- refresh at 100,000 partitions, 2 s), and a tick waiting on the row would then get false anyway
-    if not pg_try_advisory_xact_lock(hashtextextended(p_key, 50)) then
-        return false;
-    end if;
     insert into queen.system_state as s (key, value, updated_at)
     values (p_key, '{}'::jsonb, v_at)
     on conflict (key) do update set updated_at = excluded.updated_at

@@ -72,7 +72,7 @@ begin
     -- every 10 minutes (one refresh slowed by a lock must not freeze the counts for long)
     select (s.value ->> 'tookMs')::integer into v_took
       from queen.system_state s where s.key = 'stats_refresh';
-    -- the claim (which locks its row when due) and the refresh's lock before the counts' rows:
+    -- the claim (it locks its row, claimed or not) and the refresh's lock before the counts' rows:
     -- with the counts first, a tick that then claimed deadlocked with another broker's refresh or
     -- with one asked for through the route, each holding rows the other needed
     v_claimed := coalesce(queen.periodic_claim_v1(

@@ -2,9 +2,6 @@ package queen.server.ops;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.sql.Connection;
-import java.sql.ResultSet;
-import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -73,29 +70,6 @@ class StatisticsTest {
     assertThat(broker.sqlLong(tick)).as("due after 100 s, not 100 ms").isEqualTo(-1);
     lastRefresh("{\"tookMs\": 10000}", "101 seconds");
     assertThat(broker.sqlLong(tick)).isNotNegative();
-  }
-
-  @Test
-  void aTickWhileAnotherBrokersRefreshRunsAnswersAtOnce() throws SQLException {
-    String tick = "select queen.stats_tick_v2('{}', '{}', '{}', '{}', '{}', '{}', '{}', null, 100)";
-    lastRefresh("{}", "1 hour");
-    try (Connection refreshing = broker.connect();
-        Connection other = broker.connect()) {
-      refreshing.setAutoCommit(false);
-      assertThat(first(refreshing, tick)).as("claimed, refresh not committed").isNotNegative();
-      // before, the tick waited on the claim's row as long as the refresh ran (2 s at 100,000
-      // partitions), only to find it was not its turn
-      other.createStatement().execute("set lock_timeout = '1s'");
-      assertThat(first(other, tick)).isEqualTo(-1);
-      refreshing.rollback();
-    }
-  }
-
-  private static long first(Connection c, String query) throws SQLException {
-    try (ResultSet rs = c.createStatement().executeQuery(query)) {
-      rs.next();
-      return rs.getLong(1);
-    }
   }
 
   /** The refresh's claim row as a refresh that recorded {@code value} that long ago leaves it. */
