@@ -72,6 +72,8 @@ declare
     r_error       text[] := array_fill(null::text, array[v_n]);
     r_released    boolean[] := array_fill(false, array[v_n]);
     r_dlq         boolean[] := array_fill(false, array[v_n]);
+    r_again       boolean[] := array_fill(false, array[v_n]);
+    v_flipped     bigint[];
     r_offset      bigint[] := array_fill(null::bigint, array[v_n]);
     r_group       text[] := array_fill(null::text, array[v_n]);
     r_retries     integer[] := array_fill(null::integer, array[v_n]);
@@ -243,6 +245,7 @@ begin
                 if v_decided_as[array_position(v_decided, it.msg_offset)]
                    = replace(it.status, 'success', 'completed') then
                     r_success[it.i] := true;
+                    r_again[it.i] := true;
                 else
                     r_error[it.i] := 'An earlier item of this request acknowledged the message otherwise';
                 end if;
@@ -358,12 +361,24 @@ begin
             -- out again with the rest, so it is no dead letter too (processed a second time, and
             -- a third after a requeue); its next delivery may dead-letter it again. Any item of
             -- this request, a lease-less one's too: its dead letter is written after this call
+            v_flipped := '{}';
             for v_i in select u.i from unnest(p_partition_ids) with ordinality as u(pid, i)
                         where u.pid = g.pid
             loop
                 if r_dlq[v_i] and r_group[v_i] = cur.consumer_group
                    and r_offset[v_i] > v_new and r_offset[v_i] <= cur.batch_end then
                     r_dlq[v_i] := false;
+                    r_success[v_i] := false;
+                    r_error[v_i] := 'The batch was released and will be redelivered';
+                    v_flipped := v_flipped || r_offset[v_i];
+                end if;
+            end loop;
+            -- a repeat of such an item answers as it does (it answered success)
+            for v_i in select u.i from unnest(p_partition_ids) with ordinality as u(pid, i)
+                        where u.pid = g.pid
+            loop
+                if r_again[v_i] and r_group[v_i] = cur.consumer_group
+                   and r_offset[v_i] = any (v_flipped) then
                     r_success[v_i] := false;
                     r_error[v_i] := 'The batch was released and will be redelivered';
                 end if;

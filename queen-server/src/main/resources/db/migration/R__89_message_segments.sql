@@ -60,17 +60,21 @@ as $$
 begin
     return query
     select c.consumer_group,
-           c.committed >= p_offset or d.msg_offset is not null,
+           c.committed >= p_offset or d.msg_offset is not null or k.acked,
            d.msg_offset is null and c.committed < p_offset and c.batch_end >= p_offset
-               and c.worker_id is not null and c.lease_expires_at > now(),
-           -- not a message the group consumed inside a partly acked lease
-           case when c.committed < p_offset and c.batch_end >= p_offset
-                     and c.lease_expires_at > now()
+               and k.live and not k.acked,
+           -- not a message the group acked inside a live lease (past the cursor or not)
+           case when c.committed < p_offset and c.batch_end >= p_offset and k.live and not k.acked
                 then c.lease_expires_at end,
            d.msg_offset is not null, d.error_message,
            coalesce(d.retry_count, case when c.attempt_offset = p_offset
                                         then greatest(c.attempt_count - 1, 0) else 0 end)
       from queen.log_consumers c
+      -- acked inside the lease while it lives; a lease that ends unreleased gives them back
+      cross join lateral (
+             select c.worker_id is not null and c.lease_expires_at > now() as live,
+                    c.worker_id is not null and c.lease_expires_at > now()
+                        and p_offset = any (coalesce(c.acked_offsets, '{}')) as acked) k
       left join queen.dead_letters d
              on d.partition_id = c.partition_id and d.consumer_group = c.consumer_group
             and d.msg_offset = p_offset

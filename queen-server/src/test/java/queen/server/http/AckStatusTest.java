@@ -179,6 +179,25 @@ class AckStatusTest {
     assertThat(wire.popPartition("twice", "Default", "batch=10").status()).isEqualTo(204);
   }
 
+  // the repeat answered success while the first item was turned back by the release (helper-143)
+  @Test
+  void aRepeatOfADeadLetteringAckThatTheBatchsReleaseTurnsBackIsTurnedBackToo() {
+    wire.configure("again", object().put("retryLimit", 3));
+    wire.pushNumbered("again", "Default", 0, 3);
+    JsonNode m = pop("again", "batch=10").get("messages");
+    JsonNode answers =
+        ackBatch(
+            Wire.ack(m.get(1), "dlq", "poison"),
+            Wire.ack(m.get(1), "dlq", "poison"),
+            Wire.ack(m.get(2), "failed", "x"));
+    for (int i = 0; i < 2; i++) {
+      assertThat(answers.get(i).get("success").asBoolean()).as("item " + i).isFalse();
+      assertThat(answers.get(i).get("error").asText()).contains("released");
+    }
+    assertThat(broker.get("/api/v1/dlq?queue=again").json().get("total").asInt()).isZero();
+    assertThat(Wire.numbers(pop("again", "batch=10"))).containsExactly(0, 1, 2);
+  }
+
   @Test
   void aFailedRangeThatAnAutoAckPopTookSpendsNoBudgetOfLaterMessages() {
     wire.configure("spent", object().put("retryLimit", 1));
