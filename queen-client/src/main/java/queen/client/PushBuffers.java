@@ -148,14 +148,21 @@ final class PushBuffers implements AutoCloseable {
     }
 
     void timedFlush() {
-      synchronized (this) {
-        timerSet = false;
-      }
       try {
         flush();
       } catch (RuntimeException e) {
+        // set before the failure's pause doubles: a push meanwhile scheduled the next try with
+        // the old pause
+        synchronized (this) {
+          timerSet = false;
+        }
         failedInBackground(this, e);
+        return;
       }
+      synchronized (this) {
+        timerSet = false;
+      }
+      schedule(this); // what was pushed after the send took its items
     }
   }
 

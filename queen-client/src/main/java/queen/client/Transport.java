@@ -55,6 +55,9 @@ final class Transport implements AutoCloseable {
     }
   }
 
+  /** How long a close lets requests in flight end before it cuts them off. */
+  private static final Duration CLOSE_GRACE = Duration.ofSeconds(1);
+
   private final ClientConfig config;
   private final Nodes nodes;
   private final HttpClient http;
@@ -263,12 +266,21 @@ final class Transport implements AutoCloseable {
   }
 
   /**
-   * Refuses new requests and cuts off those in flight (a long-poll on another thread held a close,
-   * waiting for pending exchanges, for its whole timeout).
+   * Refuses new requests, gives those in flight a second to end, then cuts them off (a long-poll on
+   * another thread held a close, waiting for pending exchanges, for its whole timeout). An autoAck
+   * pop cut off after the broker delivered loses that delivery, as at-most-once allows.
    */
   @Override
   public void close() {
     closed = true;
-    http.shutdownNow();
+    http.shutdown();
+    try {
+      if (!http.awaitTermination(CLOSE_GRACE)) {
+        http.shutdownNow();
+      }
+    } catch (InterruptedException e) {
+      http.shutdownNow();
+      Thread.currentThread().interrupt();
+    }
   }
 }
