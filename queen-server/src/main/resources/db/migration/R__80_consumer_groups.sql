@@ -345,9 +345,13 @@ create or replace function queen.queue_cursors_v1(p_queue text, p_partition_from
 returns table (consumer_group text, partition_name text, partition_id uuid, worker_id uuid,
                last_consumed_at timestamptz, total_consumed bigint, committed bigint,
                offset_lag bigint, lease_active boolean)
-language sql
+-- plpgsql, not SQL: on Citus a SQL-language function reads the coordinator's empty shell tables
+language plpgsql
 stable
 as $$
+#variable_conflict use_column
+begin
+    return query
     select c.consumer_group, p.name, p.id, c.worker_id, c.last_consumed_at, c.total_consumed,
            c.committed, greatest(p.last_offset - greatest(c.committed, p.retained_from - 1), 0),
            c.worker_id is not null and c.lease_expires_at > now()
@@ -359,6 +363,7 @@ as $$
              limit p_limit) p
       join queen.log_consumers c on c.partition_id = p.id
      order by c.consumer_group, p.name;
+end;
 $$;
 
 -- The created_at of the oldest unconsumed message of the group's lagging cursors on the given
