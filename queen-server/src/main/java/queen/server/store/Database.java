@@ -89,6 +89,9 @@ public final class Database implements AutoCloseable {
         // connections of its own: Flyway holds up to three at once, more than a DB_POOL_SIZE of 1
         // or 2 has, and a start waited for them until it failed
         .dataSource(config.jdbcUrl(), config.user(), config.password())
+        // about a second a try: a broker started while another runs a long migration (V12's ids,
+        // a Citus redistribution) gave up after 50 s
+        .lockRetryCount(900)
         .schemas("queen")
         .createSchemas(true)
         .locations("classpath:db/migration")
@@ -127,7 +130,9 @@ public final class Database implements AutoCloseable {
         ResultSet rs = ps.executeQuery()) {
       return rs.next() ? rs.getString(1) : null;
     } catch (SQLException e) {
-      if (List.of("42P01", "3F000", "42883").contains(e.getSQLState())) {
+      // a pool's own timeout has no SQLSTATE: List.contains(null) threw, and a start against a
+      // server that did not answer said only "NullPointerException"
+      if (e.getSQLState() != null && List.of("42P01", "3F000", "42883").contains(e.getSQLState())) {
         return null; // no queen schema yet, or one older than queen.distributed()
       }
       throw StoreException.from(e);

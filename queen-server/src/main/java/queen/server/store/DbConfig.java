@@ -13,9 +13,24 @@ package queen.server.store;
 public record DbConfig(
     String host, int port, String user, String password, String database, int poolSize) {
 
+  /**
+   * The JDBC URL, with a login timeout: without one, a server that accepted a connection and never
+   * answered held the pool's only connection-adding thread for good, and the broker stayed without
+   * connections after the server came back.
+   */
   public String jdbcUrl() {
-    return "jdbc:postgresql://" + host + ":" + port + "/" + database;
+    return "jdbc:postgresql://"
+        + host
+        + ":"
+        + port
+        + "/"
+        + database
+        + "?loginTimeout="
+        + LOGIN_TIMEOUT_SECONDS;
   }
+
+  /** How long opening a connection may take, login included. */
+  public static final int LOGIN_TIMEOUT_SECONDS = 10;
 
   /** user@host:port/database, for logs: never the password. */
   public String describe() {
