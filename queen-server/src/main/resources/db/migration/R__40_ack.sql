@@ -362,8 +362,9 @@ begin
             -- a third after a requeue); its next delivery may dead-letter it again. Any item of
             -- this request, a lease-less one's too: its dead letter is written after this call
             v_flipped := '{}';
+            -- in request order: an item comes before its repeats, which answer as it does
             for v_i in select u.i from unnest(p_partition_ids) with ordinality as u(pid, i)
-                        where u.pid = g.pid
+                        where u.pid = g.pid order by u.i
             loop
                 if r_dlq[v_i] and r_group[v_i] = cur.consumer_group
                    and r_offset[v_i] > v_new and r_offset[v_i] <= cur.batch_end then
@@ -371,14 +372,8 @@ begin
                     r_success[v_i] := false;
                     r_error[v_i] := 'The batch was released and will be redelivered';
                     v_flipped := v_flipped || r_offset[v_i];
-                end if;
-            end loop;
-            -- a repeat of such an item answers as it does (it answered success)
-            for v_i in select u.i from unnest(p_partition_ids) with ordinality as u(pid, i)
-                        where u.pid = g.pid
-            loop
-                if r_again[v_i] and r_group[v_i] = cur.consumer_group
-                   and r_offset[v_i] = any (v_flipped) then
+                elsif r_again[v_i] and r_group[v_i] = cur.consumer_group
+                      and r_offset[v_i] = any (v_flipped) then
                     r_success[v_i] := false;
                     r_error[v_i] := 'The batch was released and will be redelivered';
                 end if;
